@@ -1,0 +1,111 @@
+# MXQ with power management - build, test, install.
+#
+#   make                 build every tool
+#   make check           unit tests (Check) then integration tests (private MariaDB)
+#   make check-unit      unit tests only
+#   make bench           benchmarks: print figures, never fail on timing
+#   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
+#   make install         honours PREFIX, DESTDIR, SYSCONFDIR
+
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+LOCALSTATEDIR ?= /var
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
+MYSQL_CFLAGS := $(shell mysql_config --cflags 2>/dev/null || pkg-config --cflags libmariadb)
+MYSQL_LIBS   := $(shell mysql_config --libs 2>/dev/null || pkg-config --libs libmariadb)
+CHECK_CFLAGS := $(shell pkg-config --cflags check)
+CHECK_LIBS   := $(shell pkg-config --libs check)
+EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
+	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
+	-DMXQ_VERSION='"$(VERSION)"'
+ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
+
+VERSION := 0.9.0
+
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin
+PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
+
+# Everything that is not a program, a test, a fuzz target or a benchmark is
+# library code, linked into each program from libmxq.a.
+GENERATED_SRCS := parser.c mxq_schema_sql.c
+LIB_SRCS := $(sort $(filter-out $(PROG_SRCS) $(GENERATED_SRCS), \
+	$(wildcard mx_*.c mxq_*.c mxqd_*.c keywordset.c)) $(GENERATED_SRCS))
+LIB_OBJS := $(LIB_SRCS:.c=.o)
+
+TEST_SRCS  := $(wildcard test_*.c)
+TESTS      := $(TEST_SRCS:.c=)
+BENCH_SRCS := $(wildcard bench_*.c)
+BENCHES    := $(BENCH_SRCS:.c=)
+FUZZ_SRCS  := $(wildcard fuzz_*.c)
+
+SQL_FILES := mysql/create_tables.sql $(sort $(wildcard mysql/migrations/*.sql))
+
+.PHONY: all check check-unit check-integration bench fuzz install clean
+.DELETE_ON_ERROR:
+
+all: $(PROGRAMS)
+
+%.o: %.c $(wildcard *.h) parser.h
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+parser.c parser.h: parser.y
+	bison -Wall -Werror --defines=parser.h -o parser.c parser.y
+
+mxq_schema_sql.c: mysql/embed-sql.sh $(SQL_FILES)
+	sh mysql/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
+
+libmxq.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PROGRAMS): %: %.o libmxq.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)
+
+$(TESTS): %: %.c libmxq.a
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS) $(CHECK_LIBS)
+
+$(BENCHES): %: %.c libmxq.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)
+
+check: check-unit check-integration
+
+check-unit: $(TESTS)
+	@set -e; for t in $(TESTS); do echo "== $$t"; ./$$t; done
+
+check-integration: $(PROGRAMS)
+	sh tests/run.sh
+
+bench: $(PROGRAMS) $(BENCHES)
+	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
+	sh tests/bench_throughput.sh
+
+FUZZ_TIME ?= 60
+fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
+	@set -e; for f in $(FUZZ_SRCS:.c=); do \
+		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_util.c; \
+		mkdir -p fuzz-corpus/$$f; \
+		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f; \
+	done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/mxq \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(PREFIX)/share/mxq/mysql
+	install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR)
+	install -m 0755 mxqd mxqadmin $(DESTDIR)$(SBINDIR)
+	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
+	for m in manpages/*.[158]; do [ -e "$$m" ] || continue; \
+		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
+
+clean:
+	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \
+		parser.c parser.h mxq_schema_sql.c

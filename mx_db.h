@@ -1,0 +1,93 @@
+/*
+ * mx_db - MariaDB/MySQL access through prepared statements only.
+ *
+ * Connection parameters come from a MySQL defaults file and group
+ * (MYSQL_READ_DEFAULT_FILE / MYSQL_READ_DEFAULT_GROUP), as MXQ always did.
+ *
+ * Parameters are bound from a format string, one character per '?':
+ *   'i' int, 'u' unsigned int, 'l' int64_t, 'U' uint64_t, 'd' double,
+ *   's' const char * (NULL binds SQL NULL).
+ * Results are read row by row; every column is fetched as text and converted
+ * on access, which keeps the binding code small and the callers readable.
+ *
+ * Errors: functions return a negative errno. -ENOTCONN means the connection
+ * was lost; the next call reconnects (a statement is never retried
+ * silently, because a claim UPDATE must not run twice). mx_db_error() gives
+ * the server's message for the last failure. Nothing here logs.
+ */
+#ifndef MX_DB_H
+#define MX_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mx_db;
+struct mx_db_result;
+
+/* Defaults for clients and the daemon, as in MXQ. */
+#define MX_DB_DEFAULT_FILE "/etc/mxq/mysql.cnf"
+#define MX_DB_GROUP_CLIENT "mxqclient"
+#define MX_DB_GROUP_DAEMON "mxqd"
+
+/*
+ * Connect. defaults_file may be NULL (then MX_DB_DEFAULT_FILE), group must
+ * be set. On failure *ret_db is untouched and, if errbuf is non-NULL, a
+ * one-line reason is written there. Returns 0 or negative errno.
+ */
+int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
+		  const char *group, char *errbuf, size_t errlen);
+/* Close and free. NULL is fine. */
+void mx_db_close(struct mx_db *db);
+/* Last error text (never NULL). */
+const char *mx_db_error(const struct mx_db *db);
+/* Reconnect if the connection was lost. 0 or negative errno. */
+int mx_db_ensure(struct mx_db *db);
+
+/*
+ * Run a statement without result set. Returns affected rows (>= 0) or a
+ * negative errno.
+ */
+int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...);
+/* AUTO_INCREMENT id of the last INSERT done by mx_db_exec(). */
+uint64_t mx_db_insert_id(const struct mx_db *db);
+
+/*
+ * Run a query. On success *ret_res holds the whole result (buffered on the
+ * client); free it with mx_db_result_free(). Returns number of rows or a
+ * negative errno.
+ */
+int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,
+		    const char *sql, const char *pfmt, ...);
+/* Advance to the next row; false when none left. Call once before row 0. */
+bool mx_db_next(struct mx_db_result *res);
+unsigned mx_db_ncols(const struct mx_db_result *res);
+/* Column accessors for the current row. NULL columns give NULL / 0. */
+bool mx_db_is_null(const struct mx_db_result *res, unsigned col);
+const char *mx_db_str(const struct mx_db_result *res, unsigned col);
+int64_t mx_db_i64(const struct mx_db_result *res, unsigned col);
+uint64_t mx_db_u64(const struct mx_db_result *res, unsigned col);
+double mx_db_double(const struct mx_db_result *res, unsigned col);
+/* malloc'ed copy of a column ("" for NULL); NULL on ENOMEM. */
+char *mx_db_strdup(const struct mx_db_result *res, unsigned col);
+void mx_db_result_free(struct mx_db_result *res);
+
+/* Convenience: first column of the first row as integer; -ENOENT if none. */
+int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql,
+		    const char *pfmt, ...);
+
+/* Transactions. */
+int mx_db_begin(struct mx_db *db);
+int mx_db_commit(struct mx_db *db);
+int mx_db_rollback(struct mx_db *db);
+
+/*
+ * Run a script of several statements (schema files). Statements are split on
+ * ';' outside quotes and comments; "DELIMITER x" lines change the delimiter
+ * as the mysql command-line client does, so the same file works with both.
+ * On failure errbuf names the statement number and the server's message.
+ */
+int mx_db_exec_script(struct mx_db *db, const char *script,
+		      char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * mx_log - line-oriented logging to stderr or a file.
+ *
+ * Each call writes exactly one line with a single write(2) so lines from
+ * several processes appending to the same file do not interleave.
+ */
+#define _GNU_SOURCE
+#include "mx_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *log_program = "mxq";
+static enum mx_log_level log_level = MX_LOG_INFO;
+static int log_fd = STDERR_FILENO;
+static char log_path[4096];
+
+static const char *level_name(enum mx_log_level level)
+{
+	switch (level) {
+	case MX_LOG_ERR:     return "ERROR";
+	case MX_LOG_WARNING: return "WARNING";
+	case MX_LOG_NOTICE:  return "NOTICE";
+	case MX_LOG_INFO:    return "INFO";
+	case MX_LOG_DEBUG:   return "DEBUG";
+	}
+	return "LOG";
+}
+
+void mx_log_set_program(const char *name) { log_program = name; }
+void mx_log_set_level(enum mx_log_level level) { log_level = level; }
+enum mx_log_level mx_log_get_level(void) { return log_level; }
+
+int mx_log_set_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	if (log_fd != STDERR_FILENO)
+		close(log_fd);
+	log_fd = fd;
+	snprintf(log_path, sizeof(log_path), "%s", path);
+	return 0;
+}
+
+int mx_log_reopen(void)
+{
+	if (!log_path[0])
+		return 0;
+	return mx_log_set_file(log_path);
+}
+
+void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
+{
+	char line[4096];
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+	int saved_errno = errno;
+
+	if (level > log_level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
+	n += snprintf(line + n, sizeof(line) - n, ".%03ld %s[%d] %s: ",
+		      ts.tv_nsec / 1000000, log_program, (int)getpid(), level_name(level));
+	if (n < sizeof(line)) {
+		int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+		if (m > 0)
+			n += (size_t)m;
+	}
+	if (n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	while (n > 0 && line[n - 1] == '\n')
+		n--;
+	line[n++] = '\n';
+	if (write(log_fd, line, n) < 0) {
+		/* nowhere left to report it */
+	}
+	errno = saved_errno;
+}
+
+void mx_log(enum mx_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mx_vlog(level, fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,42 @@
+/*
+ * mx_log - the one logging facility of the tree.
+ *
+ * Tools and daemons log; library code (mx_db, mx_util, keywordset, the
+ * expression parser, the power policy) returns errors and never logs.
+ * Messages go to stderr (or a log file set with mx_log_set_file()), one line
+ * each, prefixed with a timestamp, the program name and the level.
+ */
+#ifndef MX_LOG_H
+#define MX_LOG_H
+
+#include <stdarg.h>
+
+enum mx_log_level {
+	MX_LOG_ERR = 3,
+	MX_LOG_WARNING = 4,
+	MX_LOG_NOTICE = 5,
+	MX_LOG_INFO = 6,
+	MX_LOG_DEBUG = 7,
+};
+
+/* Program name used as prefix (not copied: pass a string that outlives use). */
+void mx_log_set_program(const char *name);
+/* Messages above this level are dropped. Default MX_LOG_INFO. */
+void mx_log_set_level(enum mx_log_level level);
+enum mx_log_level mx_log_get_level(void);
+/* Append to PATH instead of stderr. Returns 0 or negative errno. */
+int mx_log_set_file(const char *path);
+/* Re-open the log file (after rotation). Returns 0 or negative errno. */
+int mx_log_reopen(void);
+
+void mx_log(enum mx_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap);
+
+#define mx_log_err(...)     mx_log(MX_LOG_ERR, __VA_ARGS__)
+#define mx_log_warning(...) mx_log(MX_LOG_WARNING, __VA_ARGS__)
+#define mx_log_notice(...)  mx_log(MX_LOG_NOTICE, __VA_ARGS__)
+#define mx_log_info(...)    mx_log(MX_LOG_INFO, __VA_ARGS__)
+#define mx_log_debug(...)   mx_log(MX_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * mx_util - small generic helpers: strict number parsing, the unit syntax
+ * of mxqsub's --memory/--runtime/--tmpdir, string and /proc helpers.
+ *
+ * Every parser is strict: the whole string must be consumed, no sign where
+ * none is allowed, overflow is an error. Functions return 0 or a negative
+ * errno (-EINVAL malformed, -ERANGE out of range) and leave ret_* untouched
+ * on failure. Nothing here logs.
+ */
+#ifndef MX_UTIL_H
+#define MX_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Cleanup helpers for __attribute__((cleanup)). */
+void mx_free_ptr(void *pp);     /* frees *(void **)pp */
+void mx_close_fd(int *fd);      /* closes *fd when >= 0 */
+#define _mx_cleanup_free_ __attribute__((cleanup(mx_free_ptr)))
+
+/* Decimal integers, whole string, optional surrounding blanks refused. */
+int mx_strtou64(const char *s, uint64_t *ret);
+int mx_strtoi64(const char *s, int64_t *ret);
+int mx_strtou32(const char *s, uint32_t *ret);
+int mx_strtoi32(const char *s, int32_t *ret);
+/* Decimal floating point (strtod), whole string, finite. */
+int mx_strtod(const char *s, double *ret);
+
+/*
+ * Memory/size string to MiB, rounded up: a sequence of NUMBER[UNIT] terms
+ * added together ("2G", "1.5G", "1G512M", "512"). Units (case-insensitive):
+ * T, G, M, K (KiB, rounded up to whole MiB). A term without unit uses
+ * default_unit ('M' for --memory, 'G' for --tmpdir). Zero is allowed.
+ */
+int mx_parse_size_mib(const char *s, char default_unit, uint64_t *ret_mib);
+
+/*
+ * Runtime string to minutes, rounded up: terms NUMBER[UNIT] added together
+ * ("1d12h", "90m", "2h30m", "1.5h", "60"); units y (365 d), w, d, h, m, s
+ * (seconds, rounded up to minutes). A bare number means minutes.
+ */
+int mx_parse_runtime_min(const char *s, uint64_t *ret_minutes);
+
+/* Human forms for output: "1.5G", "3d2h". buf receives at most len bytes. */
+void mx_format_size_mib(uint64_t mib, char *buf, size_t len);
+void mx_format_runtime_min(uint64_t minutes, char *buf, size_t len);
+
+/* malloc'ed printf, NULL on ENOMEM. */
+char *mx_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "node1.example.org" -> "node1" into buf (truncated to len). */
+void mx_short_hostname(const char *hostname, char *buf, size_t len);
+
+/* First line of a file (without newline) into buf. 0 or negative errno. */
+int mx_read_first_line(const char *path, char *buf, size_t len);
+
+/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat). */
+int mx_proc_starttime(pid_t pid, unsigned long long *ret);
+/* Session id of PID (field 6 of /proc/PID/stat). */
+int mx_proc_session(pid_t pid, pid_t *ret);
+/* Sum of the resident set size, in KiB, of every process in session SID. */
+int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib);
+/* This boot's id (/proc/sys/kernel/random/boot_id), 36 chars + NUL. */
+int mx_boot_id(char buf[static 37]);
+
+/* mkdir -p with MODE for created components. 0 or negative errno. */
+int mx_mkdir_p(const char *path, mode_t mode);
+/* rm -rf, not crossing file systems, not following symlinks. */
+int mx_rmtree(const char *path);
+
+/* Monotonic and realtime clocks in milliseconds. */
+uint64_t mx_now_monotonic_ms(void);
+uint64_t mx_now_realtime_ms(void);
+
+#endif
