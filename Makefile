@@ -33,12 +33,14 @@ VERSION := 0.9.0
 PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
-# Everything that is not a program, a test, a fuzz target or a benchmark is
-# library code, linked into each program from libmxq.a.
+# Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
+# mxqd_control (qualification is shared by mxqd, mxqadmin and the simulator).
+# A program PROG is PROG.c plus its own PROG_*.c files.
 GENERATED_SRCS := parser.c mxq_schema_sql.c
-LIB_SRCS := $(sort $(filter-out $(PROG_SRCS) $(GENERATED_SRCS), \
-	$(wildcard mx_*.c mxq_*.c mxqd_*.c keywordset.c)) $(GENERATED_SRCS))
+LIB_SRCS := $(sort $(filter-out $(GENERATED_SRCS), \
+	$(wildcard mx_*.c mxq_*.c keywordset.c mxqd_control.c)) $(GENERATED_SRCS))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
+prog_objs = $(1).o $(patsubst %.c,%.o,$(filter-out mxqd_control.c,$(wildcard $(1)_*.c)))
 
 TEST_SRCS  := $(wildcard test_*.c)
 TESTS      := $(TEST_SRCS:.c=)
@@ -66,8 +68,11 @@ libmxq.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROGRAMS): %: %.o libmxq.a
-	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)
+define prog_rule
+$(1): $(call prog_objs,$(1)) libmxq.a
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) libmxq.a $$(ALL_LDLIBS)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS) $(CHECK_LIBS)

@@ -1,0 +1,78 @@
+/*
+ * mxqadmin - administration tool: database schema, qualification debugging,
+ * power management. Global options (-M, -S) come before the subcommand;
+ * everything after it belongs to the subcommand.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mx_db.h"
+#include "mx_log.h"
+#include "mxqadmin.h"
+
+struct subcommand {
+	const char *name;
+	int (*main)(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
+	const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "db",      mxqadmin_db_main,      "db upgrade|status: create or upgrade the schema" },
+	{ "expr",    mxqadmin_expr_main,    "expr EXPR [--tags WORDS]: evaluate a prerequisites expression" },
+	{ "qualify", mxqadmin_qualify_main, "qualify --group ID [--host HOST]: which hosts may run a group, and why not" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mxqadmin [-M FILE] [-S GROUP] COMMAND [ARGS...]\n\n"
+		   "  -M, --mysql-default-file FILE   MySQL defaults file (default %s)\n"
+		   "  -S, --mysql-default-group GROUP group in it (default %s)\n\ncommands:\n",
+		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		fprintf(f, "  %s\n", subcommands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mysql-default-file",  required_argument, NULL, 'M' },
+		{ "mysql-default-group", required_argument, NULL, 'S' },
+		{ "help",                no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mxqadmin_db_options dbopt = {
+		.defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE"),
+		.group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
+	};
+	int c;
+
+	mx_log_set_program("mxqadmin");
+	if (!dbopt.group)
+		dbopt.group = MX_DB_GROUP_CLIENT;
+	/* '+': stop at the subcommand, its options are its own */
+	while ((c = getopt_long(argc, argv, "+M:S:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'M': dbopt.defaults_file = optarg; break;
+		case 'S': dbopt.group = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default:  usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "mxqadmin: missing command (try 'mxqadmin --help')\n");
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(argv[optind], subcommands[i].name) == 0) {
+			int sub_argc = argc - optind;
+			char **sub_argv = argv + optind;
+			optind = 0; /* reset getopt for the subcommand */
+			return subcommands[i].main(sub_argc, sub_argv, &dbopt);
+		}
+	}
+	fprintf(stderr, "mxqadmin: unknown command '%s' (try 'mxqadmin --help')\n", argv[optind]);
+	return 2;
+}
