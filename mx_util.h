@@ -67,6 +67,18 @@ int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib);
 /* This boot's id (/proc/sys/kernel/random/boot_id), 36 chars + NUL. */
 int mx_boot_id(char buf[static 37]);
 
+/*
+ * job_argv encoding, as upstream MXQ stores it: every argument with each
+ * backslash doubled, followed by the two characters backslash and '0'.
+ * ["a", "b\\c"] <-> "a\\0b\\\\c\\0". Encode returns a malloc'ed string or
+ * NULL (ENOMEM). Decode returns a malloc'ed NULL-terminated vector (free
+ * with mx_strvec_free) in *ret_argv and its length in *ret_argc, or -EINVAL
+ * for a malformed string.
+ */
+char *mx_argv_encode(char *const *argv);
+int mx_argv_decode(const char *s, char ***ret_argv, int *ret_argc);
+void mx_strvec_free(char **strvec);
+
 /* mkdir -p with MODE for created components. 0 or negative errno. */
 int mx_mkdir_p(const char *path, mode_t mode);
 /* rm -rf, not crossing file systems, not following symlinks. */
