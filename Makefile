@@ -23,7 +23,7 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
 EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null)
 
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
 	-DMXQ_VERSION='"$(VERSION)"'
 ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm

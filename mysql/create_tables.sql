@@ -7,7 +7,8 @@
 --
 -- Column names and status codes are those of upstream MXQ; columns added
 -- here all have defaults, so clients that know only the 2016 columns keep
--- working.
+-- working. Paths and argv are TEXT (upstream used long latin1 VARCHARs,
+-- which do not fit InnoDB's row size in utf8mb4).
 --
 -- Job status codes: INQ 0, ASSIGNED 100, LOADED 150, RUNNING 200,
 -- UNKNOWN_RUN 250, EXTRUNNING 300, STOPPED 350, KILLING 399, KILLED 400,
@@ -94,11 +95,11 @@ CREATE TABLE IF NOT EXISTS mxq_job (
 
     group_id          INT8 UNSIGNED NOT NULL,
 
-    job_workdir       VARCHAR(4096) NOT NULL,
+    job_workdir       TEXT          NOT NULL,
     job_argc          INT2 UNSIGNED NOT NULL,
-    job_argv          VARCHAR(32768) NOT NULL,
-    job_stdout        VARCHAR(4096) NOT NULL DEFAULT '/dev/null',
-    job_stderr        VARCHAR(4096) NOT NULL DEFAULT '/dev/null',
+    job_argv          TEXT          NOT NULL,
+    job_stdout        TEXT          NOT NULL DEFAULT '/dev/null',
+    job_stderr        TEXT          NOT NULL DEFAULT '/dev/null',
     job_umask         INT4 UNSIGNED NOT NULL,
 
     host_submit       VARCHAR(64)   NOT NULL DEFAULT 'localhost',
@@ -108,7 +109,7 @@ CREATE TABLE IF NOT EXISTS mxq_job (
     host_hostname     VARCHAR(64)   NOT NULL DEFAULT '',
     host_pid          INT4 UNSIGNED NOT NULL DEFAULT 0,
     host_slots        INT4 UNSIGNED NOT NULL DEFAULT 0,
-    host_cpu_set      VARCHAR(4096) NOT NULL DEFAULT '',
+    host_cpu_set      TEXT          NOT NULL DEFAULT '',
 
     date_submit       TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
     date_start        TIMESTAMP NOT NULL DEFAULT 0,
@@ -136,7 +137,7 @@ CREATE TABLE IF NOT EXISTS mxq_job (
     stats_nivcsw      INT8 NOT NULL DEFAULT 0,
 
     -- added after 2016 (migration 0001)
-    job_callback      VARCHAR(4096) NOT NULL DEFAULT '',
+    job_callback      TEXT          NOT NULL DEFAULT '',
 
     PRIMARY KEY (job_id),
     INDEX (job_status),
