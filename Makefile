@@ -48,7 +48,7 @@ BENCH_SRCS := $(wildcard bench_*.c)
 BENCHES    := $(BENCH_SRCS:.c=)
 FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
-SQL_FILES := mysql/create_tables.sql $(sort $(wildcard mysql/migrations/*.sql))
+SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
 
 .PHONY: all check check-unit check-integration bench fuzz install clean
 .DELETE_ON_ERROR:
