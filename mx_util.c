@@ -1,0 +1,780 @@
+/*
+ * mx_util - strict parsers, the size/runtime unit syntax, human formatting,
+ * the upstream job_argv encoding, /proc readers, mkdir -p / rm -rf and
+ * clocks.
+ *
+ * Configuration: none. Everything here is a plain function of its inputs
+ * (and of /proc for the process helpers).
+ *
+ * Error handling: every fallible function returns 0 or a negative errno
+ * (-EINVAL malformed input, -ERANGE value out of range, otherwise what the
+ * system call said) and leaves its ret_* outputs untouched on failure.
+ * Nothing here logs.
+ *
+ * Unit arithmetic is exact: sizes are summed in bytes and runtimes in
+ * seconds as 128-bit integers, fractions are converted with rounding up, and
+ * only the total is rounded up to MiB / minutes. "0.1M" is therefore 1 MiB,
+ * "1G512M" is exactly 1536 MiB and "30s" is 1 minute.
+ */
+#include "mx_util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef unsigned __int128 mx_u128;
+
+/* ------------------------------------------------------------------ */
+/* cleanup helpers                                                     */
+
+void mx_free_ptr(void *pp)
+{
+	void **p = pp;
+
+	free(*p);
+	*p = NULL;
+}
+
+void mx_close_fd(int *fd)
+{
+	int saved_errno = errno;
+
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------------------ */
+/* strict integers                                                     */
+
+/*
+ * Digits only, at least one, value must fit in u64. Accepts no sign, no
+ * blanks, no base prefix; strtoull would silently accept all three.
+ */
+static int parse_digits_u64(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		unsigned d;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return 0;
+}
+
+int mx_strtou64(const char *s, uint64_t *ret)
+{
+	return parse_digits_u64(s, ret);
+}
+
+int mx_strtoi64(const char *s, int64_t *ret)
+{
+	bool negative = false;
+	uint64_t mag;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	if (*s == '-' || *s == '+') {
+		negative = *s == '-';
+		s++;
+	}
+	r = parse_digits_u64(s, &mag);
+	if (r < 0)
+		return r;
+	if (negative) {
+		if (mag > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*ret = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+	} else {
+		if (mag > INT64_MAX)
+			return -ERANGE;
+		*ret = (int64_t)mag;
+	}
+	return 0;
+}
+
+int mx_strtou32(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+	int r = mx_strtou64(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int mx_strtoi32(const char *s, int32_t *ret)
+{
+	int64_t v;
+	int r = mx_strtoi64(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v < INT32_MIN || v > INT32_MAX)
+		return -ERANGE;
+	*ret = (int32_t)v;
+	return 0;
+}
+
+int mx_strtod(const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	/* decimal only: strtod would also take hex floats, "inf" and "nan" */
+	for (const char *p = s; *p; p++)
+		if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p))
+			return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end)
+		return -EINVAL;
+	if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
+		return -ERANGE;
+	if (!isfinite(v))
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* unit terms: NUMBER[UNIT]NUMBER[UNIT]...                             */
+
+/* Fraction digits beyond this only matter as "round up by one". */
+#define FRACTION_DIGITS_MAX 18
+
+struct unit {
+	char name;
+	uint64_t factor; /* bytes or seconds per unit */
+};
+
+/*
+ * Sum the terms of S, each NUMBER (digits with an optional '.' and at least
+ * one more digit) optionally followed by a unit from UNITS. A term without
+ * unit uses DEFAULT_FACTOR. The total is in the base quantity (bytes or
+ * seconds), rounded up per term, and must stay <= LIMIT.
+ */
+static int parse_unit_terms(const char *s, const struct unit *units, size_t nunits,
+			    bool case_insensitive, uint64_t default_factor,
+			    mx_u128 limit, mx_u128 *ret_total)
+{
+	mx_u128 total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		uint64_t whole = 0, frac = 0, frac_den = 1, factor = default_factor;
+		bool frac_more = false;
+		const char *start = p;
+		mx_u128 term;
+
+		while (*p >= '0' && *p <= '9') {
+			unsigned d = (unsigned)(*p - '0');
+
+			if (whole > (UINT64_MAX - d) / 10)
+				return -ERANGE;
+			whole = whole * 10 + d;
+			p++;
+		}
+		if (p == start)
+			return -EINVAL;
+		if (*p == '.') {
+			unsigned ndigits = 0;
+
+			p++;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			for (; *p >= '0' && *p <= '9'; p++, ndigits++) {
+				if (ndigits < FRACTION_DIGITS_MAX) {
+					frac = frac * 10 + (uint64_t)(*p - '0');
+					frac_den *= 10;
+				} else if (*p != '0') {
+					frac_more = true;
+				}
+			}
+		}
+		if (*p) {
+			size_t i;
+			char c = case_insensitive ? (char)toupper((unsigned char)*p) : *p;
+
+			for (i = 0; i < nunits; i++)
+				if (units[i].name == c)
+					break;
+			if (i == nunits)
+				return -EINVAL;
+			factor = units[i].factor;
+			p++;
+		}
+		if (frac_more)
+			frac++;
+		term = (mx_u128)whole * factor +
+		       ((mx_u128)frac * factor + frac_den - 1) / frac_den;
+		/* whole * factor < 2^104: neither the term nor the sum can wrap */
+		total += term;
+		if (total > limit)
+			return -ERANGE;
+	}
+	*ret_total = total;
+	return 0;
+}
+
+static const struct unit size_units[] = {
+	{ 'T', 1ULL << 40 },
+	{ 'G', 1ULL << 30 },
+	{ 'M', 1ULL << 20 },
+	{ 'K', 1ULL << 10 },
+};
+
+int mx_parse_size_mib(const char *s, char default_unit, uint64_t *ret_mib)
+{
+	const mx_u128 mib = 1ULL << 20;
+	uint64_t default_factor = 0;
+	mx_u128 bytes;
+	int r;
+
+	for (size_t i = 0; i < MX_ARRAY_SIZE(size_units); i++)
+		if (size_units[i].name == toupper((unsigned char)default_unit))
+			default_factor = size_units[i].factor;
+	if (!default_factor)
+		return -EINVAL;
+	r = parse_unit_terms(s, size_units, MX_ARRAY_SIZE(size_units), true, default_factor,
+			     (mx_u128)UINT64_MAX * mib, &bytes);
+	if (r < 0)
+		return r;
+	*ret_mib = (uint64_t)((bytes + mib - 1) / mib);
+	return 0;
+}
+
+/* Lower case only: an upper-case 'M' would invite reading it as months. */
+static const struct unit runtime_units[] = {
+	{ 'y', 365ULL * 24 * 3600 },
+	{ 'w', 7ULL * 24 * 3600 },
+	{ 'd', 24ULL * 3600 },
+	{ 'h', 3600 },
+	{ 'm', 60 },
+	{ 's', 1 },
+};
+
+int mx_parse_runtime_min(const char *s, uint64_t *ret_minutes)
+{
+	mx_u128 seconds;
+	int r;
+
+	r = parse_unit_terms(s, runtime_units, MX_ARRAY_SIZE(runtime_units), false, 60,
+			     (mx_u128)UINT64_MAX * 60, &seconds);
+	if (r < 0)
+		return r;
+	*ret_minutes = (uint64_t)((seconds + 59) / 60);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* human formatting                                                    */
+
+void mx_format_size_mib(uint64_t mib, char *buf, size_t len)
+{
+	static const char names[] = { 'M', 'G', 'T', 'P', 'E' };
+	unsigned idx = 0;
+	uint64_t scale = 1;
+	uint64_t whole, tenths;
+
+	if (!buf || !len)
+		return;
+	while (idx + 1 < sizeof(names) && mib / scale >= 1024) {
+		scale *= 1024;
+		idx++;
+	}
+	whole = mib / scale;
+	/* one decimal, rounded to nearest */
+	tenths = (uint64_t)(((mx_u128)(mib % scale) * 10 + scale / 2) / scale);
+	if (tenths == 10) {
+		whole++;
+		tenths = 0;
+	}
+	if (tenths)
+		snprintf(buf, len, "%llu.%llu%c", (unsigned long long)whole,
+			 (unsigned long long)tenths, names[idx]);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)whole, names[idx]);
+}
+
+void mx_format_runtime_min(uint64_t minutes, char *buf, size_t len)
+{
+	uint64_t d = minutes / (24 * 60);
+	uint64_t h = minutes / 60 % 24;
+	uint64_t m = minutes % 60;
+	size_t n = 0;
+
+	if (!buf || !len)
+		return;
+	buf[0] = '\0';
+	if (d)
+		n += (size_t)snprintf(buf + n, len - n, "%llud", (unsigned long long)d);
+	if (h && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%lluh", (unsigned long long)h);
+	if ((m || minutes == 0) && n < len)
+		snprintf(buf + n, len - n, "%llum", (unsigned long long)m);
+}
+
+char *mx_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+void mx_short_hostname(const char *hostname, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!buf || !len)
+		return;
+	n = strcspn(hostname, ".");
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, hostname, n);
+	buf[n] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* files and /proc                                                     */
+
+int mx_read_first_line(const char *path, char *buf, size_t len)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int r = 0;
+
+	if (!buf || !len)
+		return -EINVAL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	errno = 0;
+	n = getline(&line, &cap, f);
+	if (n < 0) {
+		if (errno) {
+			r = -errno;
+		} else {
+			buf[0] = '\0'; /* empty file: empty line */
+		}
+	} else {
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if ((size_t)n >= len)
+			r = -ENOBUFS;
+		else
+			memcpy(buf, line, (size_t)n + 1);
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
+/*
+ * Fields of /proc/PID/stat after the command name. The name is in
+ * parentheses and may itself contain blanks and ')', so parsing starts after
+ * the LAST ')'. fields[0] is field 3 (state) of proc(5).
+ */
+#define STAT_FIELDS 22
+static int read_proc_stat(pid_t pid, char *buf, size_t len, char *fields[STAT_FIELDS])
+{
+	char path[64];
+	ssize_t n;
+	char *p, *save = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (int i = 0; i < STAT_FIELDS; i++) {
+		fields[i] = strtok_r(i == 0 ? p : NULL, " \n", &save);
+		if (!fields[i])
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* proc(5) field number -> index into fields[] */
+#define STAT_FIELD(n) ((n) - 3)
+
+int mx_proc_starttime(pid_t pid, unsigned long long *ret)
+{
+	char buf[1024];
+	char *fields[STAT_FIELDS];
+	uint64_t v;
+	int r;
+
+	r = read_proc_stat(pid, buf, sizeof(buf), fields);
+	if (r < 0)
+		return r;
+	r = mx_strtou64(fields[STAT_FIELD(22)], &v);
+	if (r < 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int mx_proc_session(pid_t pid, pid_t *ret)
+{
+	char buf[1024];
+	char *fields[STAT_FIELDS];
+	int32_t v;
+	int r;
+
+	r = read_proc_stat(pid, buf, sizeof(buf), fields);
+	if (r < 0)
+		return r;
+	r = mx_strtoi32(fields[STAT_FIELD(6)], &v);
+	if (r < 0)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib)
+{
+	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	uint64_t sum_pages = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		char buf[1024];
+		char *fields[STAT_FIELDS];
+		uint32_t pid;
+		int32_t session;
+		int64_t rss;
+
+		if (mx_strtou32(de->d_name, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+			continue;
+		/* processes come and go while we scan: skip what vanished */
+		if (read_proc_stat((pid_t)pid, buf, sizeof(buf), fields) < 0)
+			continue;
+		if (mx_strtoi32(fields[STAT_FIELD(6)], &session) < 0 || session != sid)
+			continue;
+		if (mx_strtoi64(fields[STAT_FIELD(24)], &rss) < 0 || rss < 0)
+			continue;
+		sum_pages += (uint64_t)rss;
+	}
+	closedir(dir);
+	*ret_kib = sum_pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	return 0;
+}
+
+int mx_boot_id(char buf[static 37])
+{
+	char line[64];
+	int r;
+
+	r = mx_read_first_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));
+	if (r < 0)
+		return r;
+	if (strlen(line) != 36)
+		return -EINVAL;
+	memcpy(buf, line, 37);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* job_argv encoding                                                   */
+
+char *mx_argv_encode(char *const *argv)
+{
+	size_t len = 1;
+	char *out, *q;
+
+	for (char *const *a = argv; a && *a; a++) {
+		for (const char *p = *a; *p; p++)
+			len += *p == '\\' ? 2 : 1;
+		len += 2;
+	}
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	q = out;
+	for (char *const *a = argv; a && *a; a++) {
+		for (const char *p = *a; *p; p++) {
+			if (*p == '\\')
+				*q++ = '\\';
+			*q++ = *p;
+		}
+		*q++ = '\\';
+		*q++ = '0';
+	}
+	*q = '\0';
+	return out;
+}
+
+void mx_strvec_free(char **strvec)
+{
+	if (!strvec)
+		return;
+	for (char **s = strvec; *s; s++)
+		free(*s);
+	free(strvec);
+}
+
+/*
+ * Two passes: the first validates and counts, so that a malformed string is
+ * refused before anything is allocated. Malformed: a backslash followed by
+ * anything but '\' or '0', a lone trailing backslash, or text after the last
+ * terminator.
+ */
+int mx_argv_decode(const char *s, char ***ret_argv, int *ret_argc)
+{
+	bool terminated = true; /* the empty string is the empty vector */
+	size_t argc = 0;
+	char **argv;
+	const char *p;
+
+	if (!s)
+		return -EINVAL;
+	for (p = s; *p; p++) {
+		terminated = false;
+		if (*p != '\\')
+			continue;
+		p++;
+		if (*p == '0') {
+			argc++;
+			terminated = true;
+		} else if (*p != '\\') {
+			return -EINVAL;
+		}
+	}
+	if (!terminated)
+		return -EINVAL;
+	if (argc > INT_MAX - 1)
+		return -ERANGE;
+
+	argv = calloc(argc + 1, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	p = s;
+	for (size_t i = 0; i < argc; i++) {
+		size_t n = 0;
+		char *arg;
+		const char *q;
+
+		for (q = p; !(q[0] == '\\' && q[1] == '0'); q += q[0] == '\\' ? 2 : 1)
+			n++;
+		arg = malloc(n + 1);
+		if (!arg) {
+			mx_strvec_free(argv);
+			return -ENOMEM;
+		}
+		argv[i] = arg;
+		for (q = p; !(q[0] == '\\' && q[1] == '0'); q += q[0] == '\\' ? 2 : 1)
+			*arg++ = *q;
+		*arg = '\0';
+		p = q + 2;
+	}
+	*ret_argv = argv;
+	*ret_argc = (int)argc;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* directories                                                         */
+
+static int mkdir_one(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int mx_mkdir_p(const char *path, mode_t mode)
+{
+	char *copy;
+	int r = 0;
+
+	if (!path || !*path)
+		return -EINVAL;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		r = mkdir_one(copy, mode);
+		*p = '/';
+		if (r < 0)
+			goto out;
+	}
+	r = mkdir_one(copy, mode);
+out:
+	free(copy);
+	return r;
+}
+
+/*
+ * Remove everything below the open directory DFD, which lives on device
+ * DEV. Subdirectories on another device (mount points) are left alone and
+ * reported as -EXDEV; symlinks are removed, never followed (O_NOFOLLOW also
+ * catches a directory swapped for a symlink between fstatat and openat).
+ * Keeps going after errors and returns the first one.
+ */
+static int rm_contents(int dfd, dev_t dev)
+{
+	struct dirent *de;
+	int r = 0;
+	DIR *dir;
+	int fd;
+
+	fd = dup(dfd);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	while ((de = readdir(dir))) {
+		struct stat st;
+		int sub, q = 0;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT && !r)
+				r = -errno;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT && !r)
+				r = -errno;
+			continue;
+		}
+		if (st.st_dev != dev) {
+			if (!r)
+				r = -EXDEV;
+			continue;
+		}
+		sub = openat(dfd, de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			q = -errno;
+		} else {
+			if (fstat(sub, &st) < 0)
+				q = -errno;
+			else if (st.st_dev != dev)
+				q = -EXDEV;
+			else
+				q = rm_contents(sub, dev);
+			close(sub);
+			if (!q && unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0)
+				q = -errno;
+		}
+		if (q < 0 && !r)
+			r = q;
+	}
+	closedir(dir);
+	return r;
+}
+
+int mx_rmtree(const char *path)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = rm_contents(fd, st.st_dev);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* clocks                                                              */
+
+static uint64_t clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t mx_now_monotonic_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+uint64_t mx_now_realtime_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
+}
