@@ -1,0 +1,2274 @@
+/*
+ * mxq_power_policy - pure power decisions: snapshot + now + config + state
+ * in, plan with reasons out (DESIGN §5, STYLE habit 1).
+ *
+ * Configuration: struct mxq_power_config, parsed from power.conf text by
+ * mxq_power_config_parse(); documented in manpages/power.conf.5.
+ *
+ * Errors: allocation failures give -ENOMEM, bad arguments -EINVAL; config
+ * errors are collected as "file:line: message" lines in the caller's
+ * buffer. Nothing here logs, reads a clock, touches the database or runs a
+ * program: the caller passes time in and carries out the plan.
+ *
+ * How a tick is decided (mxq_power_decide):
+ *   1. refill the rate-limit buckets, settle the boot-failure breaker;
+ *   2. per node: registrations, acknowledgements and deadlines
+ *      (MARK_ON, MARK_OFF, MARK_FAILED, POWER_OFF, CANCEL_DRAIN for a
+ *      draining node that got work);
+ *   3. place the pending demand, one requirement signature at a time, on
+ *      the free room of ON and POWERING_ON nodes, then on room that running
+ *      jobs free before a boot would finish; what is left takes back
+ *      DRAINING nodes, then wakes the most efficient qualified OFF nodes
+ *      within the resume limits;
+ *   4. suspend idle ON nodes nobody needs, beyond the warm pools, least
+ *      efficient first, within the suspend limits;
+ *   5. write one explanation per node.
+ * Every "may this node run this work" question is server_is_qualified();
+ * this file only counts room.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mxq_power_policy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "keywordset.h"
+#include "mxq_expr.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ======================================================================
+ * States and actions
+ */
+
+static const char *const state_names[_MXQ_POWER_STATE_MAX] = {
+	[MXQ_POWER_ON]           = "ON",
+	[MXQ_POWER_DRAINING]     = "DRAINING",
+	[MXQ_POWER_POWERING_OFF] = "POWERING_OFF",
+	[MXQ_POWER_OFF]          = "OFF",
+	[MXQ_POWER_POWERING_ON]  = "POWERING_ON",
+	[MXQ_POWER_FAILED]       = "FAILED",
+	[MXQ_POWER_UNKNOWN]      = "UNKNOWN",
+};
+
+static const char *const action_names[_MXQ_POWER_ACTION_MAX] = {
+	[MXQ_POWER_ACTION_WAKE]         = "WAKE",
+	[MXQ_POWER_ACTION_DRAIN]        = "DRAIN",
+	[MXQ_POWER_ACTION_CANCEL_DRAIN] = "CANCEL_DRAIN",
+	[MXQ_POWER_ACTION_POWER_OFF]    = "POWER_OFF",
+	[MXQ_POWER_ACTION_MARK_ON]      = "MARK_ON",
+	[MXQ_POWER_ACTION_MARK_OFF]     = "MARK_OFF",
+	[MXQ_POWER_ACTION_MARK_FAILED]  = "MARK_FAILED",
+};
+
+static int name_lookup(const char *const *table, size_t n, const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (table[i] && strcasecmp(table[i], name) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+const char *mxq_power_state_to_string(enum mxq_power_node_state state)
+{
+	if ((unsigned)state >= _MXQ_POWER_STATE_MAX)
+		return NULL;
+	return state_names[state];
+}
+
+int mxq_power_state_from_string(const char *name)
+{
+	return name_lookup(state_names, ARRAY_SIZE(state_names), name);
+}
+
+const char *mxq_power_action_to_string(enum mxq_power_action_kind kind)
+{
+	if ((unsigned)kind >= _MXQ_POWER_ACTION_MAX)
+		return NULL;
+	return action_names[kind];
+}
+
+int mxq_power_action_from_string(const char *name)
+{
+	return name_lookup(action_names, ARRAY_SIZE(action_names), name);
+}
+
+bool mxq_power_state_counts_as_capacity(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_ON || state == MXQ_POWER_POWERING_ON;
+}
+
+bool mxq_power_state_counts_as_powered(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_ON || state == MXQ_POWER_POWERING_ON ||
+	       state == MXQ_POWER_DRAINING;
+}
+
+bool mxq_power_state_can_suspend(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_ON;
+}
+
+bool mxq_power_state_can_resume(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_OFF;
+}
+
+bool mxq_power_state_is_transitional(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_DRAINING || state == MXQ_POWER_POWERING_OFF ||
+	       state == MXQ_POWER_POWERING_ON;
+}
+
+bool mxq_power_state_needs_admin(enum mxq_power_node_state state)
+{
+	return state == MXQ_POWER_FAILED;
+}
+
+/* ======================================================================
+ * Small helpers
+ */
+
+/* "45s", "4m", "1h30m", "2d3h" - for reasons, rounded to two units. */
+static void format_duration(int64_t secs, char *buf, size_t len)
+{
+	static const struct { char unit; int64_t secs; } units[] = {
+		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
+	};
+	size_t pos = 0;
+	int shown = 0;
+
+	if (secs < 0)
+		secs = 0;
+	if (secs == 0) {
+		snprintf(buf, len, "0s");
+		return;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(units) && shown < 2; i++) {
+		int64_t n = secs / units[i].secs;
+		if (n == 0) {
+			if (shown)
+				break;
+			continue;
+		}
+		secs -= n * units[i].secs;
+		int w = snprintf(buf + pos, len > pos ? len - pos : 0, "%" PRId64 "%c",
+				 n, units[i].unit);
+		if (w < 0 || (size_t)w >= len - pos)
+			break;
+		pos += (size_t)w;
+		shown++;
+	}
+}
+
+/* Largest unit that expresses SECS exactly: "90m", "2h", "45s". */
+static void format_duration_exact(int64_t secs, char *buf, size_t len)
+{
+	if (secs != 0 && secs % 86400 == 0)
+		snprintf(buf, len, "%" PRId64 "d", secs / 86400);
+	else if (secs != 0 && secs % 3600 == 0)
+		snprintf(buf, len, "%" PRId64 "h", secs / 3600);
+	else if (secs != 0 && secs % 60 == 0)
+		snprintf(buf, len, "%" PRId64 "m", secs / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "s", secs);
+}
+
+/* Shortest decimal text that reads back as exactly D. */
+static void format_double(double d, char *buf, size_t len)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+static int64_t ceil_div_s(double num, double den)
+{
+	double q = ceil(num / den);
+	if (!(q < 9.0e15))
+		return INT64_C(9000000000000000);
+	return (int64_t)q;
+}
+
+/* ======================================================================
+ * Plan memory: one arena per plan, freed at once.
+ */
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	size_t size;
+	max_align_t data[];
+};
+
+struct mxq_power_arena {
+	struct arena_chunk *head;
+};
+
+#define ARENA_CHUNK_SIZE (64 * 1024)
+
+static void *arena_alloc(struct mxq_power_arena *a, size_t n)
+{
+	struct arena_chunk *c = a->head;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (!c || c->size - c->used < n) {
+		size_t size = n > ARENA_CHUNK_SIZE ? n : ARENA_CHUNK_SIZE;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static void arena_free(struct mxq_power_arena *a)
+{
+	if (!a)
+		return;
+	while (a->head) {
+		struct arena_chunk *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+	free(a);
+}
+
+static const char *arena_strdup(struct mxq_power_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc(a, n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/* ======================================================================
+ * Configuration
+ */
+
+enum knob_type {
+	KNOB_IDLE,      /* duration, auto or never */
+	KNOB_DURATION,  /* int64_t seconds */
+	KNOB_UINT,      /* uint32_t */
+	KNOB_DOUBLE,    /* double >= 0 */
+	KNOB_BOOL,
+	KNOB_HOSTS,     /* exclude list */
+};
+
+struct knob {
+	const char *key;
+	enum knob_type type;
+	size_t offset;
+};
+
+#define KNOB(k, t, field) { k, t, offsetof(struct mxq_power_config, field) }
+
+/* Canonical order of the dump. warm_pool.CLASS lines follow warm_pool. */
+static const struct knob knobs[] = {
+	KNOB("idle_time",           KNOB_IDLE,     idle_time_s),
+	KNOB("idle_time_floor",     KNOB_DURATION, idle_time_floor_s),
+	KNOB("idle_watts",          KNOB_DOUBLE,   idle_watts),
+	KNOB("boot_energy",         KNOB_DOUBLE,   boot_energy_j),
+	KNOB("shutdown_energy",     KNOB_DOUBLE,   shutdown_energy_j),
+	KNOB("warm_pool",           KNOB_UINT,     warm_pool),
+	KNOB("suspend_rate",        KNOB_DOUBLE,   suspend_rate),
+	KNOB("resume_rate",         KNOB_DOUBLE,   resume_rate),
+	KNOB("max_booting",         KNOB_UINT,     max_booting),
+	KNOB("max_powered_on",      KNOB_UINT,     max_powered_on),
+	KNOB("min_on_time",         KNOB_DURATION, min_on_time_s),
+	KNOB("min_off_time",        KNOB_DURATION, min_off_time_s),
+	KNOB("max_cycles_per_day",  KNOB_UINT,     max_cycles_per_day),
+	KNOB("boot_time",           KNOB_DURATION, boot_time_s),
+	KNOB("boot_deadline",       KNOB_DURATION, boot_deadline_s),
+	KNOB("shutdown_deadline",   KNOB_DURATION, shutdown_deadline_s),
+	KNOB("drain_timeout",       KNOB_DURATION, drain_timeout_s),
+	KNOB("breaker_failures",    KNOB_UINT,     breaker_failures),
+	KNOB("breaker_cooldown",    KNOB_DURATION, breaker_cooldown_s),
+	KNOB("dry_run",             KNOB_BOOL,     dry_run),
+	KNOB("exclude",             KNOB_HOSTS,    exclude),
+};
+
+#define CLASS_POOL_PREFIX "warm_pool."
+#define MAX_DURATION_S (INT64_C(3650) * 86400)  /* ten years */
+#define MAX_DOUBLE_VALUE 1.0e12
+
+void mxq_power_config_defaults(struct mxq_power_config *cfg)
+{
+	*cfg = (struct mxq_power_config) {
+		.idle_time_s = 10 * 60,
+		.idle_time_floor_s = 5 * 60,
+		.idle_watts = 100.0,
+		.boot_energy_j = 30000.0,
+		.shutdown_energy_j = 3000.0,
+		.warm_pool = 1,
+		.suspend_rate = 10.0,
+		.resume_rate = 10.0,
+		.max_booting = 10,
+		.max_powered_on = 0,
+		.min_on_time_s = 10 * 60,
+		.min_off_time_s = 5 * 60,
+		.max_cycles_per_day = 12,
+		.boot_deadline_s = 10 * 60,
+		.shutdown_deadline_s = 5 * 60,
+		.drain_timeout_s = 5 * 60,
+		.breaker_failures = 3,
+		.breaker_cooldown_s = 30 * 60,
+		.boot_time_s = 3 * 60,
+		.dry_run = false,
+	};
+}
+
+static void free_exclude(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+void mxq_power_config_done(struct mxq_power_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->class_pools);
+	free_exclude(cfg->exclude, cfg->n_exclude);
+	mxq_power_config_defaults(cfg);
+}
+
+int mxq_power_config_copy(struct mxq_power_config *ret_copy, const struct mxq_power_config *cfg)
+{
+	struct mxq_power_config c = *cfg;
+
+	c.class_pools = NULL;
+	c.exclude = NULL;
+	if (cfg->n_class_pools) {
+		c.class_pools = calloc(cfg->n_class_pools, sizeof(*c.class_pools));
+		if (!c.class_pools)
+			return -ENOMEM;
+		memcpy(c.class_pools, cfg->class_pools, cfg->n_class_pools * sizeof(*c.class_pools));
+	}
+	if (cfg->n_exclude) {
+		c.exclude = calloc(cfg->n_exclude, sizeof(*c.exclude));
+		if (!c.exclude)
+			goto fail;
+		for (size_t i = 0; i < cfg->n_exclude; i++) {
+			c.exclude[i] = strdup(cfg->exclude[i]);
+			if (!c.exclude[i]) {
+				c.n_exclude = i;
+				goto fail;
+			}
+		}
+	}
+	*ret_copy = c;
+	return 0;
+fail:
+	free(c.class_pools);
+	free_exclude(c.exclude, c.n_exclude);
+	return -ENOMEM;
+}
+
+int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg)
+{
+	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
+		return cfg->idle_time_s;
+	if (!(cfg->idle_watts > 0.0))
+		return cfg->idle_time_floor_s;
+	int64_t t = ceil_div_s(cfg->boot_energy_j + cfg->shutdown_energy_j, cfg->idle_watts);
+	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+}
+
+/* --- error collection ------------------------------------------------- */
+
+struct errlist {
+	char *buf;
+	size_t len;
+	size_t pos;
+	unsigned count;
+	const char *filename;
+};
+
+__attribute__((format(printf, 3, 4)))
+static void parse_error(struct errlist *e, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	e->count++;
+	if (!e->buf || e->len == 0 || e->pos + 1 >= e->len)
+		return;
+	if (e->pos > 0)
+		e->buf[e->pos++] = '\n';
+	if (line)
+		n = snprintf(e->buf + e->pos, e->len - e->pos, "%s:%u: ", e->filename, line);
+	else
+		n = snprintf(e->buf + e->pos, e->len - e->pos, "%s: ", e->filename);
+	if (n < 0 || (size_t)n >= e->len - e->pos) {
+		e->pos = e->len - 1;
+		return;
+	}
+	e->pos += (size_t)n;
+	va_start(ap, fmt);
+	n = vsnprintf(e->buf + e->pos, e->len - e->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= e->len - e->pos)
+		e->pos = e->len - 1;
+	else
+		e->pos += (size_t)n;
+}
+
+/* --- value parsers: 0 or -EINVAL/-ERANGE, *ret untouched on failure ----- */
+
+static int parse_duration(const char *s, int64_t *ret)
+{
+	double total = 0.0;
+	bool any = false;
+
+	while (*s) {
+		char *end;
+		double mult = 1.0;
+
+		if (!isdigit((unsigned char)*s) && *s != '.')
+			return -EINVAL;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (end == s || errno || !isfinite(v))
+			return -EINVAL;
+		s = end;
+		switch (*s) {
+		case 's': case 'S': mult = 1; s++; break;
+		case 'm': case 'M': mult = 60; s++; break;
+		case 'h': case 'H': mult = 3600; s++; break;
+		case 'd': case 'D': mult = 86400; s++; break;
+		case '\0': break;
+		default: return -EINVAL;
+		}
+		total += v * mult;
+		any = true;
+		if (total > (double)MAX_DURATION_S)
+			return -ERANGE;
+	}
+	if (!any)
+		return -EINVAL;
+	*ret = (int64_t)ceil(total);
+	return 0;
+}
+
+static int parse_uint(const char *s, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > UINT32_MAX)
+			return -ERANGE;
+	}
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_double(const char *s, double *ret)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return -EINVAL;
+	if (v > MAX_DOUBLE_VALUE)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static bool is_name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+}
+
+/* --- "did you mean" ---------------------------------------------------- */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64];
+
+	if (lb >= ARRAY_SIZE(row) || la >= 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
+					      tolower((unsigned char)b[j - 1]));
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const char *closest_key(const char *key)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (size_t i = 0; i < ARRAY_SIZE(knobs); i++) {
+		size_t d = edit_distance(key, knobs[i].key);
+		if (d < best_d) {
+			best_d = d;
+			best = knobs[i].key;
+		}
+	}
+	size_t limit = strlen(key) / 3 + 1;
+	return best_d <= (limit > 3 ? 3 : limit) ? best : NULL;
+}
+
+/* --- the parser ---------------------------------------------------------- */
+
+struct parse_ctx {
+	struct mxq_power_config cfg;    /* being built */
+	struct errlist err;
+	unsigned seen[ARRAY_SIZE(knobs)]; /* line a knob was set on, 0 = not set */
+	unsigned class_seen[MXQ_POWER_CLASS_POOLS_MAX];
+	bool nomem;
+};
+
+static int cmp_class_pool(const void *a, const void *b)
+{
+	return strcmp(((const struct mxq_power_class_pool *)a)->name,
+		      ((const struct mxq_power_class_pool *)b)->name);
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void set_class_pool(struct parse_ctx *p, unsigned line, const char *cls, const char *value)
+{
+	struct mxq_power_config *c = &p->cfg;
+	size_t len = strlen(cls);
+	uint32_t count;
+	int r;
+
+	if (len == 0 || len >= MXQ_POWER_CLASS_NAME_MAX) {
+		parse_error(&p->err, line, "node class name after '%s' must be 1 to %d characters",
+			    CLASS_POOL_PREFIX, MXQ_POWER_CLASS_NAME_MAX - 1);
+		return;
+	}
+	for (const char *q = cls; *q; q++) {
+		if (!is_name_char(*q)) {
+			parse_error(&p->err, line, "invalid character '%c' in node class '%s'", *q, cls);
+			return;
+		}
+	}
+	r = parse_uint(value, &count);
+	if (r < 0) {
+		parse_error(&p->err, line, "warm_pool.%s: '%s' is not a node count%s", cls, value,
+			    r == -ERANGE ? " (too large)" : "");
+		return;
+	}
+	for (size_t i = 0; i < c->n_class_pools; i++) {
+		if (strcmp(c->class_pools[i].name, cls) == 0) {
+			parse_error(&p->err, line, "'warm_pool.%s' already set on line %u", cls,
+				    p->class_seen[i]);
+			return;
+		}
+	}
+	if (c->n_class_pools >= MXQ_POWER_CLASS_POOLS_MAX) {
+		parse_error(&p->err, line, "more than %d warm_pool.CLASS entries",
+			    MXQ_POWER_CLASS_POOLS_MAX);
+		return;
+	}
+	struct mxq_power_class_pool *np = realloc(c->class_pools,
+						  (c->n_class_pools + 1) * sizeof(*np));
+	if (!np) {
+		p->nomem = true;
+		return;
+	}
+	c->class_pools = np;
+	memset(&np[c->n_class_pools], 0, sizeof(*np));
+	memcpy(np[c->n_class_pools].name, cls, len + 1);
+	np[c->n_class_pools].count = count;
+	p->class_seen[c->n_class_pools] = line;
+	c->n_class_pools++;
+}
+
+static void add_hosts(struct parse_ctx *p, unsigned line, char *value)
+{
+	struct mxq_power_config *c = &p->cfg;
+	char *save = NULL;
+
+	for (char *w = strtok_r(value, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		bool ok = true;
+		for (const char *q = w; *q; q++)
+			ok = ok && is_name_char(*q);
+		if (!ok) {
+			parse_error(&p->err, line, "exclude: '%s' is not a host name", w);
+			continue;
+		}
+		if (c->n_exclude >= MXQ_POWER_EXCLUDE_MAX) {
+			parse_error(&p->err, line, "exclude: more than %d hosts", MXQ_POWER_EXCLUDE_MAX);
+			return;
+		}
+		char **nl = realloc(c->exclude, (c->n_exclude + 1) * sizeof(*nl));
+		if (!nl) {
+			p->nomem = true;
+			return;
+		}
+		c->exclude = nl;
+		if (!(nl[c->n_exclude] = strdup(w))) {
+			p->nomem = true;
+			return;
+		}
+		c->n_exclude++;
+	}
+}
+
+static void set_knob(struct parse_ctx *p, unsigned line, size_t k, char *value)
+{
+	const struct knob *kn = &knobs[k];
+	void *field = (char *)&p->cfg + kn->offset;
+	int r = 0;
+
+	if (kn->type != KNOB_HOSTS) {
+		if (p->seen[k]) {
+			parse_error(&p->err, line, "'%s' already set on line %u", kn->key, p->seen[k]);
+			return;
+		}
+		if (!*value) {
+			parse_error(&p->err, line, "'%s' needs a value", kn->key);
+			return;
+		}
+	}
+	p->seen[k] = line;
+
+	switch (kn->type) {
+	case KNOB_IDLE:
+		if (strcasecmp(value, "auto") == 0) {
+			*(int64_t *)field = MXQ_POWER_IDLE_AUTO;
+			return;
+		}
+		if (strcasecmp(value, "never") == 0) {
+			*(int64_t *)field = MXQ_POWER_IDLE_NEVER;
+			return;
+		}
+		/* fall through */
+	case KNOB_DURATION:
+		r = parse_duration(value, (int64_t *)field);
+		if (r < 0)
+			parse_error(&p->err, line, "%s: '%s' is not a duration (NUMBER with s, m, h "
+				    "or d, bare = seconds%s)%s", kn->key, value,
+				    kn->type == KNOB_IDLE ? ", or auto, never" : "",
+				    r == -ERANGE ? ": too long" : "");
+		return;
+	case KNOB_UINT:
+		r = parse_uint(value, (uint32_t *)field);
+		if (r < 0)
+			parse_error(&p->err, line, "%s: '%s' is not a whole number%s", kn->key, value,
+				    r == -ERANGE ? " in range" : "");
+		return;
+	case KNOB_DOUBLE:
+		r = parse_double(value, (double *)field);
+		if (r < 0)
+			parse_error(&p->err, line, "%s: '%s' is not a number >= 0%s", kn->key, value,
+				    r == -ERANGE ? " (too large)" : "");
+		return;
+	case KNOB_BOOL:
+		if (parse_bool(value, (bool *)field) < 0)
+			parse_error(&p->err, line, "%s: '%s' is not yes or no", kn->key, value);
+		return;
+	case KNOB_HOSTS:
+		add_hosts(p, line, value);
+		return;
+	}
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+static void parse_line(struct parse_ctx *p, unsigned line, char *text)
+{
+	char *hash = strchr(text, '#');
+	if (hash)
+		*hash = '\0';
+	text = trim(text);
+	if (!*text)
+		return;
+
+	char *eq = strchr(text, '=');
+	if (!eq) {
+		parse_error(&p->err, line, "expected 'key = value', found '%s'", text);
+		return;
+	}
+	*eq = '\0';
+	char *key = trim(text);
+	char *value = trim(eq + 1);
+
+	if (!*key) {
+		parse_error(&p->err, line, "missing key before '='");
+		return;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(knobs); k++) {
+		if (strcmp(key, knobs[k].key) == 0) {
+			set_knob(p, line, k, value);
+			return;
+		}
+	}
+	if (strncmp(key, CLASS_POOL_PREFIX, strlen(CLASS_POOL_PREFIX)) == 0) {
+		set_class_pool(p, line, key + strlen(CLASS_POOL_PREFIX), value);
+		return;
+	}
+
+	const char *dot = strchr(key, '.');
+	if (dot) {
+		/* a misspelt "warm_pool.CLASS" */
+		char prefix[64];
+		size_t n = (size_t)(dot - key);
+		if (n < sizeof(prefix)) {
+			memcpy(prefix, key, n);
+			prefix[n] = '\0';
+			if (edit_distance(prefix, "warm_pool") <= 3) {
+				parse_error(&p->err, line, "unknown key '%s' (did you mean 'warm_pool%s'?)",
+					    key, dot);
+				return;
+			}
+		}
+	}
+	const char *hint = closest_key(key);
+	if (hint)
+		parse_error(&p->err, line, "unknown key '%s' (did you mean '%s'?)", key, hint);
+	else
+		parse_error(&p->err, line, "unknown key '%s'", key);
+}
+
+static unsigned seen_line(const struct parse_ctx *p, const char *key)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(knobs); k++)
+		if (strcmp(knobs[k].key, key) == 0)
+			return p->seen[k];
+	return 0;
+}
+
+/* Rules that involve more than one key. */
+static void check_consistency(struct parse_ctx *p)
+{
+	struct mxq_power_config *c = &p->cfg;
+	static const char *const positive[] = { "boot_deadline", "shutdown_deadline",
+						"drain_timeout" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(positive); i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(knobs); k++) {
+			if (strcmp(knobs[k].key, positive[i]) != 0)
+				continue;
+			if (*(int64_t *)((char *)c + knobs[k].offset) <= 0)
+				parse_error(&p->err, p->seen[k], "%s must be longer than 0s",
+					    knobs[k].key);
+		}
+	}
+	if (c->idle_time_s == MXQ_POWER_IDLE_AUTO && !(c->idle_watts > 0.0))
+		parse_error(&p->err, seen_line(p, "idle_time"),
+			    "idle_time = auto needs idle_watts greater than 0");
+	if (c->boot_deadline_s > 0 && c->boot_deadline_s < c->boot_time_s) {
+		char a[32], b[32];
+		unsigned l = seen_line(p, "boot_deadline");
+		format_duration(c->boot_deadline_s, a, sizeof(a));
+		format_duration(c->boot_time_s, b, sizeof(b));
+		parse_error(&p->err, l ? l : seen_line(p, "boot_time"),
+			    "boot_deadline (%s) is shorter than boot_time (%s): every boot would fail",
+			    a, b);
+	}
+}
+
+int mxq_power_config_parse(struct mxq_power_config *cfg, const char *text,
+			   const char *filename, char *errbuf, size_t errlen)
+{
+	struct parse_ctx *p;
+	char *copy, *line;
+	unsigned lineno = 0;
+	int r = 0;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!cfg || !text)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	copy = strdup(text);
+	if (!p || !copy) {
+		free(p);
+		free(copy);
+		return -ENOMEM;
+	}
+	mxq_power_config_defaults(&p->cfg);
+	p->err = (struct errlist) { .buf = errbuf, .len = errlen,
+				    .filename = filename ? filename : "power.conf" };
+
+	/* by hand, not strtok: empty lines must still count */
+	line = copy;
+	while (line) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		parse_line(p, lineno, line);
+		line = next;
+	}
+	if (!p->nomem)
+		check_consistency(p);
+
+	if (p->nomem) {
+		r = -ENOMEM;
+	} else if (p->err.count) {
+		r = -EINVAL;
+	} else {
+		struct mxq_power_config *c = &p->cfg;
+		qsort(c->class_pools, c->n_class_pools, sizeof(*c->class_pools), cmp_class_pool);
+		qsort(c->exclude, c->n_exclude, sizeof(*c->exclude), cmp_str_ptr);
+		size_t out = 0;
+		for (size_t i = 0; i < c->n_exclude; i++) {
+			if (out && strcmp(c->exclude[out - 1], c->exclude[i]) == 0)
+				free(c->exclude[i]);
+			else
+				c->exclude[out++] = c->exclude[i];
+		}
+		c->n_exclude = out;
+		mxq_power_config_done(cfg);
+		*cfg = *c;
+		mxq_power_config_defaults(c);   /* ownership moved */
+	}
+	mxq_power_config_done(&p->cfg);
+	free(p);
+	free(copy);
+	return r;
+}
+
+/* --- dump and hash ------------------------------------------------------ */
+
+struct strbuf {
+	char *s;
+	size_t len;
+	size_t cap;
+	bool nomem;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->nomem)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->nomem = true;
+			return;
+		}
+		if (b->s && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+		char *ns = realloc(b->s, cap);
+		if (!ns) {
+			b->nomem = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+}
+
+char *mxq_power_config_dump(const struct mxq_power_config *cfg)
+{
+	struct strbuf b = { 0 };
+	char v[64];
+
+	for (size_t k = 0; k < ARRAY_SIZE(knobs); k++) {
+		const struct knob *kn = &knobs[k];
+		const void *field = (const char *)cfg + kn->offset;
+
+		switch (kn->type) {
+		case KNOB_IDLE:
+			if (*(const int64_t *)field == MXQ_POWER_IDLE_AUTO) {
+				sb_printf(&b, "%s = auto\n", kn->key);
+				break;
+			}
+			if (*(const int64_t *)field == MXQ_POWER_IDLE_NEVER) {
+				sb_printf(&b, "%s = never\n", kn->key);
+				break;
+			}
+			/* fall through */
+		case KNOB_DURATION:
+			format_duration_exact(*(const int64_t *)field, v, sizeof(v));
+			sb_printf(&b, "%s = %s\n", kn->key, v);
+			break;
+		case KNOB_UINT:
+			sb_printf(&b, "%s = %" PRIu32 "\n", kn->key, *(const uint32_t *)field);
+			break;
+		case KNOB_DOUBLE:
+			format_double(*(const double *)field, v, sizeof(v));
+			sb_printf(&b, "%s = %s\n", kn->key, v);
+			break;
+		case KNOB_BOOL:
+			sb_printf(&b, "%s = %s\n", kn->key, *(const bool *)field ? "yes" : "no");
+			break;
+		case KNOB_HOSTS:
+			sb_printf(&b, "%s =", kn->key);
+			for (size_t i = 0; i < cfg->n_exclude; i++)
+				sb_printf(&b, " %s", cfg->exclude[i]);
+			sb_printf(&b, "\n");
+			break;
+		}
+		if (strcmp(kn->key, "warm_pool") == 0)
+			for (size_t i = 0; i < cfg->n_class_pools; i++)
+				sb_printf(&b, CLASS_POOL_PREFIX "%s = %" PRIu32 "\n",
+					  cfg->class_pools[i].name, cfg->class_pools[i].count);
+	}
+	if (b.nomem) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+uint64_t mxq_power_config_hash(const struct mxq_power_config *cfg)
+{
+	char *text = mxq_power_config_dump(cfg);
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	if (!text)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		h ^= *p;
+		h *= UINT64_C(1099511628211);
+	}
+	free(text);
+	return h ? h : 1;
+}
+
+static bool config_excludes(const struct mxq_power_config *cfg, const char *hostname)
+{
+	char shortname[256];
+	const char *dot;
+
+	if (!cfg->n_exclude)
+		return false;
+	if (bsearch(&hostname, cfg->exclude, cfg->n_exclude, sizeof(char *), cmp_str_ptr))
+		return true;
+	dot = strchr(hostname, '.');
+	if (!dot || (size_t)(dot - hostname) >= sizeof(shortname))
+		return false;
+	memcpy(shortname, hostname, (size_t)(dot - hostname));
+	shortname[dot - hostname] = '\0';
+	const char *key = shortname;
+	return bsearch(&key, cfg->exclude, cfg->n_exclude, sizeof(char *), cmp_str_ptr) != NULL;
+}
+
+static uint32_t class_pool_count(const struct mxq_power_config *cfg, const char *cls, size_t *ret_idx)
+{
+	if (!cls || !*cls)
+		return 0;
+	for (size_t i = 0; i < cfg->n_class_pools; i++) {
+		if (strcmp(cfg->class_pools[i].name, cls) == 0) {
+			*ret_idx = i;
+			return cfg->class_pools[i].count;
+		}
+	}
+	return 0;
+}
+
+/* ======================================================================
+ * Deciding
+ */
+
+#define NO_DEMAND SIZE_MAX
+#define NIL SIZE_MAX
+
+/* Room on a node, in the units a job asks for. */
+struct room {
+	uint64_t slots;
+	uint64_t memory_mib;
+	uint64_t gpus;
+	uint64_t tmpdir_mib;
+};
+
+/* Working record of one node during a tick. */
+struct work_node {
+	const struct mxq_power_node *n;
+	size_t index;
+	enum mxq_power_node_state eff;  /* state after this plan's actions */
+	bool acted;
+	bool managed;                   /* not excluded */
+	bool capacity;                  /* may take demand this tick */
+	bool tmpdir_known;
+	struct room free;               /* free now */
+	struct room soon;               /* freed by jobs ending before a boot finishes */
+	uint64_t placed;                /* jobs of pending demand placed here */
+	size_t placed_demand;           /* first demand placed here */
+	size_t stamp;                   /* demand last looked at here */
+	bool qualified;                 /* server_is_qualified() for that demand */
+	uint64_t placed_this;           /* jobs of that demand placed here */
+	const char *note;               /* explanation, when set */
+	size_t next;                    /* list link */
+};
+
+/* Singly linked list of work nodes, kept in efficiency order. */
+struct node_list {
+	size_t head;
+	size_t tail;
+};
+
+struct decide_ctx {
+	const struct mxq_power_snapshot *snap;
+	const struct mxq_power_config *cfg;
+	int64_t now;
+	struct mxq_power_state st;      /* copy, written back on success */
+	struct work_node *w;
+	struct mxq_power_plan plan;
+	size_t actions_cap;
+	bool nomem;
+
+	int64_t idle_time_s;
+	bool breaker_open;
+	uint32_t booting;               /* POWERING_ON after this plan's actions */
+	uint32_t powered;               /* ON + POWERING_ON + DRAINING, same */
+	uint64_t unplaced;              /* pending jobs no node takes */
+
+	struct node_list open;          /* capacity with free room */
+	struct node_list soon;          /* capacity with room freeing soon */
+	struct node_list reclaim;       /* DRAINING nodes that may be taken back */
+	struct node_list wakeable;      /* OFF nodes that may be woken */
+	struct room wake_max;           /* largest room of any wakeable node */
+	bool wake_max_tmpdir_known;
+};
+
+static void list_append(struct decide_ctx *c, struct node_list *l, size_t i)
+{
+	c->w[i].next = NIL;
+	if (l->tail == NIL)
+		l->head = i;
+	else
+		c->w[l->tail].next = i;
+	l->tail = i;
+}
+
+static void list_prepend(struct decide_ctx *c, struct node_list *l, size_t i)
+{
+	c->w[i].next = l->head;
+	l->head = i;
+	if (l->tail == NIL)
+		l->tail = i;
+}
+
+/* Remove I, whose predecessor is PREV (NIL for the head). */
+static void list_remove(struct decide_ctx *c, struct node_list *l, size_t prev, size_t i)
+{
+	size_t next = c->w[i].next;
+
+	if (prev == NIL)
+		l->head = next;
+	else
+		c->w[prev].next = next;
+	if (l->tail == i)
+		l->tail = prev;
+	c->w[i].next = NIL;
+}
+
+static const char *plan_str(struct decide_ctx *c, const char *s)
+{
+	const char *p = arena_strdup(c->plan.arena, s);
+	if (!p)
+		c->nomem = true;
+	return p;
+}
+
+__attribute__((format(printf, 2, 3)))
+static const char *plan_printf(struct decide_ctx *c, const char *fmt, ...)
+{
+	char small[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	return plan_str(c, small);
+}
+
+static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kind kind,
+		       enum mxq_power_node_state to, const char *reason)
+{
+	struct work_node *wn = &c->w[i];
+
+	if (c->plan.n_actions == c->actions_cap) {
+		size_t cap = c->actions_cap ? c->actions_cap * 2 : 16;
+		struct mxq_power_action *na = realloc(c->plan.actions, cap * sizeof(*na));
+		if (!na) {
+			c->nomem = true;
+			return;
+		}
+		c->plan.actions = na;
+		c->actions_cap = cap;
+	}
+	c->plan.actions[c->plan.n_actions++] = (struct mxq_power_action) {
+		.hostname = plan_str(c, wn->n->hostname),
+		.node_index = i,
+		.kind = kind,
+		.from = wn->eff,
+		.to = to,
+		.reason = reason,
+	};
+	if (mxq_power_state_counts_as_powered(wn->eff) && c->powered)
+		c->powered--;
+	if (wn->eff == MXQ_POWER_POWERING_ON && c->booting)
+		c->booting--;
+	if (mxq_power_state_counts_as_powered(to))
+		c->powered++;
+	if (to == MXQ_POWER_POWERING_ON)
+		c->booting++;
+	wn->eff = to;
+	wn->acted = true;
+	wn->note = reason;
+}
+
+static void dur(int64_t secs, char *buf, size_t len)
+{
+	format_duration(secs, buf, len);
+}
+
+/* --- demand description ------------------------------------------------ */
+
+static const char *demand_label(struct decide_ctx *c, size_t d, char *buf, size_t len)
+{
+	const struct mxq_power_demand *dm = &c->snap->demand[d];
+
+	if (dm->label && *dm->label)
+		return dm->label;
+	snprintf(buf, len, "signature #%zu", d);
+	return buf;
+}
+
+/* "needs 4 threads, 8192 MiB, 1 GPU, prerequisites 'a100'" */
+static void describe_needs(const struct mxq_group_reqs *q, char *buf, size_t len)
+{
+	size_t pos = 0;
+	int n;
+
+#define APPEND(...) do { \
+		n = snprintf(buf + pos, len - pos, __VA_ARGS__); \
+		if (n < 0 || (size_t)n >= len - pos) return; \
+		pos += (size_t)n; \
+	} while (0)
+
+	buf[0] = '\0';
+	APPEND("needs %" PRIu32 " thread%s, %" PRIu64 " MiB", q->threads ? q->threads : 1,
+	       q->threads > 1 ? "s" : "", q->memory_mib);
+	if (q->gpus)
+		APPEND(", %" PRIu32 " GPU%s", q->gpus, q->gpus > 1 ? "s" : "");
+	if (q->tmpdir_mib)
+		APPEND(", %" PRIu64 " MiB tmpdir", q->tmpdir_mib);
+	if (q->prerequisites_invalid)
+		APPEND(", invalid prerequisites");
+	else if (q->prerequisites)
+		APPEND(", prerequisites '%s'", mxq_expr_text(q->prerequisites));
+	if (q->whitelist && !keywordset_is_empty(q->whitelist))
+		APPEND(", whitelist of %zu host%s", keywordset_count(q->whitelist),
+		       keywordset_count(q->whitelist) > 1 ? "s" : "");
+#undef APPEND
+}
+
+/* --- room accounting ------------------------------------------------------ */
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* How many jobs of Q fit into R. */
+static uint64_t jobs_fitting(const struct room *r, const struct mxq_group_reqs *q, bool tmpdir_known)
+{
+	uint64_t n = r->slots / (q->threads ? q->threads : 1);
+
+	if (q->memory_mib)
+		n = min_u64(n, r->memory_mib / q->memory_mib);
+	if (q->gpus)
+		n = min_u64(n, r->gpus / q->gpus);
+	if (q->tmpdir_mib && tmpdir_known)
+		n = min_u64(n, r->tmpdir_mib / q->tmpdir_mib);
+	return n;
+}
+
+static void room_take(struct room *r, const struct mxq_group_reqs *q, uint64_t jobs)
+{
+	uint64_t t = q->threads ? q->threads : 1;
+	r->slots -= min_u64(r->slots, t * jobs);
+	r->memory_mib -= min_u64(r->memory_mib, q->memory_mib * jobs);
+	r->gpus -= min_u64(r->gpus, (uint64_t)q->gpus * jobs);
+	r->tmpdir_mib -= min_u64(r->tmpdir_mib, q->tmpdir_mib * jobs);
+}
+
+static struct room room_sum(const struct room *a, const struct room *b)
+{
+	return (struct room) {
+		.slots = a->slots + b->slots,
+		.memory_mib = a->memory_mib + b->memory_mib,
+		.gpus = a->gpus + b->gpus,
+		.tmpdir_mib = a->tmpdir_mib + b->tmpdir_mib,
+	};
+}
+
+/* Take from FREE first, the rest from SOON. */
+static void room_take_split(struct room *fr, struct room *so, const struct mxq_group_reqs *q,
+			    uint64_t jobs)
+{
+	struct room need = { 0 };
+	uint64_t t = q->threads ? q->threads : 1;
+
+	need.slots = t * jobs;
+	need.memory_mib = q->memory_mib * jobs;
+	need.gpus = (uint64_t)q->gpus * jobs;
+	need.tmpdir_mib = q->tmpdir_mib * jobs;
+#define SPLIT(f) do { \
+		uint64_t a = min_u64(fr->f, need.f); \
+		fr->f -= a; \
+		so->f -= min_u64(so->f, need.f - a); \
+	} while (0)
+	SPLIT(slots);
+	SPLIT(memory_mib);
+	SPLIT(gpus);
+	SPLIT(tmpdir_mib);
+#undef SPLIT
+}
+
+static struct room caps_room(const struct mxq_server_caps *caps)
+{
+	return (struct room) {
+		.slots = caps->slots,
+		.memory_mib = caps->memory_mib,
+		.gpus = caps->gpus,
+		.tmpdir_mib = caps->tmpdir_total_mib,
+	};
+}
+
+static bool room_empty(const struct room *r)
+{
+	return r->slots == 0;
+}
+
+/* Qualification of node I for demand D, asked once per pair. */
+static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
+{
+	struct work_node *wn = &c->w[i];
+
+	if (wn->stamp != d) {
+		wn->stamp = d;
+		wn->placed_this = 0;
+		wn->qualified = server_is_qualified(wn->n->caps, c->snap->demand[d].reqs, NULL);
+	}
+	return wn->qualified;
+}
+
+/* Jobs of D node I may still take under max_per_node. */
+static uint64_t per_node_left(struct decide_ctx *c, size_t i, size_t d)
+{
+	uint32_t max = c->snap->demand[d].max_per_node;
+	struct work_node *wn = &c->w[i];
+
+	if (!max)
+		return UINT64_MAX;
+	return wn->placed_this >= max ? 0 : max - wn->placed_this;
+}
+
+static void note_placed(struct decide_ctx *c, size_t i, size_t d, uint64_t jobs)
+{
+	struct work_node *wn = &c->w[i];
+
+	wn->placed += jobs;
+	wn->placed_this += jobs;
+	if (wn->placed_demand == NO_DEMAND)
+		wn->placed_demand = d;
+}
+
+/*
+ * Place up to *remaining jobs of D on the nodes of L. With USE_SOON the room
+ * freeing soon counts as well. Nodes left without room leave the list.
+ * Returns the number of jobs placed.
+ */
+static uint64_t place_on_list(struct decide_ctx *c, struct node_list *l, size_t d,
+			      uint64_t *remaining, bool use_soon)
+{
+	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
+	uint64_t placed = 0;
+	size_t prev = NIL;
+
+	for (size_t i = l->head; i != NIL && *remaining > 0;) {
+		struct work_node *wn = &c->w[i];
+		size_t next = wn->next;
+		struct room avail = use_soon ? room_sum(&wn->free, &wn->soon) : wn->free;
+
+		if (room_empty(&avail)) {
+			list_remove(c, l, prev, i);
+			i = next;
+			continue;
+		}
+		uint64_t fit = jobs_fitting(&avail, q, wn->tmpdir_known);
+		if (fit > 0 && qualified_for(c, i, d)) {
+			fit = min_u64(fit, per_node_left(c, i, d));
+			fit = min_u64(fit, *remaining);
+			if (fit > 0) {
+				if (use_soon)
+					room_take_split(&wn->free, &wn->soon, q, fit);
+				else
+					room_take(&wn->free, q, fit);
+				note_placed(c, i, d, fit);
+				*remaining -= fit;
+				placed += fit;
+			}
+		}
+		avail = use_soon ? room_sum(&wn->free, &wn->soon) : wn->free;
+		if (room_empty(&avail)) {
+			list_remove(c, l, prev, i);
+		} else {
+			prev = i;
+		}
+		i = next;
+	}
+	return placed;
+}
+
+/* --- step 1: buckets and breaker ------------------------------------------ */
+
+static double bucket_size(double rate)
+{
+	return rate > 1.0 ? rate : 1.0;
+}
+
+static void refill_buckets(struct decide_ctx *c)
+{
+	struct mxq_power_state *st = &c->st;
+	const struct mxq_power_config *cfg = c->cfg;
+
+	if (!st->initialized) {
+		st->initialized = true;
+		st->suspend_tokens = bucket_size(cfg->suspend_rate);
+		st->resume_tokens = bucket_size(cfg->resume_rate);
+		st->tokens_at = c->now;
+		return;
+	}
+	if (c->now > st->tokens_at) {
+		double minutes = (double)(c->now - st->tokens_at) / 60.0;
+		st->suspend_tokens += cfg->suspend_rate * minutes;
+		st->resume_tokens += cfg->resume_rate * minutes;
+	}
+	/* a clock stepping back refills nothing, it only moves the mark */
+	st->tokens_at = c->now;
+	if (st->suspend_tokens > bucket_size(cfg->suspend_rate))
+		st->suspend_tokens = bucket_size(cfg->suspend_rate);
+	if (st->resume_tokens > bucket_size(cfg->resume_rate))
+		st->resume_tokens = bucket_size(cfg->resume_rate);
+	if (st->suspend_tokens < 0)
+		st->suspend_tokens = 0;
+	if (st->resume_tokens < 0)
+		st->resume_tokens = 0;
+}
+
+static void settle_breaker_before(struct decide_ctx *c)
+{
+	struct mxq_power_state *st = &c->st;
+
+	/* a boot that completed after the last failure ends the streak */
+	for (size_t i = 0; i < c->snap->n_nodes && st->boot_failures; i++)
+		if (c->snap->nodes[i].last_boot_ok_at > st->last_boot_failure_at)
+			st->boot_failures = 0;
+}
+
+static void record_boot_result(struct decide_ctx *c, bool ok)
+{
+	struct mxq_power_state *st = &c->st;
+
+	if (ok) {
+		st->boot_failures = 0;
+		return;
+	}
+	st->boot_failures++;
+	st->last_boot_failure_at = c->now;
+	if (c->cfg->breaker_failures && st->boot_failures >= c->cfg->breaker_failures)
+		st->breaker_open_until = c->now + c->cfg->breaker_cooldown_s;
+}
+
+/* --- step 2: per-node transitions ------------------------------------------ */
+
+static void step_transitions(struct decide_ctx *c)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	char a[32], b[64];
+
+	/* successes first so that a failure in the same tick still counts */
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		struct work_node *wn = &c->w[i];
+		const struct mxq_power_node *n = wn->n;
+		if (wn->managed && n->state == MXQ_POWER_POWERING_ON && n->seen_up) {
+			add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
+				   plan_str(c, "mxqd registered: boot completed"));
+			record_boot_result(c, true);
+		}
+	}
+
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		struct work_node *wn = &c->w[i];
+		const struct mxq_power_node *n = wn->n;
+		int64_t in_state = c->now - n->state_since;
+
+		if (!wn->managed || wn->acted)
+			continue;
+		switch (n->state) {
+		case MXQ_POWER_POWERING_ON:
+			if (in_state >= cfg->boot_deadline_s) {
+				dur(cfg->boot_deadline_s, a, sizeof(a));
+				add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
+					   plan_printf(c, "did not come back within %s boot deadline", a));
+				record_boot_result(c, false);
+			}
+			break;
+		case MXQ_POWER_POWERING_OFF:
+			if (n->seen_down) {
+				add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+					   plan_str(c, "power-off confirmed"));
+			} else if (in_state >= cfg->shutdown_deadline_s) {
+				dur(cfg->shutdown_deadline_s, a, sizeof(a));
+				add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
+					   plan_printf(c, "did not power off within %s shutdown deadline",
+						       a));
+			}
+			break;
+		case MXQ_POWER_DRAINING:
+			if (n->jobs_running > 0 && !n->admin_off) {
+				add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
+					   plan_printf(c, "drain cancelled: node got work (%" PRIu32
+						       " job%s running)", n->jobs_running,
+						       n->jobs_running > 1 ? "s" : ""));
+			} else if (n->drain_acked && n->jobs_running == 0) {
+				add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
+					   plan_str(c, n->admin_off ?
+						    "drain acknowledged: powering off (admin off)" :
+						    "drain acknowledged: powering off"));
+			}
+			/* unacknowledged drains wait: they may be taken back for demand */
+			break;
+		case MXQ_POWER_OFF:
+			if (n->seen_up)
+				add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
+					   plan_str(c, "mxqd registered although recorded OFF "
+						    "(powered on outside the power manager)"));
+			break;
+		case MXQ_POWER_UNKNOWN:
+			if (n->seen_up)
+				add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
+					   plan_str(c, "state was unknown; mxqd registered"));
+			else if (n->seen_down)
+				add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+					   plan_str(c, "state was unknown; transport reports power off"));
+			break;
+		case MXQ_POWER_ON:
+			if (n->admin_off) {
+				if (n->jobs_running)
+					snprintf(b, sizeof(b), " (%" PRIu32 " jobs still running)",
+						 n->jobs_running);
+				else
+					b[0] = '\0';
+				add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
+					   plan_printf(c, "admin power off: draining%s", b));
+			}
+			break;
+		case MXQ_POWER_FAILED:
+		case _MXQ_POWER_STATE_MAX:
+			break;
+		}
+	}
+}
+
+/* --- step 3: demand --------------------------------------------------------- */
+
+struct sort_key {
+	int32_t rank;
+	const char *hostname;
+	size_t index;
+};
+
+static int cmp_sort_key(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->hostname, y->hostname);
+}
+
+static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t len)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	const struct mxq_power_node *n = c->w[i].n;
+	char a[32], b[32];
+
+	if (n->admin_off) {
+		snprintf(buf, len, "admin off: never woken automatically");
+		return true;
+	}
+	if (!n->caps) {
+		snprintf(buf, len, "never registered: capabilities unknown, not woken for demand");
+		return true;
+	}
+	if (c->now - n->state_since < cfg->min_off_time_s) {
+		dur(cfg->min_off_time_s - (c->now - n->state_since), a, sizeof(a));
+		dur(cfg->min_off_time_s, b, sizeof(b));
+		snprintf(buf, len, "min off-time: %s left of %s", a, b);
+		return true;
+	}
+	if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
+		snprintf(buf, len, "%" PRIu32 " of %" PRIu32 " boots used today",
+			 n->cycles_today, cfg->max_cycles_per_day);
+		return true;
+	}
+	return false;
+}
+
+static void build_lists(struct decide_ctx *c, const struct sort_key *order)
+{
+	size_t n_nodes = c->snap->n_nodes;
+	int64_t horizon = c->now + c->cfg->boot_time_s;
+	struct node_list busy = { NIL, NIL }, booting = { NIL, NIL }, idle = { NIL, NIL };
+	char buf[256];
+
+	for (size_t k = 0; k < n_nodes; k++) {
+		size_t i = order[k].index;
+		struct work_node *wn = &c->w[i];
+		const struct mxq_power_node *n = wn->n;
+
+		if (mxq_power_state_counts_as_capacity(wn->eff) && n->caps) {
+			wn->capacity = true;
+			wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;
+			wn->free = caps_room(n->caps);
+			if (wn->eff == MXQ_POWER_ON) {
+				struct room used = {
+					.slots = n->used_slots, .memory_mib = n->used_memory_mib,
+					.gpus = n->used_gpus, .tmpdir_mib = n->used_tmpdir_mib,
+				};
+				wn->free.slots -= min_u64(wn->free.slots, used.slots);
+				wn->free.memory_mib -= min_u64(wn->free.memory_mib, used.memory_mib);
+				wn->free.gpus -= min_u64(wn->free.gpus, used.gpus);
+				wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, used.tmpdir_mib);
+				for (size_t j = 0; j < n->n_running; j++) {
+					const struct mxq_power_running_job *rj = &n->running[j];
+					if (rj->expected_end > horizon)
+						continue;
+					wn->soon.slots += rj->slots;
+					wn->soon.memory_mib += rj->memory_mib;
+					wn->soon.gpus += rj->gpus;
+					wn->soon.tmpdir_mib += rj->tmpdir_mib;
+				}
+			}
+			if (!room_empty(&wn->free)) {
+				if (wn->eff == MXQ_POWER_POWERING_ON)
+					list_append(c, &booting, i);
+				else if (n->jobs_running > 0)
+					list_append(c, &busy, i);
+				else
+					list_append(c, &idle, i);
+			}
+			continue;
+		}
+		if (!wn->managed || wn->acted)
+			continue;
+		if (wn->eff == MXQ_POWER_DRAINING && !n->admin_off && n->caps) {
+			list_append(c, &c->reclaim, i);
+		} else if (mxq_power_state_can_resume(wn->eff)) {
+			if (off_wake_blocker(c, i, buf, sizeof(buf))) {
+				wn->note = plan_printf(c, "off: %s", buf);
+				continue;
+			}
+			list_append(c, &c->wakeable, i);
+			struct room r = caps_room(n->caps);
+			c->wake_max.slots = r.slots > c->wake_max.slots ? r.slots : c->wake_max.slots;
+			c->wake_max.memory_mib = r.memory_mib > c->wake_max.memory_mib ?
+						 r.memory_mib : c->wake_max.memory_mib;
+			c->wake_max.gpus = r.gpus > c->wake_max.gpus ? r.gpus : c->wake_max.gpus;
+			if (!r.tmpdir_mib)
+				c->wake_max_tmpdir_known = false;
+			c->wake_max.tmpdir_mib = r.tmpdir_mib > c->wake_max.tmpdir_mib ?
+						 r.tmpdir_mib : c->wake_max.tmpdir_mib;
+		}
+	}
+	/* busy nodes stay on anyway: fill them first, then the booting ones
+	 * (woken for this demand), then idle ones, most efficient first */
+	c->open = busy;
+	for (size_t i = booting.head; i != NIL;) {
+		size_t next = c->w[i].next;
+		list_append(c, &c->open, i);
+		i = next;
+	}
+	for (size_t i = idle.head; i != NIL;) {
+		size_t next = c->w[i].next;
+		list_append(c, &c->open, i);
+		i = next;
+	}
+}
+
+/*
+ * The soon list needs its own links because a node can be on the open list
+ * too; it is small (busy nodes with jobs ending soon), so an index array
+ * serves.
+ */
+struct index_vec {
+	size_t *v;
+	size_t n;
+};
+
+static uint64_t place_on_soon(struct decide_ctx *c, struct index_vec *soon, size_t d,
+			      uint64_t *remaining)
+{
+	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
+	uint64_t placed = 0;
+	size_t out = 0;
+
+	for (size_t k = 0; k < soon->n; k++) {
+		size_t i = soon->v[k];
+		struct work_node *wn = &c->w[i];
+		if (*remaining > 0) {
+			struct room avail = room_sum(&wn->free, &wn->soon);
+			uint64_t fit = jobs_fitting(&avail, q, wn->tmpdir_known);
+			if (fit > 0 && qualified_for(c, i, d)) {
+				fit = min_u64(min_u64(fit, per_node_left(c, i, d)), *remaining);
+				if (fit > 0) {
+					room_take_split(&wn->free, &wn->soon, q, fit);
+					note_placed(c, i, d, fit);
+					*remaining -= fit;
+					placed += fit;
+				}
+			}
+		}
+		if (!room_empty(&wn->soon))
+			soon->v[out++] = i;
+	}
+	soon->n = out;
+	return placed;
+}
+
+enum wake_limit {
+	WAKE_LIMIT_NONE,
+	WAKE_LIMIT_BREAKER,
+	WAKE_LIMIT_RESUME_RATE,
+	WAKE_LIMIT_MAX_BOOTING,
+	WAKE_LIMIT_MAX_POWERED_ON,
+};
+
+/* How many more wakes the limits allow, and which limit binds first. */
+static uint64_t wake_budget(struct decide_ctx *c, enum wake_limit *ret_why)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	uint64_t budget = UINT64_MAX;
+
+	*ret_why = WAKE_LIMIT_NONE;
+	if (c->breaker_open) {
+		*ret_why = WAKE_LIMIT_BREAKER;
+		return 0;
+	}
+	if (cfg->resume_rate > 0) {
+		uint64_t t = (uint64_t)floor(c->st.resume_tokens);
+		if (t < budget) {
+			budget = t;
+			*ret_why = WAKE_LIMIT_RESUME_RATE;
+		}
+	}
+	if (cfg->max_booting) {
+		uint64_t t = c->booting >= cfg->max_booting ? 0 : cfg->max_booting - c->booting;
+		if (t < budget) {
+			budget = t;
+			*ret_why = WAKE_LIMIT_MAX_BOOTING;
+		}
+	}
+	if (cfg->max_powered_on) {
+		uint64_t t = c->powered >= cfg->max_powered_on ? 0 : cfg->max_powered_on - c->powered;
+		if (t < budget) {
+			budget = t;
+			*ret_why = WAKE_LIMIT_MAX_POWERED_ON;
+		}
+	}
+	return budget;
+}
+
+static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, char *buf,
+				   size_t len)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	char a[32];
+
+	if (why == WAKE_LIMIT_BREAKER) {
+		dur(c->st.breaker_open_until - c->now, a, sizeof(a));
+		snprintf(buf, len, "automatic wakes stopped: breaker open after %" PRIu32
+			 " consecutive failed boots (%s of cooldown left)", c->st.boot_failures, a);
+	} else if (why == WAKE_LIMIT_RESUME_RATE) {
+		char r[32];
+		format_double(cfg->resume_rate, r, sizeof(r));
+		snprintf(buf, len, "resume rate limit reached (%s per minute)", r);
+	} else if (why == WAKE_LIMIT_MAX_BOOTING) {
+		snprintf(buf, len, "max_booting reached (%" PRIu32 " of %" PRIu32 " booting)",
+			 c->booting, cfg->max_booting);
+	} else if (why == WAKE_LIMIT_MAX_POWERED_ON) {
+		snprintf(buf, len, "max_powered_on reached (%" PRIu32 " of %" PRIu32 " powered on)",
+			 c->powered, cfg->max_powered_on);
+	} else {
+		snprintf(buf, len, "no wake allowed");
+	}
+	return buf;
+}
+
+static void take_node(struct decide_ctx *c, size_t i, size_t d, uint64_t *remaining)
+{
+	struct work_node *wn = &c->w[i];
+	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
+
+	wn->capacity = true;
+	wn->tmpdir_known = wn->n->caps->tmpdir_total_mib > 0;
+	wn->free = caps_room(wn->n->caps);
+	if (wn->eff == MXQ_POWER_ON || wn->eff == MXQ_POWER_DRAINING) {
+		/* a drained node is idle, but be exact if it is not */
+		wn->free.slots -= min_u64(wn->free.slots, wn->n->used_slots);
+		wn->free.memory_mib -= min_u64(wn->free.memory_mib, wn->n->used_memory_mib);
+		wn->free.gpus -= min_u64(wn->free.gpus, wn->n->used_gpus);
+		wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, wn->n->used_tmpdir_mib);
+	}
+	uint64_t fit = min_u64(jobs_fitting(&wn->free, q, wn->tmpdir_known), per_node_left(c, i, d));
+	fit = min_u64(fit, *remaining);
+	room_take(&wn->free, q, fit);
+	note_placed(c, i, d, fit);
+	*remaining -= fit;
+}
+
+/* Does a job of Q fit on any wakeable node at all (by size only)? */
+static bool fits_some_wakeable(struct decide_ctx *c, const struct mxq_group_reqs *q)
+{
+	return jobs_fitting(&c->wake_max, q, c->wake_max_tmpdir_known) > 0;
+}
+
+static void step_demand(struct decide_ctx *c, const struct sort_key *order)
+{
+	const struct mxq_power_snapshot *snap = c->snap;
+	struct index_vec soon = { NULL, 0 };
+	char label_buf[64], needs[256], blocked[256], a[32];
+
+	build_lists(c, order);
+
+	soon.v = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*soon.v));
+	if (!soon.v) {
+		c->nomem = true;
+		return;
+	}
+	for (size_t k = 0; k < snap->n_nodes; k++) {
+		size_t i = order[k].index;
+		if (c->w[i].capacity && !room_empty(&c->w[i].soon))
+			soon.v[soon.n++] = i;
+	}
+
+	for (size_t d = 0; d < snap->n_demand; d++) {
+		const struct mxq_power_demand *dm = &snap->demand[d];
+		struct mxq_power_demand_outcome *out = &c->plan.outcomes[d];
+		uint64_t remaining = dm->jobs_pending;
+
+		out->on_capacity = place_on_list(c, &c->open, d, &remaining, false);
+		if (remaining && soon.n)
+			out->freeing_soon = place_on_soon(c, &soon, d, &remaining);
+		if (!remaining)
+			continue;
+
+		/* take back draining nodes before waking anything */
+		size_t prev = NIL;
+		for (size_t i = c->reclaim.head; i != NIL && remaining;) {
+			size_t next = c->w[i].next;
+			struct room r = caps_room(c->w[i].n->caps);
+			if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) > 0 && qualified_for(c, i, d)) {
+				uint64_t before = remaining;
+				list_remove(c, &c->reclaim, prev, i);
+				add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON, NULL);
+				take_node(c, i, d, &remaining);
+				out->reclaimed += before - remaining;
+				describe_needs(dm->reqs, needs, sizeof(needs));
+				c->plan.actions[c->plan.n_actions - 1].reason = c->w[i].note =
+					plan_printf(c, "drain cancelled: %" PRIu64 " pending jobs of %s "
+						    "(%s) need it; cheaper than a wake, takes %" PRIu64,
+						    before, demand_label(c, d, label_buf,
+									 sizeof(label_buf)),
+						    needs, before - remaining);
+				if (!room_empty(&c->w[i].free))
+					list_prepend(c, &c->open, i);
+			} else {
+				prev = i;
+			}
+			i = next;
+		}
+		if (!remaining)
+			continue;
+
+		/* wake the most efficient qualified OFF nodes */
+		if (c->wakeable.head != NIL && fits_some_wakeable(c, dm->reqs)) {
+			prev = NIL;
+			for (size_t i = c->wakeable.head; i != NIL && remaining;) {
+				size_t next = c->w[i].next;
+				struct work_node *wn = &c->w[i];
+				struct room r = caps_room(wn->n->caps);
+
+				if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) == 0 ||
+				    !qualified_for(c, i, d) || per_node_left(c, i, d) == 0) {
+					prev = i;
+					i = next;
+					continue;
+				}
+				enum wake_limit why;
+				if (wake_budget(c, &why) == 0) {
+					/* the best candidate says why it stays off; stop here */
+					if (!wn->note) {
+						wake_block_text(c, why, blocked, sizeof(blocked));
+						wn->note = plan_printf(c, "off: would be woken for %" PRIu64
+								       " pending jobs of %s, but %s",
+								       remaining,
+								       demand_label(c, d, label_buf,
+										    sizeof(label_buf)),
+								       blocked);
+					}
+					break;
+				}
+				uint64_t before = remaining;
+				list_remove(c, &c->wakeable, prev, i);
+				add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON, NULL);
+				if (c->cfg->resume_rate > 0)
+					c->st.resume_tokens -= 1.0;
+				take_node(c, i, d, &remaining);
+				out->woken += before - remaining;
+				describe_needs(dm->reqs, needs, sizeof(needs));
+				snprintf(a, sizeof(a), "%" PRId32, wn->n->efficiency_rank);
+				c->plan.actions[c->plan.n_actions - 1].reason = wn->note =
+					plan_printf(c, "woken: %" PRIu64 " pending jobs of %s (%s) that "
+						    "no powered-on node has room for; most efficient "
+						    "qualified OFF node (rank %s), takes %" PRIu64,
+						    before, demand_label(c, d, label_buf,
+									 sizeof(label_buf)),
+						    needs, a, before - remaining);
+				if (!room_empty(&wn->free))
+					list_prepend(c, &c->open, i);
+				i = next;
+			}
+		}
+		out->unplaced = remaining;
+		c->unplaced += remaining;
+	}
+	free(soon.v);
+}
+
+/* --- step 4: suspend ---------------------------------------------------------- */
+
+static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	size_t n_nodes = c->snap->n_nodes;
+	uint32_t warm_kept = 0;
+	uint32_t *class_kept = NULL;
+	size_t *eligible = NULL, n_eligible = 0;
+	char a[32], b[32], label_buf[64];
+
+	if (cfg->n_class_pools) {
+		class_kept = calloc(cfg->n_class_pools, sizeof(*class_kept));
+		if (!class_kept) {
+			c->nomem = true;
+			return;
+		}
+	}
+	eligible = malloc((n_nodes ? n_nodes : 1) * sizeof(*eligible));
+	if (!eligible) {
+		free(class_kept);
+		c->nomem = true;
+		return;
+	}
+
+	/* most efficient first: the warm pools keep the best idle nodes */
+	for (size_t k = 0; k < n_nodes; k++) {
+		size_t i = order[k].index;
+		struct work_node *wn = &c->w[i];
+		const struct mxq_power_node *n = wn->n;
+		int64_t idle_since;
+
+		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON)
+			continue;
+		if (n->jobs_running > 0) {
+			wn->note = plan_printf(c, "busy: %" PRIu32 " job%s running", n->jobs_running,
+					       n->jobs_running > 1 ? "s" : "");
+			continue;
+		}
+		if (wn->placed > 0) {
+			wn->note = plan_printf(c, "needed: %" PRIu64 " pending jobs (of %s first) "
+					       "would run here", wn->placed,
+					       demand_label(c, wn->placed_demand, label_buf,
+							    sizeof(label_buf)));
+			continue;
+		}
+
+		size_t ci = 0;
+		uint32_t class_want = class_pool_count(cfg, n->node_class, &ci);
+		if (class_want && class_kept[ci] < class_want) {
+			class_kept[ci]++;
+			warm_kept++;
+			wn->note = plan_printf(c, "warm pool for class '%s' (%" PRIu32 " of %" PRIu32 ")",
+					       n->node_class, class_kept[ci], class_want);
+			continue;
+		}
+		if (warm_kept < cfg->warm_pool) {
+			warm_kept++;
+			if (class_want)
+				class_kept[ci]++;
+			wn->note = plan_printf(c, "warm pool (%" PRIu32 " of %" PRIu32 ")",
+					       warm_kept, cfg->warm_pool);
+			continue;
+		}
+
+		if (c->idle_time_s == MXQ_POWER_IDLE_NEVER) {
+			wn->note = plan_str(c, "idle, automatic suspend disabled (idle_time = never)");
+			continue;
+		}
+		int64_t on_for = c->now - n->state_since;
+		if (on_for < cfg->min_on_time_s) {
+			dur(cfg->min_on_time_s - on_for, a, sizeof(a));
+			wn->note = plan_printf(c, "min on-time: %s left", a);
+			continue;
+		}
+		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
+		if (c->now - idle_since < c->idle_time_s) {
+			dur(c->now - idle_since, a, sizeof(a));
+			dur(c->idle_time_s, b, sizeof(b));
+			wn->note = plan_printf(c, "not idle long enough: %s of %s", a, b);
+			continue;
+		}
+		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
+			wn->note = plan_printf(c, "stays on: %" PRIu32 " of %" PRIu32 " boots used today, "
+					       "could not be woken again", n->cycles_today,
+					       cfg->max_cycles_per_day);
+			continue;
+		}
+		eligible[n_eligible++] = i;
+	}
+
+	/* least efficient first */
+	for (size_t k = n_eligible; k-- > 0;) {
+		size_t i = eligible[k];
+		struct work_node *wn = &c->w[i];
+		const struct mxq_power_node *n = wn->n;
+		int64_t idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
+
+		if (cfg->suspend_rate > 0 && c->st.suspend_tokens < 1.0) {
+			char r[32];
+			format_double(cfg->suspend_rate, r, sizeof(r));
+			wn->note = plan_printf(c, "idle, would be suspended, but suspend rate limit "
+					       "reached (%s per minute)", r);
+			continue;
+		}
+		if (cfg->suspend_rate > 0)
+			c->st.suspend_tokens -= 1.0;
+		dur(c->now - idle_since, a, sizeof(a));
+		dur(c->idle_time_s, b, sizeof(b));
+		add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
+			   plan_printf(c, "suspend: idle %s (idle time %s), no pending demand needs "
+				       "it, beyond the warm pool; least efficient idle node (rank %"
+				       PRId32 ")", a, b, n->efficiency_rank));
+	}
+	free(eligible);
+	free(class_kept);
+}
+
+/* --- step 5: explanations ------------------------------------------------------- */
+
+static const char *explain_node(struct decide_ctx *c, size_t i)
+{
+	struct work_node *wn = &c->w[i];
+	const struct mxq_power_node *n = wn->n;
+	const struct mxq_power_config *cfg = c->cfg;
+	int64_t in_state = c->now - n->state_since;
+	char a[32], b[32];
+
+	if (!wn->managed)
+		return plan_str(c, "excluded from power management: no automatic action");
+	if (wn->note)
+		return wn->note;
+
+	switch (wn->eff) {
+	case MXQ_POWER_ON:
+		return plan_str(c, "on");
+	case MXQ_POWER_DRAINING:
+		if (n->admin_off && n->jobs_running)
+			return plan_printf(c, "admin power off: waiting for %" PRIu32 " jobs to end",
+					   n->jobs_running);
+		dur(in_state, a, sizeof(a));
+		dur(cfg->drain_timeout_s, b, sizeof(b));
+		return plan_printf(c, "draining: waiting for the node's acknowledgement (%s of %s)",
+				   a, b);
+	case MXQ_POWER_POWERING_OFF:
+		dur(in_state, a, sizeof(a));
+		dur(cfg->shutdown_deadline_s, b, sizeof(b));
+		return plan_printf(c, "powering off (%s of %s deadline)", a, b);
+	case MXQ_POWER_OFF:
+		if (n->admin_off)
+			return plan_str(c, "off: admin off, never woken automatically");
+		if (!c->unplaced)
+			return plan_str(c, "off: powered-on capacity absorbs all pending demand");
+		return plan_printf(c, "off: not chosen for the %" PRIu64 " unplaced pending jobs "
+				   "(does not qualify or too small, or the wake limits stopped at a "
+				   "more efficient node)", c->unplaced);
+	case MXQ_POWER_POWERING_ON:
+		dur(in_state, a, sizeof(a));
+		dur(cfg->boot_deadline_s, b, sizeof(b));
+		if (wn->placed)
+			return plan_printf(c, "booting (%s of %s deadline), counted as capacity for "
+					   "%" PRIu64 " pending jobs", a, b, wn->placed);
+		return plan_printf(c, "booting (%s of %s deadline)", a, b);
+	case MXQ_POWER_FAILED:
+		return plan_printf(c, "failed%s%s%s; left alone until 'mxqadmin power clear %s'",
+				   n->failure_reason ? ": " : "",
+				   n->failure_reason ? n->failure_reason : "",
+				   n->failure_count > 1 ? " (repeatedly)" : "", n->hostname);
+	case MXQ_POWER_UNKNOWN:
+	case _MXQ_POWER_STATE_MAX:
+		break;
+	}
+	return plan_str(c, "state unknown: waiting for mxqd to register or the transport to "
+			   "report power off");
+}
+
+/* Unacknowledged drains not taken back: time out, or keep waiting. */
+static void step_drain_timeouts(struct decide_ctx *c)
+{
+	char a[32];
+
+	for (size_t i = c->reclaim.head; i != NIL; i = c->w[i].next) {
+		struct work_node *wn = &c->w[i];
+		if (wn->acted || wn->n->admin_off)
+			continue;
+		if (c->now - wn->n->state_since >= c->cfg->drain_timeout_s) {
+			dur(c->cfg->drain_timeout_s, a, sizeof(a));
+			add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
+				   plan_printf(c, "drain cancelled: not acknowledged within %s "
+					       "drain timeout", a));
+		}
+	}
+	/* DRAINING nodes without caps never made it onto the reclaim list */
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		struct work_node *wn = &c->w[i];
+		if (!wn->managed || wn->acted || wn->n->admin_off || wn->n->caps ||
+		    wn->eff != MXQ_POWER_DRAINING)
+			continue;
+		if (c->now - wn->n->state_since >= c->cfg->drain_timeout_s) {
+			dur(c->cfg->drain_timeout_s, a, sizeof(a));
+			add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
+				   plan_printf(c, "drain cancelled: not acknowledged within %s "
+					       "drain timeout", a));
+		}
+	}
+}
+
+static void write_summary(struct decide_ctx *c)
+{
+	size_t count[_MXQ_POWER_ACTION_MAX] = { 0 };
+	uint64_t unplaced = 0;
+	char text[512], a[32];
+	size_t pos = 0;
+
+	for (size_t k = 0; k < c->plan.n_actions; k++)
+		count[c->plan.actions[k].kind]++;
+	for (size_t d = 0; d < c->plan.n_outcomes; d++)
+		unplaced += c->plan.outcomes[d].unplaced;
+	pos += (size_t)snprintf(text + pos, sizeof(text) - pos, "%s%zu action%s",
+				c->plan.dry_run ? "dry run: " : "", c->plan.n_actions,
+				c->plan.n_actions == 1 ? "" : "s");
+	for (int k = 0; k < _MXQ_POWER_ACTION_MAX && pos < sizeof(text); k++)
+		if (count[k])
+			pos += (size_t)snprintf(text + pos, sizeof(text) - pos, ", %zu %s", count[k],
+						action_names[k]);
+	if (pos < sizeof(text) && c->breaker_open) {
+		dur(c->st.breaker_open_until - c->now, a, sizeof(a));
+		pos += (size_t)snprintf(text + pos, sizeof(text) - pos, "; breaker open (%s left)", a);
+	}
+	if (pos < sizeof(text))
+		snprintf(text + pos, sizeof(text) - pos, "; %" PRIu64 " pending jobs unplaced; "
+			 "tokens: %.1f resume, %.1f suspend", unplaced, c->st.resume_tokens,
+			 c->st.suspend_tokens);
+	c->plan.summary = plan_str(c, text);
+}
+
+int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
+		     const struct mxq_power_config *cfg, struct mxq_power_state *state,
+		     struct mxq_power_plan *ret_plan)
+{
+	struct decide_ctx c = { 0 };
+	struct sort_key *order = NULL;
+	int r;
+
+	if (!snap || !cfg || !state || !ret_plan)
+		return -EINVAL;
+	if ((snap->n_nodes && !snap->nodes) || (snap->n_demand && !snap->demand))
+		return -EINVAL;
+	for (size_t i = 0; i < snap->n_nodes; i++)
+		if (!snap->nodes[i].hostname ||
+		    (unsigned)snap->nodes[i].state >= _MXQ_POWER_STATE_MAX)
+			return -EINVAL;
+	for (size_t d = 0; d < snap->n_demand; d++)
+		if (!snap->demand[d].reqs)
+			return -EINVAL;
+
+	c.snap = snap;
+	c.cfg = cfg;
+	c.now = now;
+	c.st = *state;
+	c.open = c.reclaim = c.wakeable = (struct node_list) { NIL, NIL };
+	c.wake_max_tmpdir_known = true;
+	c.plan.now = now;
+	c.plan.dry_run = cfg->dry_run;
+	c.plan.idle_time_s = mxq_power_config_idle_time(cfg);
+	c.idle_time_s = c.plan.idle_time_s;
+	c.plan.arena = calloc(1, sizeof(*c.plan.arena));
+	c.w = calloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(*c.w));
+	order = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*order));
+	c.plan.explanations = calloc(snap->n_nodes ? snap->n_nodes : 1,
+				     sizeof(*c.plan.explanations));
+	c.plan.outcomes = calloc(snap->n_demand ? snap->n_demand : 1, sizeof(*c.plan.outcomes));
+	if (!c.plan.arena || !c.w || !order || !c.plan.explanations || !c.plan.outcomes) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	c.plan.n_outcomes = snap->n_demand;
+
+	for (size_t i = 0; i < snap->n_nodes; i++) {
+		const struct mxq_power_node *n = &snap->nodes[i];
+		c.w[i] = (struct work_node) {
+			.n = n, .index = i, .eff = n->state,
+			.managed = !n->excluded && !config_excludes(cfg, n->hostname),
+			.placed_demand = NO_DEMAND, .stamp = NO_DEMAND, .next = NIL,
+		};
+		if (mxq_power_state_counts_as_powered(n->state))
+			c.powered++;
+		if (n->state == MXQ_POWER_POWERING_ON)
+			c.booting++;
+		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
+	}
+	qsort(order, snap->n_nodes, sizeof(*order), cmp_sort_key);
+
+	refill_buckets(&c);
+	settle_breaker_before(&c);
+	step_transitions(&c);
+	c.breaker_open = c.st.breaker_open_until > now;
+	c.plan.breaker_open = c.breaker_open;
+	step_demand(&c, order);
+	step_drain_timeouts(&c);
+	step_suspend(&c, order);
+
+	for (size_t i = 0; i < snap->n_nodes && !c.nomem; i++) {
+		c.plan.explanations[i] = (struct mxq_power_explanation) {
+			.hostname = plan_str(&c, snap->nodes[i].hostname),
+			.state = c.w[i].eff,
+			.text = explain_node(&c, i),
+		};
+	}
+	c.plan.n_explanations = snap->n_nodes;
+	write_summary(&c);
+	if (c.nomem) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	free(order);
+	free(c.w);
+	*state = c.st;
+	*ret_plan = c.plan;
+	return (int)(c.plan.n_actions > INT32_MAX ? INT32_MAX : c.plan.n_actions);
+
+fail:
+	free(order);
+	free(c.w);
+	mxq_power_plan_free(&c.plan);
+	return r;
+}
+
+void mxq_power_plan_free(struct mxq_power_plan *plan)
+{
+	if (!plan)
+		return;
+	free(plan->actions);
+	free(plan->explanations);
+	free(plan->outcomes);
+	arena_free(plan->arena);
+	memset(plan, 0, sizeof(*plan));
+}
+
+const char *mxq_power_plan_explain(const struct mxq_power_plan *plan, const char *hostname)
+{
+	if (!plan || !hostname)
+		return NULL;
+	for (size_t i = 0; i < plan->n_explanations; i++)
+		if (plan->explanations[i].hostname &&
+		    strcmp(plan->explanations[i].hostname, hostname) == 0)
+			return plan->explanations[i].text;
+	return NULL;
+}

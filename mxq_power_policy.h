@@ -1,0 +1,313 @@
+/*
+ * mxq_power_policy - the pure power management policy (DESIGN §5).
+ *
+ * One call, mxq_power_decide(), takes a snapshot of the managed nodes and of
+ * the pending demand, the current time, the configuration and the policy
+ * state carried from the previous tick, and returns a plan: the actions to
+ * carry out (wake, drain, power off, mark ...) each with a reason a human
+ * can read, and one explanation per node saying why it is in the state it
+ * is in. It never reads a clock, never logs, never touches the database and
+ * never runs anything; the leader's tick (mxqd_power.c), mxqadmin and the
+ * simulator all drive the same function.
+ *
+ * Matching a node to pending work is done only by server_is_qualified()
+ * (mxqd_control.h); this module adds capacity accounting on top of it.
+ *
+ * The configuration (power.conf, see power.conf(5)) is parsed here as well,
+ * so that mxqd, mxqadmin and the simulator read the file the same way and
+ * publish the same hash.
+ */
+#ifndef MXQ_POWER_POLICY_H
+#define MXQ_POWER_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mxqd_control.h"
+
+/* ------------------------------------------------------------------------
+ * Node power states
+ *
+ * The enum is called mxq_power_node_state because "struct mxq_power_state"
+ * (the policy's memory between ticks, below) shares the C tag namespace;
+ * the functions keep the shorter mxq_power_state_ prefix.
+ */
+enum mxq_power_node_state {
+	MXQ_POWER_ON = 0,        /* powered, mxqd registered, may claim jobs */
+	MXQ_POWER_DRAINING,      /* desired off: claims nothing new, waits for the node's ack */
+	MXQ_POWER_POWERING_OFF,  /* node acknowledged the drain, power-off in progress */
+	MXQ_POWER_OFF,           /* powered off by us */
+	MXQ_POWER_POWERING_ON,   /* woken, waiting for mxqd to register */
+	MXQ_POWER_FAILED,        /* missed a deadline; left alone until cleared by an admin */
+	MXQ_POWER_UNKNOWN,       /* no reliable knowledge (new row, lost contact) */
+	_MXQ_POWER_STATE_MAX,
+};
+
+/* "ON", "DRAINING", "POWERING_OFF", "OFF", "POWERING_ON", "FAILED",
+ * "UNKNOWN"; NULL for a value out of range. */
+const char *mxq_power_state_to_string(enum mxq_power_node_state state);
+/* Name (case-insensitive) to state; -EINVAL for anything else. */
+int mxq_power_state_from_string(const char *name);
+
+/* Can run jobs now or soon without a new wake: ON, POWERING_ON. */
+bool mxq_power_state_counts_as_capacity(enum mxq_power_node_state state);
+/* Draws power and counts against max_powered_on: ON, DRAINING, POWERING_ON. */
+bool mxq_power_state_counts_as_powered(enum mxq_power_node_state state);
+/* A suspend (DRAIN) may start from here: ON. */
+bool mxq_power_state_can_suspend(enum mxq_power_node_state state);
+/* A wake may start from here: OFF. */
+bool mxq_power_state_can_resume(enum mxq_power_node_state state);
+/* Waiting for something to happen, with a deadline:
+ * DRAINING, POWERING_OFF, POWERING_ON. */
+bool mxq_power_state_is_transitional(enum mxq_power_node_state state);
+/* The policy takes no automatic action (only an admin moves it): FAILED. */
+bool mxq_power_state_needs_admin(enum mxq_power_node_state state);
+
+/* ------------------------------------------------------------------------
+ * Configuration (power.conf)
+ */
+
+/* idle_time_s values with a special meaning */
+#define MXQ_POWER_IDLE_AUTO  (-1)  /* computed from the break-even energy */
+#define MXQ_POWER_IDLE_NEVER (-2)  /* never suspend automatically */
+
+#define MXQ_POWER_CLASS_NAME_MAX 64   /* including the NUL */
+#define MXQ_POWER_CLASS_POOLS_MAX 256 /* warm_pool.CLASS entries */
+#define MXQ_POWER_EXCLUDE_MAX 65536   /* hosts in 'exclude' */
+
+/* Idle ON nodes of one node class that are never suspended. */
+struct mxq_power_class_pool {
+	char name[MXQ_POWER_CLASS_NAME_MAX];
+	uint32_t count;
+};
+
+/*
+ * Every knob of the policy. Durations are seconds, energies joules, power
+ * watts, rates per minute. Defaults are those of mxq_power_config_defaults()
+ * and power.conf(5). Arrays are owned by the struct: release with
+ * mxq_power_config_done().
+ */
+struct mxq_power_config {
+	int64_t idle_time_s;         /* idle this long before a suspend, or
+	                                MXQ_POWER_IDLE_AUTO / _NEVER; 10m */
+	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 5m */
+	double idle_watts;           /* draw of an idle ON node (auto); 100 W */
+	double boot_energy_j;        /* energy of one boot (auto); 30000 J */
+	double shutdown_energy_j;    /* energy of one shutdown (auto); 3000 J */
+	uint32_t warm_pool;          /* idle ON nodes never suspended; 1 */
+	struct mxq_power_class_pool *class_pools; /* same, per node class, sorted by name */
+	size_t n_class_pools;
+	double suspend_rate;         /* suspends (drains) per minute, token
+	                                bucket holding max(1, rate); 0 = unlimited; 10 */
+	double resume_rate;          /* wakes per minute, same bucket rules; 10 */
+	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 10 */
+	uint32_t max_powered_on;     /* ON + POWERING_ON + DRAINING; 0 = unlimited; 0 */
+	int64_t min_on_time_s;       /* ON at least this long before a suspend; 10m */
+	int64_t min_off_time_s;      /* OFF at least this long before a wake; 5m */
+	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
+	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
+	int64_t shutdown_deadline_s; /* POWERING_OFF longer -> FAILED; 5m */
+	int64_t drain_timeout_s;     /* DRAINING without ack longer -> back to ON; 5m */
+	uint32_t breaker_failures;   /* consecutive failed boots opening the
+	                                breaker; 0 = no breaker; 3 */
+	int64_t breaker_cooldown_s;  /* no automatic wakes while open; 30m */
+	int64_t boot_time_s;         /* expected boot duration; 3m */
+	bool dry_run;                /* plan is marked dry-run, nothing is done; no */
+	char **exclude;              /* host names never touched, sorted, unique */
+	size_t n_exclude;
+};
+
+/* Fill CFG with the defaults (no allocation; CFG need not be initialised). */
+void mxq_power_config_defaults(struct mxq_power_config *cfg);
+/* Free the arrays and reset CFG to the defaults. NULL is fine. */
+void mxq_power_config_done(struct mxq_power_config *cfg);
+/* Deep copy into *ret_copy (previous contents not freed). 0 or -ENOMEM. */
+int mxq_power_config_copy(struct mxq_power_config *ret_copy,
+			  const struct mxq_power_config *cfg);
+
+/*
+ * Parse TEXT (the whole power.conf) on top of the defaults: one
+ * "key = value" per line, '#' starts a comment, blank lines ignored.
+ * Durations take s/m/h/d suffixes (bare number = seconds), idle_time also
+ * 'auto' and 'never'. FILENAME is only used in messages.
+ *
+ * Every error is reported, one line each, "FILE:LINE: message", into errbuf
+ * (truncated to errlen, always terminated when errlen > 0); an unknown key
+ * names the closest known one. Returns 0 and replaces *cfg (freeing what it
+ * held) only when the whole text parsed; otherwise returns -EINVAL (or
+ * -ENOMEM) and leaves *cfg untouched. *cfg must be initialised.
+ */
+int mxq_power_config_parse(struct mxq_power_config *cfg, const char *text,
+			   const char *filename, char *errbuf, size_t errlen);
+
+/*
+ * The canonical text of CFG: every key once, in a fixed order, durations in
+ * their largest exact unit. Parsing it gives back an equal config.
+ * Malloc'ed; NULL on ENOMEM.
+ */
+char *mxq_power_config_dump(const struct mxq_power_config *cfg);
+
+/* 64-bit FNV-1a over the canonical dump: equal configs, equal hashes,
+ * whatever the file's layout. 0 only on ENOMEM. */
+uint64_t mxq_power_config_hash(const struct mxq_power_config *cfg);
+
+/* The idle time in effect: idle_time_s, or for auto
+ * max(floor, ceil((boot_energy + shutdown_energy) / idle_watts)).
+ * MXQ_POWER_IDLE_NEVER stays as it is. */
+int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg);
+
+/* ------------------------------------------------------------------------
+ * Snapshot: what the leader read this tick. All pointers are borrowed for
+ * the duration of mxq_power_decide(); nothing is kept.
+ */
+
+/* One running job, for "will capacity free up sooner than a boot takes". */
+struct mxq_power_running_job {
+	int64_t expected_end;        /* date_start + job_time, same clock as now */
+	uint32_t slots;
+	uint64_t memory_mib;
+	uint32_t gpus;
+	uint64_t tmpdir_mib;
+};
+
+/* One managed host. */
+struct mxq_power_node {
+	const char *hostname;
+	enum mxq_power_node_state state;
+	int64_t state_since;         /* when it entered STATE */
+	bool admin_off;              /* admin powered it off: never woken automatically */
+	bool excluded;               /* excluded by admin: no action at all */
+	const char *node_class;      /* NULL or "" = none */
+	int32_t efficiency_rank;     /* lower = more efficient: woken first, suspended last */
+	const struct mxq_server_caps *caps; /* last registration; NULL = never
+	                                registered (never woken for demand) */
+	/* resources held by running jobs (used_* never exceed caps) */
+	uint32_t jobs_running;
+	uint32_t used_slots;
+	uint64_t used_memory_mib;
+	uint32_t used_gpus;
+	uint64_t used_tmpdir_mib;
+	const struct mxq_power_running_job *running; /* optional detail, NULL = unknown */
+	size_t n_running;
+	int64_t last_job_end;        /* 0 = no job since it came on */
+	uint32_t cycles_today;       /* boots started since the start of the day */
+	int64_t last_boot_ok_at;     /* last time a boot of it completed; 0 = never */
+	uint32_t failure_count;      /* informational, shown in explanations */
+	const char *failure_reason;  /* for FAILED, shown in explanations */
+	bool drain_acked;            /* DRAINING: the node's mxqd acknowledged (idle, claims nothing) */
+	bool seen_up;                /* a fresh mxqd registration newer than state_since */
+	bool seen_down;              /* the transport reports the power is off */
+};
+
+/* Pending jobs that share one requirement signature (NOT one per job). */
+struct mxq_power_demand {
+	const struct mxq_group_reqs *reqs; /* what one job needs: threads are
+	                                      slots, memory, gpus, tmpdir */
+	const char *label;           /* for reasons, e.g. "group 42 (alice)"; NULL = generated */
+	uint64_t jobs_pending;
+	uint32_t max_per_node;       /* job_max_per_node, 0 = unlimited */
+};
+
+struct mxq_power_snapshot {
+	const struct mxq_power_node *nodes;
+	size_t n_nodes;
+	const struct mxq_power_demand *demand; /* served in this order (priority first) */
+	size_t n_demand;
+};
+
+/* ------------------------------------------------------------------------
+ * Policy state carried from tick to tick (persisted by the leader). A
+ * zeroed struct is a fresh start: buckets are filled on the first tick.
+ */
+struct mxq_power_state {
+	bool initialized;
+	int64_t tokens_at;           /* time the buckets were last refilled */
+	double suspend_tokens;
+	double resume_tokens;
+	uint32_t boot_failures;      /* consecutive failed boots */
+	int64_t last_boot_failure_at;
+	int64_t breaker_open_until;  /* 0 = closed */
+};
+
+/* ------------------------------------------------------------------------
+ * Plan
+ */
+enum mxq_power_action_kind {
+	MXQ_POWER_ACTION_WAKE = 0,     /* OFF -> POWERING_ON: send the wake */
+	MXQ_POWER_ACTION_DRAIN,        /* ON -> DRAINING: desired off */
+	MXQ_POWER_ACTION_CANCEL_DRAIN, /* DRAINING -> ON */
+	MXQ_POWER_ACTION_POWER_OFF,    /* DRAINING (acked) -> POWERING_OFF */
+	MXQ_POWER_ACTION_MARK_ON,      /* record ON: mxqd registered */
+	MXQ_POWER_ACTION_MARK_OFF,     /* record OFF: power is off */
+	MXQ_POWER_ACTION_MARK_FAILED,  /* record FAILED with the reason */
+	_MXQ_POWER_ACTION_MAX,
+};
+
+/* "WAKE", "DRAIN", "CANCEL_DRAIN", "POWER_OFF", "MARK_ON", "MARK_OFF",
+ * "MARK_FAILED"; NULL out of range. */
+const char *mxq_power_action_to_string(enum mxq_power_action_kind kind);
+/* Name (case-insensitive) to kind; -EINVAL otherwise. */
+int mxq_power_action_from_string(const char *name);
+
+struct mxq_power_action {
+	const char *hostname;
+	size_t node_index;           /* index into snapshot nodes */
+	enum mxq_power_action_kind kind;
+	enum mxq_power_node_state from;
+	enum mxq_power_node_state to;
+	const char *reason;
+};
+
+/* Why a node is where it is (one per snapshot node, same order). */
+struct mxq_power_explanation {
+	const char *hostname;
+	enum mxq_power_node_state state;   /* state after the plan */
+	const char *text;
+};
+
+/* What became of one demand entry (same order as the snapshot). */
+struct mxq_power_demand_outcome {
+	uint64_t on_capacity;        /* jobs fitting free room of ON/POWERING_ON nodes */
+	uint64_t freeing_soon;       /* jobs fitting room that frees before a boot would finish */
+	uint64_t reclaimed;          /* jobs placed on DRAINING nodes taken back */
+	uint64_t woken;              /* jobs placed on nodes woken by this plan */
+	uint64_t unplaced;           /* the rest */
+};
+
+/* All strings live in the plan's own memory. */
+struct mxq_power_plan {
+	int64_t now;
+	bool dry_run;                /* copied from the config: do not act */
+	int64_t idle_time_s;         /* effective idle time used */
+	bool breaker_open;
+	struct mxq_power_action *actions;
+	size_t n_actions;
+	struct mxq_power_explanation *explanations;
+	size_t n_explanations;
+	struct mxq_power_demand_outcome *outcomes;
+	size_t n_outcomes;
+	const char *summary;         /* one line: counts of actions, breaker, limits */
+	struct mxq_power_arena *arena; /* private */
+};
+
+/*
+ * Decide one tick. SNAP, NOW and CFG are read only; STATE is read and
+ * updated (tokens, breaker). On success returns the number of actions and
+ * fills *ret_plan (free with mxq_power_plan_free()). Returns -EINVAL for
+ * NULL arguments or a node without hostname, -ENOMEM on allocation failure;
+ * then *ret_plan and *state are untouched.
+ *
+ * Cost grows with nodes and demand entries, never with the number of jobs.
+ */
+int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
+		     const struct mxq_power_config *cfg, struct mxq_power_state *state,
+		     struct mxq_power_plan *ret_plan);
+
+/* Release what mxq_power_decide() allocated; zeroes the plan. NULL is fine. */
+void mxq_power_plan_free(struct mxq_power_plan *plan);
+
+/* The explanation for HOSTNAME in PLAN, or NULL. */
+const char *mxq_power_plan_explain(const struct mxq_power_plan *plan, const char *hostname);
+
+#endif
