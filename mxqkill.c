@@ -1,0 +1,411 @@
+/*
+ * mxqkill - cancel a group or one job.
+ *
+ *   mxqkill -g ID    the group: no new jobs start, queued jobs are cancelled,
+ *                    running ones are handed to their mxqd for termination
+ *   mxqkill -J ID    one job, the same way
+ *
+ * Every state change is a conditional UPDATE (WHERE job_status = what we
+ * expect), so racing an mxqd that is claiming a job is safe: a queued job
+ * is either cancelled here or claimed there, never both; zero affected rows
+ * means "look again". Queued jobs become CANCELLED directly; claimed or
+ * running jobs become CANCELLING and their mxqd kills them and records the
+ * final status. Group counters follow through the database triggers.
+ *
+ * Only the owner of a group (user_uid) or root may cancel it.
+ *
+ * Configuration: -M/-S, else $MXQ_MYSQL_DEFAULT_FILE/$MXQ_MYSQL_DEFAULT_GROUP,
+ * else the defaults of mx_db.h. Errors: one line "mxqkill: ..."; exit 0 on
+ * success, 1 when the group/job does not exist, is not yours, has already
+ * ended or the database failed, 2 on bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mx_db.h"
+#include "mx_util.h"
+#include "mxq_status.h"
+
+#ifndef MXQ_VERSION
+#define MXQ_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+#define DEADLOCK_RETRIES 5
+
+struct options {
+	uint64_t group_id;          /* -g, 0 = not given */
+	uint64_t job_id;            /* -J, 0 = not given */
+	const char *defaults_file;
+	const char *db_group;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mxqkill -g GROUP_ID | -J JOB_ID [OPTIONS]\n"
+"\n"
+"  -g, --group-id ID        cancel the group: queued jobs are cancelled,\n"
+"                           running jobs are terminated by their node\n"
+"  -J, --job-id ID          cancel one job\n"
+"  -M, --mysql-default-file FILE   MySQL defaults file (default: $MXQ_MYSQL_DEFAULT_FILE or %s)\n"
+"  -S, --mysql-default-group NAME  group in that file (default: $MXQ_MYSQL_DEFAULT_GROUP or %s)\n"
+"  -h, --help               show this help\n"
+"  -V, --version            show the version\n",
+		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
+}
+
+static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mxqkill: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * "100,150,..." the statuses of jobs that hold a node and are not yet being
+ * killed: these are the ones to move to CANCELLING. malloc'ed.
+ */
+static char *terminable_status_list(void)
+{
+	size_t len = 0, cap = 256;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int code = 0; code <= MXQ_JOB_STATUS_EXIT; code++) {
+		if (!mxq_job_status_to_name(code) || !mxq_job_status_is_active(code) ||
+		    code == MXQ_JOB_STATUS_CANCELLING || code == MXQ_JOB_STATUS_KILLING)
+			continue;
+		len += (size_t)snprintf(s + len, cap - len, "%s%d", len ? "," : "", code);
+		if (len >= cap - 16) {
+			free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+/* The caller may act on things owned by OWNER_UID. */
+static bool may_cancel(uint64_t owner_uid)
+{
+	return getuid() == 0 || (uint64_t)getuid() == owner_uid;
+}
+
+static const char *status_name(int code)
+{
+	const char *name = mxq_job_status_to_name(code);
+
+	return name ? name : "unknown status";
+}
+
+/* ------------------------------------------------------------------ */
+/* group                                                               */
+
+struct group_outcome {
+	bool was_cancelled;     /* group_status was CANCELLED before */
+	int64_t queued;         /* INQ -> CANCELLED */
+	int64_t terminating;    /* active -> CANCELLING */
+};
+
+static int cancel_group_tx(struct mx_db *db, uint64_t group_id, const char *terminable,
+			   struct group_outcome *out)
+{
+	int64_t n;
+	int r;
+
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	/* group first: mxqsub adds no more jobs to it, mxqd starts no more */
+	n = mx_db_exec(db, "UPDATE mxq_group SET group_status = ? WHERE group_id = ? AND group_status <> ?",
+		       "uUu", (unsigned)MXQ_GROUP_STATUS_CANCELLED, group_id,
+		       (unsigned)MXQ_GROUP_STATUS_CANCELLED);
+	if (n < 0)
+		goto fail;
+	out->was_cancelled = n == 0;
+	/* queued before running: a job claimed in between is caught by the second */
+	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ? WHERE group_id = ? AND job_status = ?",
+		       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, group_id,
+		       (unsigned)MXQ_JOB_STATUS_INQ);
+	if (n < 0)
+		goto fail;
+	out->queued = n;
+	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ?"
+		       " WHERE group_id = ? AND FIND_IN_SET(job_status, ?) > 0",
+		       "uUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, group_id, terminable);
+	if (n < 0)
+		goto fail;
+	out->terminating = n;
+	r = mx_db_commit(db);
+	if (r < 0)
+		goto fail_r;
+	return 0;
+fail:
+	r = (int)n;
+fail_r:
+	mx_db_rollback(db);
+	return r;
+}
+
+static int cancel_group(struct mx_db *db, uint64_t group_id, const char *terminable)
+{
+	struct mx_db_result *res = NULL;
+	struct group_outcome out = { 0 };
+	uint64_t owner;
+	char *owner_name;
+	int64_t rows;
+	int r = -EAGAIN;
+
+	rows = mx_db_query(db, &res, "SELECT user_uid, user_name FROM mxq_group WHERE group_id = ?",
+			   "U", group_id);
+	if (rows < 0) {
+		complain("cannot read group %llu: %s", (unsigned long long)group_id, mx_db_error(db));
+		return (int)rows;
+	}
+	if (!mx_db_next(res)) {
+		mx_db_result_free(res);
+		complain("no group %llu", (unsigned long long)group_id);
+		return -ENOENT;
+	}
+	owner = mx_db_u64(res, 0);
+	owner_name = mx_db_strdup(res, 1);
+	mx_db_result_free(res);
+	if (!may_cancel(owner)) {
+		complain("group %llu belongs to %s (uid %llu): only its owner or root may cancel it",
+			 (unsigned long long)group_id, owner_name ? owner_name : "?",
+			 (unsigned long long)owner);
+		free(owner_name);
+		return -EPERM;
+	}
+	free(owner_name);
+
+	for (int attempt = 0; attempt < DEADLOCK_RETRIES && r == -EAGAIN; attempt++) {
+		if (attempt)
+			usleep(20000u << attempt);
+		r = cancel_group_tx(db, group_id, terminable, &out);
+	}
+	if (r < 0) {
+		complain("cancelling group %llu failed: %s", (unsigned long long)group_id,
+			 mx_db_error(db));
+		return r;
+	}
+	printf("%s group %llu: %lld queued jobs cancelled, %lld running jobs being terminated\n",
+	       out.was_cancelled ? "already cancelled" : "cancelled",
+	       (unsigned long long)group_id, (long long)out.queued, (long long)out.terminating);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* job                                                                 */
+
+/* Current status and owner of a job. */
+static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t *ret_owner,
+		    char **ret_owner_name)
+{
+	struct mx_db_result *res = NULL;
+	int64_t rows;
+
+	rows = mx_db_query(db, &res,
+			   "SELECT j.job_status, g.user_uid, g.user_name FROM mxq_job j"
+			   " JOIN mxq_group g ON g.group_id = j.group_id WHERE j.job_id = ?",
+			   "U", job_id);
+	if (rows < 0) {
+		complain("cannot read job %llu: %s", (unsigned long long)job_id, mx_db_error(db));
+		return (int)rows;
+	}
+	if (!mx_db_next(res)) {
+		mx_db_result_free(res);
+		complain("no job %llu", (unsigned long long)job_id);
+		return -ENOENT;
+	}
+	*ret_status = (int)mx_db_i64(res, 0);
+	*ret_owner = mx_db_u64(res, 1);
+	if (ret_owner_name)
+		*ret_owner_name = mx_db_strdup(res, 2);
+	mx_db_result_free(res);
+	return 0;
+}
+
+static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
+{
+	char *owner_name = NULL;
+	uint64_t owner;
+	int status, r;
+	int64_t n;
+
+	r = read_job(db, job_id, &status, &owner, &owner_name);
+	if (r < 0)
+		return r;
+	if (!may_cancel(owner)) {
+		complain("job %llu belongs to %s (uid %llu): only its owner or root may cancel it",
+			 (unsigned long long)job_id, owner_name ? owner_name : "?",
+			 (unsigned long long)owner);
+		free(owner_name);
+		return -EPERM;
+	}
+	free(owner_name);
+
+	/*
+	 * Each round tries both transitions; a zero count means the job moved
+	 * (an mxqd claimed or finished it) and the next round sees where to.
+	 */
+	for (int round = 0; round < 10; round++) {
+		n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ? WHERE job_id = ? AND job_status = ?",
+			       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, job_id,
+			       (unsigned)MXQ_JOB_STATUS_INQ);
+		if (n < 0)
+			goto db_error;
+		if (n > 0) {
+			printf("cancelled job %llu: it was queued\n", (unsigned long long)job_id);
+			return 0;
+		}
+		n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ?"
+			       " WHERE job_id = ? AND FIND_IN_SET(job_status, ?) > 0",
+			       "uUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, job_id, terminable);
+		if (n < 0)
+			goto db_error;
+		if (n > 0) {
+			printf("cancelling job %llu: its node will terminate it\n",
+			       (unsigned long long)job_id);
+			return 0;
+		}
+		r = read_job(db, job_id, &status, &owner, NULL);
+		if (r < 0)
+			return r;
+		if (mxq_job_status_is_terminal(status)) {
+			complain("job %llu already ended (%s)", (unsigned long long)job_id,
+				 status_name(status));
+			return -EALREADY;
+		}
+		if (status == MXQ_JOB_STATUS_CANCELLING || status == MXQ_JOB_STATUS_KILLING) {
+			printf("job %llu is already being terminated (%s)\n",
+			       (unsigned long long)job_id, status_name(status));
+			return 0;
+		}
+	}
+	complain("job %llu keeps changing its status (now %s); try again",
+		 (unsigned long long)job_id, status_name(status));
+	return -EAGAIN;
+db_error:
+	complain("cancelling job %llu failed: %s", (unsigned long long)job_id, mx_db_error(db));
+	return (int)n;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int parse_id(const char *name, const char *arg, uint64_t *ret)
+{
+	if (mx_strtou64(arg, ret) < 0 || *ret == 0) {
+		complain("--%s: '%s' is not a positive number", name, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0 go on, 1 exit successfully, negative: usage error (already reported). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "group-id",            required_argument, NULL, 'g' },
+		{ "job-id",              required_argument, NULL, 'J' },
+		{ "mysql-default-file",  required_argument, NULL, 'M' },
+		{ "mysql-default-group", required_argument, NULL, 'S' },
+		{ "help",                no_argument,       NULL, 'h' },
+		{ "version",             no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":g:J:M:S:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			if (parse_id("group-id", optarg, &o->group_id) < 0)
+				return -EINVAL;
+			break;
+		case 'J':
+			if (parse_id("job-id", optarg, &o->job_id) < 0)
+				return -EINVAL;
+			break;
+		case 'M': o->defaults_file = optarg; break;
+		case 'S': o->db_group = optarg; break;
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("mxqkill %s\n", MXQ_VERSION); return 1;
+		case ':':
+			complain("option '%s' needs a value (try 'mxqkill --help')", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (optopt && optopt < 256)
+				complain("unknown option '-%c' (try 'mxqkill --help')", optopt);
+			else
+				complain("unknown option '%s' (try 'mxqkill --help')", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		complain("unexpected argument '%s' (try 'mxqkill --help')", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->group_id == !o->job_id) {
+		complain("give exactly one of --group-id and --job-id (try 'mxqkill --help')");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE"),
+		.db_group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
+	};
+	struct mx_db *db = NULL;
+	char *terminable = NULL;
+	char errbuf[512];
+	int r, status = EXIT_FAILURE;
+
+	if (!o.defaults_file || !*o.defaults_file)
+		o.defaults_file = MX_DB_DEFAULT_FILE;
+	if (!o.db_group || !*o.db_group)
+		o.db_group = MX_DB_GROUP_CLIENT;
+	r = parse_args(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+	terminable = terminable_status_list();
+	if (!terminable) {
+		complain("out of memory");
+		return EXIT_FAILURE;
+	}
+
+	r = mx_db_connect(&db, o.defaults_file, o.db_group, errbuf, sizeof(errbuf));
+	if (r < 0) {
+		if (r == -ENOMEM)
+			complain("out of memory");
+		else if (strstr(errbuf, o.db_group))
+			complain("%s", errbuf);
+		else
+			complain("%s (group [%s])", errbuf, o.db_group);
+		goto out;
+	}
+	if (o.group_id)
+		r = cancel_group(db, o.group_id, terminable);
+	else
+		r = cancel_job(db, o.job_id, terminable);
+	if (r == 0)
+		status = EXIT_SUCCESS;
+out:
+	mx_db_close(db);
+	free(terminable);
+	return status;
+}
