@@ -54,6 +54,27 @@ int mx_log_reopen(void)
 	return mx_log_set_file(log_path);
 }
 
+int mx_log_fd(void) { return log_fd; }
+
+void mx_log_close_other_fds(int keep_fd)
+{
+	int keep[2] = { log_fd, keep_fd };
+	unsigned from = 3;
+
+	if (keep[0] > keep[1]) {
+		keep[0] = keep_fd;
+		keep[1] = log_fd;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
 void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 {
 	char line[4096];

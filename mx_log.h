@@ -29,6 +29,13 @@ int mx_log_set_file(const char *path);
 /* Re-open the log file (after rotation). Returns 0 or negative errno. */
 int mx_log_reopen(void);
 
+/* File descriptor log lines go to (stderr or the log file). */
+int mx_log_fd(void);
+/* Close every inherited descriptor >= 3 except the log's and KEEP_FD (-1
+ * for none): for forked children (reapers, callback supervisors) that must
+ * not hold the parent's database socket or lock files open. */
+void mx_log_close_other_fds(int keep_fd);
+
 void mx_log(enum mx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap);

@@ -1,0 +1,601 @@
+/*
+ * mxqd - the MXQ node daemon: pulls jobs from the database and runs them.
+ *
+ * main() reads as the table of contents: parse options, set up the server
+ * (capabilities, spool and tmpdir, lock), connect, register, recover, serve,
+ * unregister. The loop is driven by signals (SIGCHLD when a reaper ends,
+ * SIGTERM/SIGINT/SIGQUIT/SIGHUP) and a poll interval for new work, since
+ * the database cannot notify us.
+ *
+ * Signals: SIGTERM stops taking jobs and exits when the running ones are
+ * done; SIGINT also terminates the running jobs; SIGQUIT exits at once and
+ * leaves jobs running (a restarted mxqd re-adopts them); SIGHUP re-opens the
+ * log file.
+ *
+ * Errors: configuration errors exit with status 1 and one line on stderr.
+ * Database errors while serving are logged and retried with backoff; jobs
+ * keep running and their outcomes wait in the spool directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mx_db.h"
+#include "mx_log.h"
+#include "mx_util.h"
+#include "mxq_status.h"
+#include "mxqd.h"
+
+#ifndef MXQ_VERSION
+#define MXQ_VERSION "unknown"
+#endif
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR "/var"
+#endif
+
+struct options {
+	bool daemonize;
+	const char *pid_file;
+	const char *log_file;
+	bool debug;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mxqd [OPTIONS]\n"
+"\n"
+"  -N, --daemon-name NAME        name of this daemon on its host (default main)\n"
+"      --hostname NAME           host name to act as (default: this host's)\n"
+"  -j, --slots N                 job slots (default: number of CPUs)\n"
+"  -m, --memory SIZE             memory for jobs, e.g. 64G (default: total RAM)\n"
+"  -t, --max-time TIME           longest job runtime accepted, e.g. 7d (default: any)\n"
+"      --tags \"W1 W2 ...\"        tags this server offers\n"
+"      --prerequisites EXPR      what a group's tags must satisfy to run here\n"
+"      --gpus N                  GPUs on this server (default 0)\n"
+"      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
+"      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
+"  -M, --mysql-default-file FILE MySQL defaults file (default " MX_DB_DEFAULT_FILE ")\n"
+"  -S, --mysql-default-group G   group in it (default " MX_DB_GROUP_DAEMON ")\n"
+"      --foreground              stay in the foreground (default)\n"
+"      --daemonize               detach from the terminal\n"
+"      --pid-file FILE           write the daemon's pid here\n"
+"      --log FILE                log to FILE instead of stderr\n"
+"      --poll-interval SECONDS   how often the queue is read (default 1)\n"
+"      --heartbeat-interval S    how often the daemon row is refreshed (default 10)\n"
+"      --callback-timeout S      wall-clock limit of a job callback (default 600)\n"
+"      --kill-grace S            SIGTERM to SIGKILL for killed jobs (default 10)\n"
+"      --runtime-scale FACTOR    multiply job runtime limits (tests, demos; default 1)\n"
+"      --debug                   log debug messages\n"
+"  -h, --help, -V, --version\n");
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mxqd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
+static int parse_seconds(const char *opt, const char *arg, double min, double *ret)
+{
+	double v;
+
+	if (mx_strtod(arg, &v) < 0 || v < min)
+		return fail("%s: '%s' is not a number of seconds >= %g", opt, arg, min);
+	*ret = v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct mxqd_server *s, struct options *o)
+{
+	enum {
+		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL,
+		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
+		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
+	};
+	static const struct option opts[] = {
+		{ "daemon-name",         required_argument, NULL, 'N' },
+		{ "server-id",           required_argument, NULL, 'N' }, /* upstream name */
+		{ "hostname",            required_argument, NULL, OPT_HOSTNAME },
+		{ "slots",               required_argument, NULL, 'j' },
+		{ "memory",              required_argument, NULL, 'm' },
+		{ "max-time",            required_argument, NULL, 't' },
+		{ "tags",                required_argument, NULL, OPT_TAGS },
+		{ "prerequisites",       required_argument, NULL, OPT_PREREQ },
+		{ "gpus",                required_argument, NULL, OPT_GPUS },
+		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
+		{ "spool",               required_argument, NULL, OPT_SPOOL },
+		{ "mysql-default-file",  required_argument, NULL, 'M' },
+		{ "mysql-default-group", required_argument, NULL, 'S' },
+		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
+		{ "daemonize",           no_argument,       NULL, OPT_DAEMONIZE },
+		{ "pid-file",            required_argument, NULL, OPT_PIDFILE },
+		{ "log",                 required_argument, NULL, OPT_LOG },
+		{ "poll-interval",       required_argument, NULL, OPT_POLL },
+		{ "heartbeat-interval",  required_argument, NULL, OPT_HEARTBEAT },
+		{ "callback-timeout",    required_argument, NULL, OPT_CB_TIMEOUT },
+		{ "kill-grace",          required_argument, NULL, OPT_KILL_GRACE },
+		{ "runtime-scale",       required_argument, NULL, OPT_RUNTIME_SCALE },
+		{ "debug",               no_argument,       NULL, OPT_DEBUG },
+		{ "help",                no_argument,       NULL, 'h' },
+		{ "version",             no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double secs;
+	uint64_t u64;
+	uint32_t u32;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "N:j:m:t:M:S:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'N': s->daemon_name = optarg; break;
+		case OPT_HOSTNAME: s->hostname = optarg; break;
+		case 'j':
+			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0)
+				return fail("--slots: '%s' is not a positive number", optarg);
+			s->slots = u32;
+			break;
+		case 'm':
+			if (mx_parse_size_mib(optarg, 'M', &u64) < 0 || u64 == 0)
+				return fail("--memory: '%s' is not a size like 64G or 4096M", optarg);
+			s->memory_mib = u64;
+			break;
+		case 't':
+			if (mx_parse_runtime_min(optarg, &u64) < 0)
+				return fail("--max-time: '%s' is not a time like 7d, 12h or 90m", optarg);
+			s->maxtime_min = u64;
+			break;
+		case OPT_TAGS: s->tags_text = optarg; break;
+		case OPT_PREREQ: s->prerequisites_text = optarg; break;
+		case OPT_GPUS:
+			if (mx_strtou32(optarg, &u32) < 0)
+				return fail("--gpus: '%s' is not a number", optarg);
+			s->gpus = u32;
+			break;
+		case OPT_TMPDIR: s->tmpdir = optarg; break;
+		case OPT_SPOOL: s->spooldir = optarg; break;
+		case 'M': s->db_defaults_file = optarg; break;
+		case 'S': s->db_group = optarg; break;
+		case OPT_FOREGROUND: o->daemonize = false; break;
+		case OPT_DAEMONIZE: o->daemonize = true; break;
+		case OPT_PIDFILE: o->pid_file = optarg; break;
+		case OPT_LOG: o->log_file = optarg; break;
+		case OPT_POLL:
+			if (parse_seconds("--poll-interval", optarg, 0.01, &secs) < 0)
+				return -EINVAL;
+			s->poll_interval_ms = (unsigned)(secs * 1000);
+			break;
+		case OPT_HEARTBEAT:
+			if (parse_seconds("--heartbeat-interval", optarg, 1, &secs) < 0)
+				return -EINVAL;
+			s->heartbeat_interval_s = (unsigned)secs;
+			break;
+		case OPT_CB_TIMEOUT:
+			if (parse_seconds("--callback-timeout", optarg, 1, &secs) < 0)
+				return -EINVAL;
+			s->callback_timeout_s = (unsigned)secs;
+			break;
+		case OPT_KILL_GRACE:
+			if (parse_seconds("--kill-grace", optarg, 0, &secs) < 0)
+				return -EINVAL;
+			s->kill_grace_s = (unsigned)secs;
+			break;
+		case OPT_RUNTIME_SCALE:
+			if (mx_strtod(optarg, &secs) < 0 || secs <= 0)
+				return fail("--runtime-scale: '%s' is not a positive factor", optarg);
+			s->runtime_scale = secs;
+			break;
+		case OPT_DEBUG: o->debug = true; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("mxqd %s\n", MXQ_VERSION); exit(0);
+		default:
+			fprintf(stderr, "mxqd: try 'mxqd --help'\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return fail("unexpected argument '%s' (try 'mxqd --help')", argv[optind]);
+	return 0;
+}
+
+/* Fill defaults and derived values; the server's capabilities are built
+ * here once and used by every qualification check. */
+static int server_setup(struct mxqd_server *s)
+{
+	static char hostname[256], spool[4096];
+	char errbuf[512], shortname[256];
+	struct statvfs st;
+	uint64_t tmpdir_total_mib = 0;
+	int r;
+
+	if (!s->hostname) {
+		if (gethostname(hostname, sizeof(hostname)) < 0)
+			return fail("cannot read this host's name: %s", strerror(errno));
+		s->hostname = hostname;
+	}
+	mx_short_hostname(s->hostname, shortname, sizeof(shortname));
+	s->short_hostname = strdup(shortname);
+	if (!s->slots) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		s->slots = n > 0 ? (uint32_t)n : 1;
+	}
+	if (!s->memory_mib) {
+		struct sysinfo si;
+		if (sysinfo(&si) < 0)
+			return fail("cannot read total memory: %s", strerror(errno));
+		s->memory_mib = (uint64_t)si.totalram * si.mem_unit >> 20;
+	}
+	s->memory_per_slot_mib = s->memory_mib / s->slots;
+	if (!s->spooldir) {
+		snprintf(spool, sizeof(spool), LOCALSTATEDIR "/spool/mxqd/%s.%s", s->hostname, s->daemon_name);
+		s->spooldir = spool;
+	}
+	s->is_root = geteuid() == 0;
+	if (mx_boot_id(s->boot_id) < 0)
+		snprintf(s->boot_id, sizeof(s->boot_id), "unknown");
+	mx_proc_starttime(getpid(), &s->pid_starttime);
+
+	r = mx_mkdir_p(s->spooldir, 0755);
+	if (r < 0)
+		return fail("--spool: cannot create %s: %s", s->spooldir, strerror(-r));
+	r = mx_mkdir_p(s->tmpdir, 0755);
+	if (r < 0)
+		return fail("--tmpdir: cannot create %s: %s", s->tmpdir, strerror(-r));
+	if (statvfs(s->tmpdir, &st) == 0)
+		tmpdir_total_mib = (uint64_t)st.f_blocks * st.f_frsize >> 20;
+
+	r = mxq_server_caps_init(&s->caps, s->hostname, s->tags_text, s->prerequisites_text,
+				 s->slots, s->memory_mib, s->maxtime_min, s->gpus, tmpdir_total_mib,
+				 errbuf, sizeof(errbuf));
+	if (r == -EINVAL)
+		return fail("--prerequisites: %s", errbuf);
+	if (r < 0)
+		return fail("cannot set up: %s", strerror(-r));
+	return 0;
+}
+
+/* One mxqd per spool directory: two would reap each other's jobs. */
+static int lock_spool(const struct mxqd_server *s)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mxqd.lock", s->spooldir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail("cannot open %s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return fail("another mxqd already uses the spool directory %s (use --spool or --daemon-name)",
+			    s->spooldir);
+	return fd; /* kept open (and locked) for the daemon's lifetime */
+}
+
+static void tmpdir_bytes(const struct mxqd_server *s, uint64_t *total, uint64_t *avail)
+{
+	struct statvfs st;
+
+	*total = *avail = 0;
+	if (statvfs(s->tmpdir, &st) == 0) {
+		*total = (uint64_t)st.f_blocks * st.f_frsize;
+		*avail = (uint64_t)st.f_bavail * st.f_frsize;
+	}
+}
+
+static int daemon_register(struct mxqd_server *s)
+{
+	uint64_t total, avail;
+	int64_t n;
+
+	n = mx_db_exec(s->db,
+		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW()"
+		" WHERE hostname = ? AND daemon_name = ? AND status NOT IN (?, ?)",
+		"issii", MXQ_DAEMON_STATUS_CRASHED, s->hostname, s->daemon_name,
+		MXQ_DAEMON_STATUS_EXITED, MXQ_DAEMON_STATUS_CRASHED);
+	if (n < 0)
+		return (int)n;
+	if (n > 0)
+		mx_log_warning("marked %" PRId64 " earlier daemon row(s) of %s/%s CRASHED",
+			       n, s->hostname, s->daemon_name);
+	tmpdir_bytes(s, &total, &avail);
+	n = mx_db_exec(s->db,
+		"INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id,"
+		" pid_starttime, daemon_pid, daemon_slots, daemon_memory, daemon_maxtime,"
+		" daemon_memory_limit_slot_soft, daemon_memory_limit_slot_hard, tags, prerequisites,"
+		" daemon_gpus_max, daemon_tmpdir_total_bytes, daemon_tmpdir_free_bytes, daemon_start)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW())",
+		"sisssUuuUUUUssuUU", s->daemon_name, MXQ_DAEMON_STATUS_IDLE, s->hostname, MXQ_VERSION,
+		s->boot_id, (uint64_t)s->pid_starttime, (unsigned)getpid(), s->slots, s->memory_mib,
+		s->maxtime_min, s->memory_per_slot_mib, s->memory_per_slot_mib,
+		s->tags_text ? s->tags_text : "", s->prerequisites_text ? s->prerequisites_text : "",
+		s->gpus, total, avail);
+	if (n < 0)
+		return (int)n;
+	s->daemon_id = mx_db_insert_id(s->db);
+	mx_log_info("registered as daemon %" PRIu64 ": %s/%s, %u slots, %" PRIu64 " MiB, %u GPU(s)",
+		    s->daemon_id, s->hostname, s->daemon_name, s->slots, s->memory_mib, s->gpus);
+	return 0;
+}
+
+static int daemon_status(const struct mxqd_server *s)
+{
+	if (!s->accepting)
+		return MXQ_DAEMON_STATUS_TERMINATING;
+	if (s->jobs_running == 0)
+		return MXQ_DAEMON_STATUS_IDLE;
+	if (s->slots_running >= s->slots)
+		return MXQ_DAEMON_STATUS_FULL;
+	return MXQ_DAEMON_STATUS_RUNNING;
+}
+
+static int daemon_heartbeat(struct mxqd_server *s)
+{
+	uint64_t total, avail;
+	int64_t n;
+
+	tmpdir_bytes(s, &total, &avail);
+	n = mx_db_exec(s->db,
+		"UPDATE mxq_daemon SET mtime = NOW(), status = ?, daemon_jobs_running = ?,"
+		" daemon_slots_running = ?, daemon_threads_running = ?, daemon_memory_used = ?,"
+		" daemon_gpus_used = ?, daemon_tmpdir_total_bytes = ?, daemon_tmpdir_free_bytes = ?"
+		" WHERE daemon_id = ?",
+		"iuuuUuUUU", daemon_status(s), s->jobs_running, s->slots_running, s->threads_running,
+		s->memory_running_mib, s->gpus_running, total, avail, s->daemon_id);
+	return n < 0 ? (int)n : 0;
+}
+
+static int daemon_unregister(struct mxqd_server *s)
+{
+	int64_t n = mx_db_exec(s->db,
+		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW(), daemon_jobs_running = ?,"
+		" daemon_slots_running = ? WHERE daemon_id = ?",
+		"iuuU", MXQ_DAEMON_STATUS_EXITED, s->jobs_running, s->slots_running, s->daemon_id);
+	return n < 0 ? (int)n : 0;
+}
+
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (mx_log_fd() != STDERR_FILENO)
+			dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	return 0;
+}
+
+static int write_pid_file(const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", (int)getpid());
+	if (fclose(f) != 0 || rename(tmp, path) < 0)
+		return -errno;
+	return 0;
+}
+
+/* What the loop was told by signals. */
+struct loop_state {
+	bool quit_now;          /* SIGQUIT */
+	bool db_ok;
+	unsigned backoff_s;
+	uint64_t next_db_try_ms;
+	uint64_t next_heartbeat_ms;
+};
+
+static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
+{
+	switch (sig) {
+	case SIGTERM:
+		if (s->accepting)
+			mx_log_notice("SIGTERM: no new jobs; exiting when %u running job(s) are done",
+				      s->jobs_running);
+		s->accepting = false;
+		break;
+	case SIGINT:
+		mx_log_notice("SIGINT: terminating %u running job(s), then exiting", s->jobs_running);
+		s->accepting = false;
+		mxqd_jobs_kill_all(s);
+		break;
+	case SIGQUIT:
+		mx_log_notice("SIGQUIT: exiting now, %u job(s) keep running", s->jobs_running);
+		ls->quit_now = true;
+		break;
+	case SIGHUP:
+		mx_log_reopen();
+		break;
+	default:
+		break;
+	}
+}
+
+static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const char *what)
+{
+	uint64_t now = mx_now_monotonic_ms();
+
+	if (ls->db_ok)
+		mx_log_err("database: %s failed: %s; retrying", what, mx_db_error(s->db));
+	ls->db_ok = false;
+	ls->backoff_s = ls->backoff_s ? (ls->backoff_s * 2 > 30 ? 30 : ls->backoff_s * 2) : 1;
+	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
+	(void)r;
+}
+
+static int serve(struct mxqd_server *s, const sigset_t *sigs)
+{
+	struct loop_state ls = { .db_ok = true };
+
+	s->accepting = true;
+	for (;;) {
+		uint64_t now = mx_now_monotonic_ms();
+		struct timespec timeout;
+		siginfo_t info;
+		int r, sig;
+
+		if (!ls.db_ok && now >= ls.next_db_try_ms) {
+			if (mx_db_ensure(s->db) == 0) {
+				mx_log_notice("database reachable again, resuming");
+				ls.db_ok = true;
+				ls.backoff_s = 0;
+				ls.next_heartbeat_ms = 0;
+			} else {
+				db_failed(s, &ls, -ENOTCONN, "reconnect");
+			}
+		}
+		if (ls.db_ok) {
+			r = mxqd_jobs_reap(s);
+			if (r < 0 && r != -ENOMEM)
+				db_failed(s, &ls, r, "recording job outcomes");
+		} else {
+			mxqd_children_reap(s);
+		}
+		if (ls.db_ok && (r = mxqd_jobs_handle_cancel(s)) < 0)
+			db_failed(s, &ls, r, "reading cancellations");
+		mxqd_jobs_escalate_kills(s);
+		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
+			db_failed(s, &ls, r, "starting jobs");
+		now = mx_now_monotonic_ms();
+		if (ls.db_ok && now >= ls.next_heartbeat_ms) {
+			if ((r = daemon_heartbeat(s)) < 0)
+				db_failed(s, &ls, r, "heartbeat");
+			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
+		}
+		if (ls.quit_now)
+			return 0;
+		if (!s->accepting && !s->jobs) {
+			mx_log_notice("all jobs done");
+			return 0;
+		}
+
+		timeout.tv_sec = s->poll_interval_ms / 1000;
+		timeout.tv_nsec = (long)(s->poll_interval_ms % 1000) * 1000000L;
+		sig = sigtimedwait(sigs, &info, &timeout);
+		while (sig > 0) {
+			handle_signal(s, &ls, sig);
+			/* collect everything else that is pending before working again */
+			timeout.tv_sec = 0;
+			timeout.tv_nsec = 0;
+			sig = sigtimedwait(sigs, &info, &timeout);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct mxqd_server server = {
+		.daemon_name = "main",
+		.tmpdir = "/tmp/mxqd",
+		.db_group = MX_DB_GROUP_DAEMON,
+		.poll_interval_ms = 1000,
+		.heartbeat_interval_s = 10,
+		.callback_timeout_s = 600,
+		.kill_grace_s = 10,
+		.runtime_scale = 1.0,
+	};
+	struct options opt = { 0 };
+	char errbuf[512];
+	sigset_t sigs;
+	int lock_fd, r;
+
+	mx_log_set_program("mxqd");
+	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
+	if (parse_options(argc, argv, &server, &opt) < 0 || server_setup(&server) < 0)
+		return 1;
+	if (opt.debug)
+		mx_log_set_level(MX_LOG_DEBUG);
+	if (opt.log_file && (r = mx_log_set_file(opt.log_file)) < 0) {
+		fail("--log: cannot open %s: %s", opt.log_file, strerror(-r));
+		return 1;
+	}
+	lock_fd = lock_spool(&server);
+	if (lock_fd < 0)
+		return 1;
+
+	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
+	if (r < 0) {
+		fail("%s", errbuf);
+		return 1;
+	}
+	if (opt.daemonize && (r = daemonize()) < 0) {
+		fail("cannot daemonize: %s", strerror(-r));
+		return 1;
+	}
+	if (opt.pid_file && (r = write_pid_file(opt.pid_file)) < 0) {
+		fail("--pid-file: cannot write %s: %s", opt.pid_file, strerror(-r));
+		return 1;
+	}
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGCHLD);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGQUIT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	mxqd_hooks_register(&mxqd_callback_hooks);
+
+	r = daemon_register(&server);
+	if (r < 0) {
+		mx_log_err("cannot register in mxq_daemon: %s", mx_db_error(server.db));
+		return 1;
+	}
+	r = mxqd_jobs_recover(&server);
+	if (r < 0)
+		mx_log_err("recovery incomplete: %s", mx_db_error(server.db));
+
+	serve(&server, &sigs);
+
+	if (daemon_unregister(&server) < 0)
+		mx_log_err("cannot mark daemon %" PRIu64 " EXITED: %s", server.daemon_id,
+			   mx_db_error(server.db));
+	mx_log_info("exiting (%u job(s) left running)", server.jobs_running);
+	if (opt.pid_file)
+		unlink(opt.pid_file);
+	mxqd_jobs_free_all(&server);
+	mxq_server_caps_done(&server.caps);
+	mx_db_close(server.db);
+	free(server.short_hostname);
+	close(lock_fd);
+	return 0;
+}

@@ -1,0 +1,174 @@
+/*
+ * mxqd.h - the node daemon's internal interfaces.
+ *
+ * mxqd.c        main loop, options, signals, registration and heartbeat
+ * mxqd_job.c    job lifecycle against the database: claim, start, finish,
+ *               cancel, recovery; the status hooks; job callbacks
+ * mxqd_reaper.c the per-job reaper process: runs one job as its user,
+ *               enforces its limits and leaves its outcome in the spool dir
+ *
+ * Every job start and every terminal outcome passes through
+ * mxqd_hooks_job_started() / mxqd_hooks_job_ended(); power management and
+ * energy accounting register there and never touch the job code.
+ */
+#ifndef MXQD_H
+#define MXQD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mx_db.h"
+#include "mxqd_control.h"
+
+struct mxqd_job;
+
+/* Everything the daemon knows about itself; one instance, set up by main(). */
+struct mxqd_server {
+	/* configuration (options) */
+	char *daemon_name;          /* --daemon-name, default "main" */
+	char *hostname;             /* --hostname, default gethostname() */
+	char *short_hostname;
+	char *tags_text;            /* --tags as given */
+	char *prerequisites_text;   /* --prerequisites as given */
+	uint32_t slots;             /* --slots */
+	uint64_t memory_mib;        /* --memory */
+	uint64_t maxtime_min;       /* --max-time, 0 = unlimited */
+	uint32_t gpus;              /* --gpus */
+	char *tmpdir;               /* --tmpdir: parent of per-job tmpdirs */
+	char *spooldir;             /* --spool: reaper outcome files, lock */
+	const char *db_defaults_file;
+	const char *db_group;
+	unsigned poll_interval_ms;  /* how often the queue is looked at */
+	unsigned heartbeat_interval_s;
+	unsigned callback_timeout_s;
+	unsigned kill_grace_s;      /* SIGTERM -> SIGKILL for killed jobs */
+	double runtime_scale;       /* --runtime-scale: job runtime limit = job_time
+	                               minutes x this (time-scaled tests and demos) */
+
+	/* derived */
+	struct mxq_server_caps caps;
+	uint64_t memory_per_slot_mib;
+	bool is_root;
+	char boot_id[37];
+	unsigned long long pid_starttime;
+
+	/* runtime */
+	struct mx_db *db;
+	uint64_t daemon_id;
+	struct mxqd_job *jobs;      /* running and finishing jobs (list) */
+	uint32_t slots_running;
+	uint32_t threads_running;
+	uint32_t jobs_running;
+	uint32_t gpus_running;
+	uint64_t memory_running_mib;
+	bool accepting;             /* false after SIGTERM/SIGINT or while draining */
+};
+
+/* One job this daemon runs (or re-adopted after a restart). */
+struct mxqd_job {
+	struct mxqd_job *next;
+	uint64_t job_id;
+	uint64_t group_id;
+	uid_t uid;
+	gid_t gid;
+	char *user_name;
+	char *group_name;
+	char *workdir;
+	char **argv;
+	char *stdout_path;
+	char *stderr_path;
+	mode_t umask;
+	uint32_t threads;
+	uint64_t memory_mib;
+	uint64_t time_min;
+	uint32_t gpus;
+	uint32_t slots;
+	char *callback;
+	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
+	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */
+	pid_t job_pid;              /* = process group and session of the job */
+	uint64_t start_realtime_ms;
+	uint64_t kill_sent_ms;      /* monotonic; 0 = not being killed */
+	enum { MXQD_KILL_NONE, MXQD_KILL_CANCEL, MXQD_KILL_SHUTDOWN } kill_reason;
+	bool adopted;               /* started by an earlier mxqd process */
+	bool ended;                 /* outcome read, DB update pending */
+	int final_status;           /* MXQ_JOB_STATUS_* once ended */
+	struct mxqd_outcome *outcome;
+};
+
+/* What the reaper leaves in SPOOL/JOBID.stat (key=value lines). */
+struct mxqd_outcome {
+	int wait_status;            /* as from wait4() */
+	uint64_t utime_us, stime_us, real_us;
+	int64_t maxrss_kib, minflt, majflt, nswap, inblock, oublock, nvcsw, nivcsw;
+	uint64_t max_sumrss_kib;    /* peak RSS of the whole job session */
+	char killed[16];            /* "", "runtime", "memory" */
+};
+
+/* --- mxqd_reaper.c --- */
+
+/* What the reaper needs to run one job; filled by mxqd_job.c. */
+struct mxqd_reaper_args {
+	const struct mxqd_server *server;
+	const struct mxqd_job *job;
+	int report_fd;              /* reaper writes "JOBPID\n" here once started */
+};
+
+/*
+ * Body of the reaper process (called in the child after fork, never
+ * returns). Becomes a session leader, starts the job as its user with its
+ * environment, enforces runtime and memory limits, waits for it, writes
+ * SPOOL/JOBID.stat atomically and exits.
+ */
+_Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *args);
+
+/* Read SPOOL/JOBID.stat. 0, -ENOENT if not (yet) there, other -errno. */
+int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret);
+/* Remove the spool files of a job (after its outcome is in the database). */
+void mxqd_outcome_remove(const char *spooldir, uint64_t job_id);
+/* Reaper pid file SPOOL/JOBID.pid: "REAPERPID JOBPID STARTTIME BOOTID". */
+int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
+		      pid_t *ret_job, unsigned long long *ret_starttime, char ret_boot_id[37]);
+
+/* --- mxqd_job.c --- */
+
+/* Claim and start as many jobs as fit. Returns number started or -errno. */
+int mxqd_jobs_start_some(struct mxqd_server *server);
+/* Collect ended jobs (children and adopted ones) and record them. */
+int mxqd_jobs_reap(struct mxqd_server *server);
+/* Act on cancellations requested through the database (mxqkill). */
+int mxqd_jobs_handle_cancel(struct mxqd_server *server);
+/* Escalate SIGTERM to SIGKILL for jobs past their grace time. */
+void mxqd_jobs_escalate_kills(struct mxqd_server *server);
+/* Terminate every job (SIGINT shutdown). */
+void mxqd_jobs_kill_all(struct mxqd_server *server);
+/* After registration: requeue claimed-not-started jobs, adopt surviving
+ * ones, mark lost ones UNKNOWN. Returns 0 or -errno. */
+int mxqd_jobs_recover(struct mxqd_server *server);
+/* Free the job list (exit path). */
+void mxqd_jobs_free_all(struct mxqd_server *server);
+/* Reap exited callback supervisors and other stray children; never blocks. */
+void mxqd_children_reap(struct mxqd_server *server);
+
+/* --- status hooks (mxqd_job.c) --- */
+
+struct mxqd_hooks {
+	void *ctx;
+	/* Job is running (status RUNNING recorded). */
+	void (*job_started)(void *ctx, struct mxqd_server *server, const struct mxqd_job *job);
+	/* Job reached a terminal status (recorded in the database). */
+	void (*job_ended)(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
+			  int final_status);
+};
+
+/* Register a hook set (kept by pointer). At most MXQD_MAX_HOOKS. 0 or -ENOSPC. */
+#define MXQD_MAX_HOOKS 8
+int mxqd_hooks_register(const struct mxqd_hooks *hooks);
+void mxqd_hooks_job_started(struct mxqd_server *server, const struct mxqd_job *job);
+void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job, int final_status);
+
+/* The job-callback runner, registered as a job_ended hook by main(). */
+extern const struct mxqd_hooks mxqd_callback_hooks;
+
+#endif

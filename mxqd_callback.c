@@ -1,0 +1,169 @@
+/*
+ * mxqd_callback - run a job's callback (mxqsub --callback) after every
+ * terminal outcome. Registered as a job_ended status hook.
+ *
+ * Process tree: mxqd forks a child that forks the supervisor and exits at
+ * once (mxqd reaps it immediately: the daemon never waits for a callback).
+ * The orphaned supervisor starts the callback in its own process group, as
+ * the submitting user, in the job's workdir, with RLIMIT_CPU 60 s,
+ * RLIMIT_AS 256 MiB and no core dumps; it kills the whole group when the
+ * callback exits or after --callback-timeout, and logs anything unusual.
+ * A callback's result never changes the job's status.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mx_log.h"
+#include "mx_util.h"
+#include "mxq_status.h"
+#include "mxqd.h"
+
+#define CALLBACK_CPU_SECONDS 60
+#define CALLBACK_AS_BYTES    (256ULL << 20)
+
+static _Noreturn void exec_callback(const struct mxqd_server *server, const struct mxqd_job *job,
+				    int final_status)
+{
+	struct rlimit cpu = { CALLBACK_CPU_SECONDS, CALLBACK_CPU_SECONDS };
+	struct rlimit as = { CALLBACK_AS_BYTES, CALLBACK_AS_BYTES };
+	struct rlimit core = { 0, 0 };
+	const char *status_name = mxq_job_status_to_name(final_status);
+	char num[32];
+	int fd;
+
+	setpgid(0, 0);
+	setrlimit(RLIMIT_CPU, &cpu);
+	setrlimit(RLIMIT_AS, &as);
+	setrlimit(RLIMIT_CORE, &core);
+	if (server->is_root &&
+	    (setgid(job->gid) < 0 || initgroups(job->user_name, job->gid) < 0 || setuid(job->uid) < 0))
+		_exit(126);
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	close_range(3, ~0U, 0);
+	if (chdir(job->workdir) < 0 && chdir("/") < 0)
+		_exit(126);
+
+	clearenv();
+	setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+	setenv("USER", job->user_name, 1);
+	setenv("LOGNAME", job->user_name, 1);
+	{
+		struct passwd *pw = getpwuid(job->uid);
+		setenv("HOME", pw ? pw->pw_dir : "/", 1);
+	}
+	snprintf(num, sizeof(num), "%" PRIu64, job->job_id);
+	setenv("MXQ_JOB_ID", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu64, job->group_id);
+	setenv("MXQ_GROUP_ID", num, 1);
+	setenv("MXQ_JOB_STATUS", status_name ? status_name : "UNKNOWN", 1);
+	setenv("MXQ_JOB_WORKDIR", job->workdir, 1);
+	setenv("MXQ_HOSTNAME", server->hostname, 1);
+	if (job->outcome && WIFEXITED(job->outcome->wait_status)) {
+		snprintf(num, sizeof(num), "%d", WEXITSTATUS(job->outcome->wait_status));
+		setenv("MXQ_JOB_EXIT_CODE", num, 1);
+	}
+	execl(job->callback, job->callback, (char *)NULL);
+	_exit(127);
+}
+
+/* The supervisor: start, bound and clean up one callback. Never returns. */
+static _Noreturn void supervise(const struct mxqd_server *server, const struct mxqd_job *job,
+				int final_status)
+{
+	struct timespec timeout = { .tv_sec = server->callback_timeout_s, .tv_nsec = 0 };
+	sigset_t chld, none;
+	int status = 0;
+	pid_t pid;
+
+	setsid();
+	mx_log_close_other_fds(-1);
+	sigemptyset(&none);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sigprocmask(SIG_SETMASK, &chld, NULL);
+
+	pid = fork();
+	if (pid < 0) {
+		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %m", job->job_id, job->callback);
+		_exit(1);
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		exec_callback(server, job, final_status);
+	}
+	setpgid(pid, pid); /* also done by the child: no race on who is first */
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (sigtimedwait(&chld, NULL, &timeout) < 0 && errno == EAGAIN) {
+			mx_log_warning("job %" PRIu64 ": callback %s still running after %u s: killed",
+				       job->job_id, job->callback, server->callback_timeout_s);
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+	}
+	kill(-pid, SIGKILL); /* whatever it forked goes with it */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		mx_log_warning("job %" PRIu64 ": callback %s could not be executed", job->job_id, job->callback);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		mx_log_warning("job %" PRIu64 ": callback %s exited with status %d",
+			       job->job_id, job->callback, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		mx_log_warning("job %" PRIu64 ": callback %s ended by signal %d",
+			       job->job_id, job->callback, WTERMSIG(status));
+	else
+		mx_log_debug("job %" PRIu64 ": callback %s done", job->job_id, job->callback);
+	_exit(0);
+}
+
+static void callback_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
+			       int final_status)
+{
+	pid_t pid;
+
+	if (!job->callback || !job->callback[0])
+		return;
+	pid = fork();
+	if (pid < 0) {
+		mx_log_err("job %" PRIu64 ": cannot fork for callback: %m", job->job_id);
+		return;
+	}
+	if (pid == 0) {
+		pid_t s = fork();
+		if (s != 0)
+			_exit(s < 0 ? 1 : 0);
+		supervise(server, job, final_status);
+	}
+	/* the intermediate child exits right away */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+const struct mxqd_hooks mxqd_callback_hooks = {
+	.job_ended = callback_job_ended,
+};

@@ -1,0 +1,362 @@
+/*
+ * mxqd_reaper - the per-job reaper process.
+ *
+ * mxqd forks one reaper per job. The reaper becomes a session leader of its
+ * own, starts the job in a further session (so the job's process group can
+ * be signalled as a whole), enforces the job's runtime and memory limits,
+ * collects the exit status and resource usage with wait4(), and leaves the
+ * outcome in SPOOL/JOBID.stat (written to a temporary name and renamed, so
+ * mxqd never reads half a file). Because the outcome is a file, mxqd may
+ * exit (SIGQUIT) and a new mxqd picks the job up where the old one left it.
+ *
+ * Error handling: the reaper has nobody to return errors to. Problems before
+ * the job runs (user switch, workdir, output files, exec) end the job with
+ * exit status 126/127 and a line on the job's stderr or the daemon's log.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mx_log.h"
+#include "mx_util.h"
+#include "mxqd.h"
+
+#define JOB_PATH "/usr/local/bin:/usr/bin:/bin"
+
+static void job_tmpdir_path(const struct mxqd_reaper_args *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/mxq_job_%" PRIu64, a->server->tmpdir, a->job->job_id);
+}
+
+static void spool_path(const char *spooldir, uint64_t job_id, const char *ext, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%" PRIu64 ".%s", spooldir, job_id, ext);
+}
+
+/* Open an output file of the job; stdout and stderr may name the same file. */
+static int open_output(const char *path)
+{
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+}
+
+static void set_job_environment(const struct mxqd_reaper_args *a, const char *home,
+				const char *shell, const char *tmpdir)
+{
+	const struct mxqd_job *job = a->job;
+	char num[64];
+
+	clearenv();
+	setenv("PATH", JOB_PATH, 1);
+	setenv("USER", job->user_name, 1);
+	setenv("USERNAME", job->user_name, 1);
+	setenv("LOGNAME", job->user_name, 1);
+	setenv("HOME", home, 1);
+	setenv("SHELL", shell, 1);
+	setenv("HOSTNAME", a->server->hostname, 1);
+	setenv("TMPDIR", tmpdir, 1);
+	setenv("MXQ_JOB_TMPDIR", tmpdir, 1);
+	setenv("MXQ_HOSTNAME", a->server->hostname, 1);
+	setenv("MXQ_SERVERID", a->server->daemon_name, 1);
+	snprintf(num, sizeof(num), "%s::%s", a->server->hostname, a->server->daemon_name);
+	setenv("MXQ_HOSTID", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu64, job->job_id);
+	setenv("MXQ_JOBID", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu64, job->group_id);
+	setenv("MXQ_GROUPID", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu32, job->threads);
+	setenv("MXQ_THREADS", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu32, job->slots);
+	setenv("MXQ_SLOTS", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu64, job->memory_mib);
+	setenv("MXQ_MEMORY", num, 1);
+	snprintf(num, sizeof(num), "%" PRIu64, job->time_min);
+	setenv("MXQ_TIME", num, 1);
+}
+
+/* The job process: never returns. Errors go to the job's stderr if open. */
+static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmpdir)
+{
+	const struct mxqd_job *job = a->job;
+	const char *home = "/", *shell = "/bin/sh";
+	struct passwd *pw;
+	int fd_out, fd_err, fd_in;
+
+	setsid();
+	pw = getpwuid(job->uid);
+	if (pw) {
+		home = pw->pw_dir;
+		shell = pw->pw_shell;
+	}
+	if (a->server->is_root) {
+		if (setgid(job->gid) < 0 || initgroups(job->user_name, job->gid) < 0 ||
+		    setuid(job->uid) < 0) {
+			mx_log_err("job %" PRIu64 ": cannot switch to user %s (uid %u): %m",
+				   job->job_id, job->user_name, (unsigned)job->uid);
+			_exit(126);
+		}
+	}
+	fd_out = open_output(job->stdout_path);
+	if (fd_out < 0) {
+		mx_log_err("job %" PRIu64 ": cannot open stdout %s: %m", job->job_id, job->stdout_path);
+		_exit(126);
+	}
+	if (strcmp(job->stdout_path, job->stderr_path) == 0)
+		fd_err = dup(fd_out);
+	else
+		fd_err = open_output(job->stderr_path);
+	if (fd_err < 0) {
+		mx_log_err("job %" PRIu64 ": cannot open stderr %s: %m", job->job_id, job->stderr_path);
+		_exit(126);
+	}
+	fd_in = open("/dev/null", O_RDONLY);
+	if (fd_in < 0 || dup2(fd_in, STDIN_FILENO) < 0 || dup2(fd_out, STDOUT_FILENO) < 0 ||
+	    dup2(fd_err, STDERR_FILENO) < 0)
+		_exit(126);
+	close_range(3, ~0U, 0);
+	if (chdir(job->workdir) < 0) {
+		fprintf(stderr, "mxqd: job %" PRIu64 ": cannot change to workdir %s: %s\n",
+			job->job_id, job->workdir, strerror(errno));
+		_exit(126);
+	}
+	umask(job->umask);
+	set_job_environment(a, home, shell, tmpdir);
+	execvp(job->argv[0], job->argv);
+	fprintf(stderr, "mxqd: job %" PRIu64 ": cannot execute %s: %s\n",
+		job->job_id, job->argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxqd_outcome *o)
+{
+	char tmp[4096], path[4096];
+	FILE *f;
+
+	spool_path(spooldir, job_id, "stat.tmp", tmp, sizeof(tmp));
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
+		   "maxrss_kib=%" PRId64 "\nminflt=%" PRId64 "\nmajflt=%" PRId64 "\nnswap=%" PRId64 "\n"
+		   "inblock=%" PRId64 "\noublock=%" PRId64 "\nnvcsw=%" PRId64 "\nnivcsw=%" PRId64 "\n"
+		   "max_sumrss_kib=%" PRIu64 "\nkilled=%s\n",
+		o->wait_status, o->utime_us, o->stime_us, o->real_us, o->maxrss_kib, o->minflt,
+		o->majflt, o->nswap, o->inblock, o->oublock, o->nvcsw, o->nivcsw, o->max_sumrss_kib,
+		o->killed);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		int r = -errno;
+		fclose(f);
+		unlink(tmp);
+		return r;
+	}
+	fclose(f);
+	if (rename(tmp, path) < 0)
+		return -errno;
+	return 0;
+}
+
+static void fill_rusage(struct mxqd_outcome *o, const struct rusage *ru)
+{
+	o->utime_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
+	o->stime_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
+	o->maxrss_kib = ru->ru_maxrss;
+	o->minflt = ru->ru_minflt;
+	o->majflt = ru->ru_majflt;
+	o->nswap = ru->ru_nswap;
+	o->inblock = ru->ru_inblock;
+	o->oublock = ru->ru_oublock;
+	o->nvcsw = ru->ru_nvcsw;
+	o->nivcsw = ru->ru_nivcsw;
+}
+
+_Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
+{
+	const struct mxqd_server *server = a->server;
+	const struct mxqd_job *job = a->job;
+	struct mxqd_outcome outcome = { 0 };
+	char tmpdir[4096], path[4096], line[256];
+	uint64_t start_ms, limit_ms, kill_at_ms = 0;
+	unsigned long long starttime = 0;
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+	sigset_t chld;
+	struct rusage ru;
+	pid_t pid;
+	int status = 0, fd;
+
+	setsid();
+	mx_log_close_other_fds(a->report_fd);
+	/* The reaper must outlive terminal signals and mxqd itself. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_SETMASK, &chld, NULL);
+
+	job_tmpdir_path(a, tmpdir, sizeof(tmpdir));
+	if (mkdir(tmpdir, 0700) < 0 && errno != EEXIST)
+		mx_log_warning("job %" PRIu64 ": cannot create tmpdir %s: %m", job->job_id, tmpdir);
+	else if (server->is_root && chown(tmpdir, job->uid, job->gid) < 0)
+		mx_log_warning("job %" PRIu64 ": cannot chown tmpdir %s: %m", job->job_id, tmpdir);
+
+	start_ms = mx_now_monotonic_ms();
+	pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGPIPE, &sa, NULL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		exec_job(a, tmpdir);
+	}
+	if (pid < 0) {
+		mx_log_err("job %" PRIu64 ": cannot fork: %m", job->job_id);
+		outcome.wait_status = 126 << 8;
+		snprintf(line, sizeof(line), "0\n");
+		if (write(a->report_fd, line, strlen(line)) < 0) {
+			/* mxqd notices the missing pid */
+		}
+		goto done;
+	}
+
+	mx_proc_starttime(getpid(), &starttime);
+	spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		dprintf(fd, "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime, server->boot_id);
+		close(fd);
+	}
+	snprintf(line, sizeof(line), "%d\n", (int)pid);
+	if (write(a->report_fd, line, strlen(line)) < 0) {
+		/* mxqd went away; the job goes on and the outcome file tells */
+	}
+	close(a->report_fd);
+
+	limit_ms = job->time_min ? (uint64_t)((double)job->time_min * 60000.0 * server->runtime_scale) : 0;
+	for (;;) {
+		struct timespec timeout = { .tv_sec = 0, .tv_nsec = 500 * 1000000L };
+		pid_t w = wait4(pid, &status, WNOHANG, &ru);
+		uint64_t now = mx_now_monotonic_ms(), rss = 0;
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			mx_log_err("job %" PRIu64 ": wait4: %m", job->job_id);
+			status = 255 << 8;
+			memset(&ru, 0, sizeof(ru));
+			break;
+		}
+		if (mx_session_rss_kib(pid, &rss) == 0 && rss > outcome.max_sumrss_kib)
+			outcome.max_sumrss_kib = rss;
+		if (!outcome.killed[0]) {
+			if (limit_ms && now - start_ms > limit_ms)
+				snprintf(outcome.killed, sizeof(outcome.killed), "runtime");
+			else if (job->memory_mib && rss > job->memory_mib * 1024)
+				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
+			if (outcome.killed[0]) {
+				kill(-pid, SIGTERM);
+				kill(-pid, SIGCONT);
+				kill_at_ms = now + (uint64_t)server->kill_grace_s * 1000;
+			}
+		} else if (kill_at_ms && now >= kill_at_ms) {
+			kill(-pid, SIGKILL);
+			kill_at_ms = 0;
+		}
+		sigtimedwait(&chld, NULL, &timeout);
+	}
+	outcome.wait_status = status;
+	fill_rusage(&outcome, &ru);
+	/* Leftover processes of the job's group do not outlive the job. */
+	kill(-pid, SIGKILL);
+done:
+	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
+	mx_rmtree(tmpdir);
+	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0)
+		mx_log_err("job %" PRIu64 ": cannot write outcome to %s: %m", job->job_id, server->spooldir);
+	_exit(0);
+}
+
+int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret)
+{
+	struct mxqd_outcome o = { 0 };
+	char path[4096], key[64], value[64];
+	FILE *f;
+
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, " %63[^=]=%63[^\n]", key, value) == 2) {
+		if (strcmp(key, "wait_status") == 0) o.wait_status = atoi(value);
+		else if (strcmp(key, "utime_us") == 0) o.utime_us = strtoull(value, NULL, 10);
+		else if (strcmp(key, "stime_us") == 0) o.stime_us = strtoull(value, NULL, 10);
+		else if (strcmp(key, "real_us") == 0) o.real_us = strtoull(value, NULL, 10);
+		else if (strcmp(key, "maxrss_kib") == 0) o.maxrss_kib = strtoll(value, NULL, 10);
+		else if (strcmp(key, "minflt") == 0) o.minflt = strtoll(value, NULL, 10);
+		else if (strcmp(key, "majflt") == 0) o.majflt = strtoll(value, NULL, 10);
+		else if (strcmp(key, "nswap") == 0) o.nswap = strtoll(value, NULL, 10);
+		else if (strcmp(key, "inblock") == 0) o.inblock = strtoll(value, NULL, 10);
+		else if (strcmp(key, "oublock") == 0) o.oublock = strtoll(value, NULL, 10);
+		else if (strcmp(key, "nvcsw") == 0) o.nvcsw = strtoll(value, NULL, 10);
+		else if (strcmp(key, "nivcsw") == 0) o.nivcsw = strtoll(value, NULL, 10);
+		else if (strcmp(key, "max_sumrss_kib") == 0) o.max_sumrss_kib = strtoull(value, NULL, 10);
+		else if (strcmp(key, "killed") == 0) snprintf(o.killed, sizeof(o.killed), "%.15s", value);
+	}
+	fclose(f);
+	*ret = o;
+	return 0;
+}
+
+void mxqd_outcome_remove(const char *spooldir, uint64_t job_id)
+{
+	char path[4096];
+
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	unlink(path);
+	spool_path(spooldir, job_id, "pid", path, sizeof(path));
+	unlink(path);
+}
+
+int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
+		      pid_t *ret_job, unsigned long long *ret_starttime, char ret_boot_id[37])
+{
+	char path[4096], boot[64];
+	int reaper, job;
+	unsigned long long st;
+	FILE *f;
+	int n;
+
+	spool_path(spooldir, job_id, "pid", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%d %d %llu %63s", &reaper, &job, &st, boot);
+	fclose(f);
+	if (n != 4)
+		return -EINVAL;
+	*ret_reaper = reaper;
+	*ret_job = job;
+	*ret_starttime = st;
+	snprintf(ret_boot_id, 37, "%.36s", boot);
+	return 0;
+}
