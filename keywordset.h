@@ -19,7 +19,8 @@ struct keywordset *keywordset_new(const char *words);
 /* NULL is fine. */
 void keywordset_free(struct keywordset *set);
 
-/* Add every word of WORDS / one word. 0 or -ENOMEM. */
+/* Add every word of WORDS / one word. 0 or -ENOMEM (-EINVAL: NULL set, or a
+ * single WORD that is empty or contains whitespace). */
 int keywordset_add_words(struct keywordset *set, const char *words);
 int keywordset_add(struct keywordset *set, const char *word);
 /* Remove one word; 0 whether or not it was present. */

@@ -29,7 +29,7 @@ struct mxq_expr;
 /*
  * Parse TEXT. On success returns 0 and *ret_expr (free with
  * mxq_expr_free()). On a syntax error returns -EINVAL and writes a one-line
- * message into errbuf that says at which character what was expected
+ * message into errbuf that says at which character (counted from 1) what was expected
  * ("at position 4: expected identifier, '!' or '(' but found end of input").
  * -ENOMEM on allocation failure. *ret_expr untouched on failure.
  */
