@@ -33,6 +33,12 @@
 #       Run SQL as the server's root user on database mxq: batch mode, no
 #       column names, tab-separated. Output on stdout, exit status of the
 #       client.
+#   mxq_sql_db DB "SQL"  (or: mxq_sql_db DB < file.sql)
+#       The same on database DB.
+#   mxq_db_add NAME
+#       Create a further database NAME on the same server, grant it to the
+#       test user and write $MXQ_TEST_DIR/NAME.cnf (like mysql.cnf, with
+#       database=NAME), e.g. to compare two schemas side by side.
 #   mxq_sql_user "SQL"
 #       The same as the test user (credentials of $MXQ_MYSQL_DEFAULT_FILE,
 #       in $MXQ_TEST_DIR/client.cnf, group [client]).
@@ -291,19 +297,38 @@ mxq__write_defaults() {
 # ------------------------------------------------------------------ public
 
 mxq_sql() {
+	mxq_sql_db "$MXQ_TEST_DB_NAME" "$@"
+}
+
+mxq_sql_db() {
+	_db=$1
+	shift
 	if [ $# -gt 0 ]; then
 		mariadb --no-defaults --socket="$MXQ_TEST_DB_SOCKET" -uroot \
-			--batch --skip-column-names "$MXQ_TEST_DB_NAME" -e "$*"
+			--batch --skip-column-names "$_db" -e "$*" </dev/null
 	else
 		mariadb --no-defaults --socket="$MXQ_TEST_DB_SOCKET" -uroot \
-			--batch --skip-column-names "$MXQ_TEST_DB_NAME"
+			--batch --skip-column-names "$_db"
 	fi
+}
+
+mxq_db_add() {
+	case $1 in
+	''|*[!A-Za-z0-9_]*) mxq__err "mxq_db_add: bad database name '$1'"; return 2 ;;
+	esac
+	mariadb --no-defaults --socket="$MXQ_TEST_DB_SOCKET" -uroot --batch <<EOF || return 1
+CREATE DATABASE $1 CHARACTER SET utf8mb4;
+GRANT ALL PRIVILEGES ON $1.* TO '$MXQ_TEST_DB_USER'@'localhost';
+GRANT ALL PRIVILEGES ON $1.* TO '$MXQ_TEST_DB_USER'@'127.0.0.1';
+EOF
+	( umask 077
+	  sed "s/^database=.*/database=$1/" "$MXQ_MYSQL_DEFAULT_FILE" >"$MXQ_TEST_DIR/$1.cnf" )
 }
 
 mxq_sql_user() {
 	if [ $# -gt 0 ]; then
 		mariadb --defaults-file="$MXQ_TEST_DIR/client.cnf" \
-			--batch --skip-column-names -e "$*"
+			--batch --skip-column-names -e "$*" </dev/null
 	else
 		mariadb --defaults-file="$MXQ_TEST_DIR/client.cnf" \
 			--batch --skip-column-names

@@ -1,0 +1,427 @@
+#!/bin/sh
+# tests/test_schema.sh - `mxqadmin db upgrade` and `db status` against a
+# private MariaDB (tests/lib/mariadb.sh).
+#
+# One server, several databases:
+#   mxq       new database, created by `db upgrade` (mxq_db_start)
+#   mxq_old   tests/fixtures/mxq-2016.sql + mxq-2016-data.sql, then upgraded
+#   others    partial, concurrent, dry-run and too-new cases
+# The upgraded 2016 database must end up exactly like the new one: columns,
+# indexes, tables and triggers are compared through information_schema, so
+# drift between create_tables.sql and the migrations fails here. Counters
+# are checked against an independent COUNT(*) by status category after
+# every step of a job life cycle.
+
+. "$(dirname -- "$0")/lib/mariadb.sh"
+
+fixtures=$MXQ_SRC_DIR/tests/fixtures
+mxqadmin=$MXQ_BUILD_DIR/mxqadmin
+
+# ------------------------------------------------------------------ TAP
+
+tap_n=0
+ok() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+not_ok() {
+	tap_n=$((tap_n + 1))
+	echo "not ok $tap_n - $*"
+}
+diag() {
+	sed 's/^/#   /'
+}
+# check DESC CMD...: passes when CMD succeeds
+check() {
+	_desc=$1
+	shift
+	if "$@"; then ok "$_desc"; else not_ok "$_desc"; fi
+}
+# is DESC GOT WANT: passes when the strings are equal; shows a diff if not
+is() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf '%s\n' "$2" >"$MXQ_TEST_DIR/got"
+		printf '%s\n' "$3" >"$MXQ_TEST_DIR/want"
+		diff -u "$MXQ_TEST_DIR/want" "$MXQ_TEST_DIR/got" | head -n 40 | diag
+	fi
+}
+# contains DESC TEXT NEEDLE
+contains() {
+	case $2 in
+	*"$3"*) ok "$1" ;;
+	*) not_ok "$1"; printf '%s\n' "expected to contain: $3" "$2" | diag ;;
+	esac
+}
+not_contains() {
+	case $2 in
+	*"$3"*) not_ok "$1"; printf '%s\n' "expected not to contain: $3" "$2" | diag ;;
+	*) ok "$1" ;;
+	esac
+}
+
+# ------------------------------------------------------------- helpers
+
+# Expected state, from the source tree rather than from the program.
+latest=$(ls "$MXQ_SRC_DIR/mysql/migrations" 2>/dev/null |
+	sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -n 1)
+latest=${latest:-0}
+nmigrations=$(ls "$MXQ_SRC_DIR/mysql/migrations" 2>/dev/null | grep -c '^[0-9]\{4\}_.*\.sql$')
+expected_triggers=$(grep -io 'CREATE TRIGGER *[A-Za-z0-9_]*' \
+	"$MXQ_SRC_DIR/mysql/create_triggers.sql" | awk '{ print $3 }' | sort)
+
+# mxqadmin with a defaults file; output (stdout+stderr) in $out, status in $rc
+admin() {
+	_cnf=$1
+	shift
+	out=$("$mxqadmin" -M "$_cnf" -S mxqclient "$@" 2>&1)
+	rc=$?
+}
+
+version_of() {
+	mxq_sql_db "$1" "SELECT COALESCE(MAX(version), 'none') FROM mxq_schema_version"
+}
+
+triggers_of() {
+	mxq_sql_db "$1" "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
+		WHERE TRIGGER_SCHEMA = '$1' ORDER BY TRIGGER_NAME"
+}
+
+columns_of() {
+	mxq_sql_db "$1" "SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE,
+		IS_NULLABLE, COALESCE(COLUMN_DEFAULT, '(none)'), EXTRA,
+		COALESCE(CHARACTER_SET_NAME, '-'), COALESCE(COLLATION_NAME, '-')
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$1'
+		ORDER BY TABLE_NAME, ORDINAL_POSITION"
+}
+
+indexes_of() {
+	mxq_sql_db "$1" "SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME,
+		COALESCE(SUB_PART, '-'), NON_UNIQUE, INDEX_TYPE
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '$1'
+		ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX"
+}
+
+tables_of() {
+	mxq_sql_db "$1" "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$1' ORDER BY TABLE_NAME"
+}
+
+trigger_bodies_of() {
+	mxq_sql_db "$1" "SELECT TRIGGER_NAME, EVENT_MANIPULATION, EVENT_OBJECT_TABLE,
+		ACTION_TIMING, MD5(ACTION_STATEMENT)
+		FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '$1'
+		ORDER BY TRIGGER_NAME"
+}
+
+checksums_of() {
+	mxq_sql_db "$1" "CHECKSUM TABLE mxq_group, mxq_job, mxq_daemon, mxq_schema_version EXTENDED"
+}
+
+# Groups whose counters differ from their job rows. The categories are
+# written out here on purpose, independent of the triggers and migration:
+#   inq INQ; running ASSIGNED LOADED RUNNING UNKNOWN_RUN EXTRUNNING STOPPED
+#   KILLING CANCELLING; finished FINISHED; failed KILLED FAILED EXIT;
+#   cancelled CANCELLED; unknown UNKNOWN_PRE UNKNOWN.
+counter_mismatches() {
+	mxq_sql_db "$1" "SELECT g.group_id,
+		CONCAT_WS(' ', g.group_jobs, g.group_jobs_inq, g.group_jobs_running,
+			g.group_jobs_finished, g.group_jobs_failed, g.group_jobs_cancelled,
+			g.group_jobs_unknown, g.group_slots_running) AS have,
+		CONCAT_WS(' ', COALESCE(c.n, 0), COALESCE(c.inq, 0), COALESCE(c.run, 0),
+			COALESCE(c.fin, 0), COALESCE(c.fail, 0), COALESCE(c.canc, 0),
+			COALESCE(c.unk, 0), COALESCE(c.slots, 0)) AS want
+		FROM mxq_group g LEFT JOIN (
+			SELECT group_id, COUNT(*) AS n,
+				SUM(job_status = 0) AS inq,
+				SUM(job_status IN (100, 150, 200, 250, 300, 350, 399, 989)) AS run,
+				SUM(job_status = 1000) AS fin,
+				SUM(job_status IN (400, 750, 1024)) AS fail,
+				SUM(job_status = 990) AS canc,
+				SUM(job_status IN (755, 999)) AS unk,
+				SUM(CASE WHEN job_status IN (100, 150, 200, 250, 300, 350, 399, 989)
+					THEN host_slots ELSE 0 END) AS slots
+			FROM mxq_job GROUP BY group_id) c ON c.group_id = g.group_id
+		HAVING have <> want ORDER BY g.group_id"
+}
+
+counters_of() {
+	mxq_sql_db "$1" "SELECT group_id, group_jobs, group_jobs_inq, group_jobs_running,
+		group_jobs_finished, group_jobs_failed, group_jobs_cancelled, group_jobs_unknown,
+		group_slots_running, group_jobs_restarted FROM mxq_group ORDER BY group_id"
+}
+
+# The 2016 columns of TABLE in DB, comma-separated (read before the upgrade)
+old_columns() {
+	mxq_sql_db "$1" "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION)
+		FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = '$1' AND TABLE_NAME = '$2' $3"
+}
+
+# A 2016-era database NAME with the fixture rows.
+make_2016_db() {
+	mxq_db_add "$1" &&
+	mxq_sql_db "$1" <"$fixtures/mxq-2016.sql" &&
+	mxq_sql_db "$1" <"$fixtures/mxq-2016-data.sql"
+}
+
+# --------------------------------------------------------------- start
+
+if ! mxq_db_start; then
+	not_ok "private MariaDB starts and 'mxqadmin db upgrade' creates a new database"
+	exit 1
+fi
+if [ "$latest" -eq 0 ]; then
+	not_ok "mysql/migrations has at least one migration"
+	exit 1
+fi
+
+# --------------------------------------- (a) new database via db upgrade
+
+is "new database: version is the latest migration ($latest)" "$(version_of mxq)" "$latest"
+is "new database: every migration recorded" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_schema_version")" "$nmigrations"
+is "new database: counter triggers installed" "$(triggers_of mxq)" "$expected_triggers"
+admin "$MXQ_MYSQL_DEFAULT_FILE" db status
+contains "new database: db status says triggers installed" "$out" "counter triggers: installed"
+contains "new database: db status says nothing pending" "$out" "pending migrations: none"
+
+# ------------------------------------- (b) 2016-era database, upgraded
+
+make_2016_db mxq_old || { not_ok "load the 2016 fixture"; exit 1; }
+old_cnf=$MXQ_TEST_DIR/mxq_old.cnf
+
+group_cols=$(old_columns mxq_old mxq_group \
+	"AND COLUMN_NAME NOT LIKE 'group\_jobs%' AND COLUMN_NAME <> 'group_slots_running'")
+group_cols="$group_cols,group_jobs_restarted"
+job_cols=$(old_columns mxq_old mxq_job)
+daemon_cols=$(old_columns mxq_old mxq_daemon)
+dump_old_rows() {
+	mxq_sql_db mxq_old "SELECT $group_cols FROM mxq_group ORDER BY group_id;
+		SELECT $job_cols FROM mxq_job ORDER BY job_id;
+		SELECT $daemon_cols FROM mxq_daemon ORDER BY daemon_id"
+}
+rows_before=$(dump_old_rows)
+counts_before=$(mxq_sql_db mxq_old "SELECT (SELECT COUNT(*) FROM mxq_group),
+	(SELECT COUNT(*) FROM mxq_job), (SELECT COUNT(*) FROM mxq_daemon)")
+
+check "2016 fixture: counters are wrong before the upgrade" \
+	test -n "$(counter_mismatches mxq_old)"
+admin "$old_cnf" db status
+contains "2016 fixture: db status reports version 0" "$out" "version 0 (2016-era"
+contains "2016 fixture: db status lists the pending migration" "$out" "0001_mxq_2016_to_core"
+
+# --dry-run first: must change nothing
+cols_before_dry=$(columns_of mxq_old)
+admin "$old_cnf" db upgrade --dry-run
+is "dry run exits 0" "$rc" 0
+contains "dry run says what it would apply" "$out" "would apply migration 0001_mxq_2016_to_core"
+is "dry run changes no column" "$(columns_of mxq_old)" "$cols_before_dry"
+is "dry run creates no version table" \
+	"$(mxq_sql_db mxq_old "SELECT COUNT(*) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = 'mxq_old' AND TABLE_NAME = 'mxq_schema_version'")" 0
+is "dry run installs no trigger" "$(triggers_of mxq_old)" ""
+
+admin "$old_cnf" db upgrade
+is "2016 upgrade exits 0" "$rc" 0
+[ "$rc" -eq 0 ] || printf '%s\n' "$out" | diag
+contains "2016 upgrade applies 0001" "$out" "apply migration 0001_mxq_2016_to_core"
+is "2016 upgrade: version is the latest" "$(version_of mxq_old)" "$latest"
+is "2016 upgrade: counter triggers installed" "$(triggers_of mxq_old)" "$expected_triggers"
+is "2016 upgrade: row counts kept" "$(mxq_sql_db mxq_old "SELECT (SELECT COUNT(*) FROM mxq_group),
+	(SELECT COUNT(*) FROM mxq_job), (SELECT COUNT(*) FROM mxq_daemon)")" "$counts_before"
+is "2016 upgrade: contents of the 2016 columns kept (incl. group_mtime)" \
+	"$(dump_old_rows)" "$rows_before"
+is "2016 upgrade: every counter equals COUNT(*) of its category" "$(counter_mismatches mxq_old)" ""
+tab=$(printf '\t')
+is "2016 upgrade: counters as documented in the fixture" "$(counters_of mxq_old)" \
+"1${tab}16${tab}1${tab}8${tab}1${tab}3${tab}1${tab}2${tab}39${tab}2
+2${tab}5${tab}2${tab}0${tab}3${tab}0${tab}0${tab}0${tab}0${tab}0
+3${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}7"
+is "2016 upgrade: new columns have their defaults" \
+	"$(mxq_sql_db mxq_old "SELECT CONCAT_WS(',', SUM(job_tmpdir_size), SUM(job_gpu),
+		MAX(tags), MAX(prerequisites), MAX(group_whitelist), MAX(group_blacklist)) FROM mxq_group;
+		SELECT COUNT(*) FROM mxq_job WHERE job_callback <> '';
+		SELECT CONCAT_WS(',', MAX(tags), SUM(daemon_gpus_max), SUM(daemon_tmpdir_free_bytes))
+		FROM mxq_daemon")" "0,0,,,,
+0
+,0,0"
+
+sums_before=$(checksums_of mxq_old)
+triggers_before=$(trigger_bodies_of mxq_old)
+admin "$old_cnf" db upgrade
+is "second upgrade exits 0" "$rc" 0
+contains "second upgrade: schema is up to date" "$out" "schema is up to date (version $latest)"
+not_contains "second upgrade applies nothing" "$out" "apply migration"
+is "second upgrade changes no data (CHECKSUM TABLE)" "$(checksums_of mxq_old)" "$sums_before"
+is "second upgrade: same triggers" "$(trigger_bodies_of mxq_old)" "$triggers_before"
+admin "$old_cnf" db status
+contains "upgraded: db status says nothing pending" "$out" "pending migrations: none"
+
+# ----------------------------- (c) upgraded 2016 == new, in every detail
+
+is "same tables, engines and collations" "$(tables_of mxq_old)" "$(tables_of mxq)"
+is "same columns (name, position, type, default, nullability, charset)" \
+	"$(columns_of mxq_old)" "$(columns_of mxq)"
+is "same indexes" "$(indexes_of mxq_old)" "$(indexes_of mxq)"
+is "same triggers" "$(trigger_bodies_of mxq_old)" "$(trigger_bodies_of mxq)"
+
+# -------------------- (d) an old client that knows only 2016 columns
+
+old_client_insert() {
+	mxq_sql_db "$1" "INSERT INTO mxq_group (group_name, group_priority, user_uid, user_name,
+			user_gid, user_group, job_command, job_threads, job_memory, job_time)
+		VALUES ('old-client', 127, 1003, 'carol', 100, 'users', 'echo', 1, 100, 5);
+		SET @g = LAST_INSERT_ID();
+		INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
+			job_stdout, job_stderr, job_umask, host_submit)
+		VALUES (127, @g, '/tmp', 2, 'echo\\\\0hi\\\\0', '/dev/null', '/dev/null', 18, 'login3');
+		SELECT CONCAT_WS(' ', group_jobs, group_jobs_inq, group_jobs_running, tags,
+			job_gpu, (SELECT COUNT(*) FROM mxq_job WHERE group_id = @g AND job_callback = ''))
+		FROM mxq_group WHERE group_id = @g"
+}
+for db in mxq mxq_old; do
+	is "$db: old client inserts a group and a job; counters 1 job, 1 inq" \
+		"$(old_client_insert "$db" 2>&1)" "1 1 0  0 1"
+	is "$db: counters consistent after the old client's insert" "$(counter_mismatches "$db")" ""
+done
+
+# ------------------------- (e) counters through a whole job life cycle
+
+mxq_sql "DELETE FROM mxq_job; DELETE FROM mxq_group;
+	INSERT INTO mxq_group (group_id, user_uid, user_name, user_gid, user_group, job_command)
+	VALUES (11, 1001, 'alice', 100, 'users', 'a'), (12, 1002, 'bob', 100, 'users', 'b')"
+# One step per line: description|SQL. After every step, every group's
+# counters must equal its job rows.
+job_insert="INSERT INTO mxq_job (job_id, job_status, group_id, job_workdir, job_argc, job_argv, job_umask, host_slots) VALUES"
+step_failed=
+steps=0
+while IFS='|' read -r desc sql; do
+	[ -n "$desc" ] || continue
+	steps=$((steps + 1))
+	if ! err=$(mxq_sql "$sql" 2>&1); then
+		not_ok "life cycle: $desc (SQL failed)"
+		printf '%s\n' "$err" | diag
+		step_failed=1
+		continue
+	fi
+	bad=$(counter_mismatches mxq)
+	if [ -n "$bad" ]; then
+		not_ok "life cycle: $desc"
+		printf 'group have want\n%s\n' "$bad" | diag
+		step_failed=1
+	fi
+done <<EOF
+insert six INQ jobs|$job_insert (1,0,11,'/',1,'x',18,0), (2,0,11,'/',1,'x',18,0), (3,0,11,'/',1,'x',18,0), (4,0,11,'/',1,'x',18,0), (5,0,11,'/',1,'x',18,0), (6,0,11,'/',1,'x',18,0)
+insert jobs that are already RUNNING and FINISHED|$job_insert (7,200,12,'/',1,'x',18,4), (8,1000,12,'/',1,'x',18,2)
+INQ to ASSIGNED with slots|UPDATE mxq_job SET job_status = 100, host_slots = 2 WHERE job_id = 1
+ASSIGNED to LOADED|UPDATE mxq_job SET job_status = 150 WHERE job_id = 1
+LOADED to RUNNING, slots change in the same update|UPDATE mxq_job SET job_status = 200, host_slots = 3 WHERE job_id = 1
+RUNNING to FINISHED|UPDATE mxq_job SET job_status = 1000 WHERE job_id = 1
+INQ to RUNNING|UPDATE mxq_job SET job_status = 200, host_slots = 1 WHERE job_id = 2
+RUNNING back to INQ (recovery), slots reset|UPDATE mxq_job SET job_status = 0, host_slots = 0 WHERE job_id = 2
+INQ to RUNNING again|UPDATE mxq_job SET job_status = 200, host_slots = 5 WHERE job_id = 2
+RUNNING to UNKNOWN_RUN|UPDATE mxq_job SET job_status = 250 WHERE job_id = 2
+UNKNOWN_RUN to UNKNOWN|UPDATE mxq_job SET job_status = 999 WHERE job_id = 2
+INQ to RUNNING to KILLING|UPDATE mxq_job SET job_status = 200, host_slots = 2 WHERE job_id = 3; UPDATE mxq_job SET job_status = 399 WHERE job_id = 3
+KILLING to KILLED|UPDATE mxq_job SET job_status = 400 WHERE job_id = 3
+INQ to CANCELLING|UPDATE mxq_job SET job_status = 989, host_slots = 1 WHERE job_id = 4
+CANCELLING to CANCELLED|UPDATE mxq_job SET job_status = 990 WHERE job_id = 4
+INQ to EXTRUNNING to STOPPED|UPDATE mxq_job SET job_status = 300, host_slots = 2 WHERE job_id = 5; UPDATE mxq_job SET job_status = 350 WHERE job_id = 5
+STOPPED to FAILED|UPDATE mxq_job SET job_status = 750 WHERE job_id = 5
+FAILED back to INQ|UPDATE mxq_job SET job_status = 0, host_slots = 0 WHERE job_id = 5
+INQ to UNKNOWN_PRE to EXIT|UPDATE mxq_job SET job_status = 755 WHERE job_id = 6; UPDATE mxq_job SET job_status = 1024 WHERE job_id = 6
+slots of a RUNNING job change without a status change|UPDATE mxq_job SET host_slots = 8 WHERE job_id = 7
+an update that changes neither status nor slots|UPDATE mxq_job SET job_priority = 1 WHERE group_id = 11
+several jobs in one statement|UPDATE mxq_job SET job_status = 990 WHERE job_status IN (0, 1024)
+delete a RUNNING job|DELETE FROM mxq_job WHERE job_id = 7
+delete a FINISHED job|DELETE FROM mxq_job WHERE job_id = 8
+delete every job of a group|DELETE FROM mxq_job WHERE group_id = 11
+EOF
+[ -n "$step_failed" ] || ok "life cycle: counters equal COUNT(*) by category after each of $steps steps"
+is "life cycle: all counters back to 0" "$(mxq_sql "SELECT SUM(group_jobs + group_jobs_inq +
+	group_jobs_running + group_jobs_finished + group_jobs_failed + group_jobs_cancelled +
+	group_jobs_unknown + group_slots_running) FROM mxq_group")" 0
+check "a job cannot move to another group" \
+	test -n "$(mxq_sql "$job_insert (9,0,11,'/',1,'x',18,0);
+		UPDATE mxq_job SET group_id = 12 WHERE job_id = 9" 2>&1 >/dev/null)"
+is "counters consistent after the refused move" "$(counter_mismatches mxq)" ""
+
+# ------------------------------------- partial and concurrent upgrades
+
+# A 2016 database someone started to upgrade by hand, and whose first
+# upgrade stopped right after creating the (empty) version table.
+make_2016_db mxq_partial
+mxq_sql_db mxq_partial "ALTER TABLE mxq_group ADD COLUMN job_tmpdir_size INT4 UNSIGNED NOT NULL DEFAULT 0;
+	ALTER TABLE mxq_job ADD INDEX mxq_job_claim (group_id, job_status, job_priority, job_id);
+	CREATE TABLE mxq_schema_version LIKE mxq.mxq_schema_version"
+admin "$MXQ_TEST_DIR/mxq_partial.cnf" db upgrade
+is "partially upgraded database: upgrade exits 0" "$rc" 0
+[ "$rc" -eq 0 ] || printf '%s\n' "$out" | diag
+is "partially upgraded database: same columns as new" "$(columns_of mxq_partial)" "$(columns_of mxq)"
+is "partially upgraded database: same indexes as new" "$(indexes_of mxq_partial)" "$(indexes_of mxq)"
+
+# Two upgrades at once, of a 2016 database and of an empty one.
+for kind in 2016 empty; do
+	db=mxq_conc_$kind
+	if [ "$kind" = 2016 ]; then make_2016_db "$db"; else mxq_db_add "$db"; fi
+	"$mxqadmin" -M "$MXQ_TEST_DIR/$db.cnf" db upgrade >"$MXQ_TEST_DIR/u1" 2>&1 &
+	p1=$!
+	"$mxqadmin" -M "$MXQ_TEST_DIR/$db.cnf" db upgrade >"$MXQ_TEST_DIR/u2" 2>&1 &
+	p2=$!
+	wait "$p1"
+	rc1=$?
+	wait "$p2"
+	rc2=$?
+	is "two concurrent upgrades ($kind database) both exit 0" "$rc1 $rc2" "0 0"
+	[ "$rc1$rc2" = 00 ] || cat "$MXQ_TEST_DIR/u1" "$MXQ_TEST_DIR/u2" | diag
+	is "two concurrent upgrades ($kind database): one migration applied" \
+		"$(cat "$MXQ_TEST_DIR/u1" "$MXQ_TEST_DIR/u2" |
+			grep -c -e '^apply migration' -e '^create all tables')" 1
+	is "two concurrent upgrades ($kind database): result equals new" \
+		"$(columns_of "$db"; indexes_of "$db"; trigger_bodies_of "$db"; version_of "$db")" \
+		"$(columns_of mxq; indexes_of mxq; trigger_bodies_of mxq; version_of mxq)"
+	is "two concurrent upgrades ($kind database): counters consistent" \
+		"$(counter_mismatches "$db")" ""
+done
+
+# ------------------------------------------- refusals and failures
+
+# A database newer than this mxqadmin is left alone.
+mxq_db_add mxq_future
+admin "$MXQ_TEST_DIR/mxq_future.cnf" db upgrade
+mxq_sql_db mxq_future "INSERT INTO mxq_schema_version (version, name)
+	VALUES ($latest + 1000, 'from_the_future')"
+sums=$(checksums_of mxq_future)
+admin "$MXQ_TEST_DIR/mxq_future.cnf" db upgrade
+is "newer database: upgrade exits 1" "$rc" 1
+is "newer database: one line of output" "$(printf '%s\n' "$out" | wc -l)" 1
+contains "newer database: says it is newer" "$out" "newer than this mxqadmin"
+is "newer database: nothing changed" "$(checksums_of mxq_future)" "$sums"
+
+# Unreachable database: socket that does not exist.
+sed "s|^socket=.*|socket=$MXQ_TEST_DIR/no-such.sock|" "$MXQ_MYSQL_DEFAULT_FILE" \
+	>"$MXQ_TEST_DIR/unreachable.cnf"
+admin "$MXQ_TEST_DIR/unreachable.cnf" db upgrade
+check "unreachable database: upgrade exits non-zero" test "$rc" -ne 0
+is "unreachable database: exactly one line of output" "$(printf '%s\n' "$out" | wc -l)" 1
+contains "unreachable database: the line names the defaults file" "$out" "unreachable.cnf"
+admin "$MXQ_TEST_DIR/unreachable.cnf" db status
+check "unreachable database: status exits non-zero" test "$rc" -ne 0
+
+# Wrong password and missing defaults file.
+sed "s|^password=.*|password=wrong|" "$MXQ_MYSQL_DEFAULT_FILE" >"$MXQ_TEST_DIR/badpw.cnf"
+admin "$MXQ_TEST_DIR/badpw.cnf" db upgrade
+is "wrong password: exit 1 and one line" "$rc $(printf '%s\n' "$out" | wc -l)" "1 1"
+admin "$MXQ_TEST_DIR/no-such.cnf" db upgrade
+is "missing defaults file: exit 1 and one line" "$rc $(printf '%s\n' "$out" | wc -l)" "1 1"
+
+# Usage errors exit 2 and touch nothing.
+admin "$MXQ_MYSQL_DEFAULT_FILE" db frobnicate
+is "unknown db action exits 2" "$rc" 2
+admin "$MXQ_MYSQL_DEFAULT_FILE" db upgrade --bogus
+is "unknown option exits 2" "$rc" 2
+
+echo "1..$tap_n"
