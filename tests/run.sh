@@ -64,7 +64,7 @@ for t in $tests; do
 	echo "# $name"
 	case $(head -n 1 "$t") in
 	'#!'*bash*) interp=bash ;;
-	*) interp=sh ;;
+	*) interp='sh' ;;
 	esac
 	if command -v timeout >/dev/null 2>&1; then
 		timeout --foreground -k 10 "$timeout" "$interp" "$t" </dev/null >"$log" 2>&1

@@ -1,7 +1,8 @@
 # tests/lib/mariadb.sh - a private, throwaway MariaDB for integration tests.
 #
-# POSIX sh. Source it from a test script, or run it as a command (see the
-# end of this block).
+# POSIX sh plus `local` (dash, bash). Source it from a test script, or run
+# it as a command (see the end of this block). Internal names start with
+# mxq__; the public ones are listed below.
 #
 # Every server runs from a fresh temporary directory with every path given
 # on the command line (no my.cnf is read), listens on a socket in that
@@ -86,6 +87,7 @@ mxq__abspath() {
 # Work out MXQ_SRC_DIR once, at source time: $0 is the test script
 # (tests/test_*.sh) or this file when run as a command.
 mxq__init_paths() {
+	local _d
 	if [ -z "${MXQ_SRC_DIR:-}" ]; then
 		_d=$(dirname -- "$0")
 		if [ -f "$_d/lib/mariadb.sh" ]; then
@@ -107,6 +109,7 @@ mxq__random_hex() {
 
 # A port number in 20000..39999.
 mxq__random_port() {
+	local _n
 	_n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' \n')
 	echo $((20000 + _n % 20000))
 }
@@ -114,6 +117,7 @@ mxq__random_port() {
 # True when something already listens on TCP port $1 (best effort: a race
 # with another process is caught later from the server's error log).
 mxq__port_in_use() {
+	local _hex
 	if command -v ss >/dev/null 2>&1; then
 		ss -Htln "sport = :$1" 2>/dev/null | grep -q .
 	else
@@ -124,6 +128,7 @@ mxq__port_in_use() {
 
 # True while PID $1 runs and is not a zombie (kill -0 succeeds on zombies).
 mxq__alive() {
+	local _state
 	[ -r "/proc/$1/stat" ] || return 1
 	_state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
 	[ -n "$_state" ] && [ "$_state" != Z ] && [ "$_state" != X ]
@@ -141,6 +146,7 @@ mxq__is_root() {
 # ------------------------------------------------------------ the datadir
 
 mxq_db_template_build() {
+	local _dir
 	_dir=$1
 	if [ -z "$_dir" ]; then
 		mxq__err "mxq_db_template_build: missing directory"
@@ -178,6 +184,7 @@ mxq__datadir_create() {
 # ping. Returns 0 when up, 3 when the port was taken (caller retries on
 # another), 1 on any other failure (message and log tail on stderr).
 mxq__server_launch() {
+	local _port _d _timeout _tries
 	_port=$1
 	_d=$MXQ_TEST_DIR
 	MXQ_TEST_DB_LOG=$_d/mariadb.err
@@ -232,6 +239,7 @@ mxq__server_launch() {
 
 # Start the server, on port $1 if given and free, else on a random free one.
 mxq__server_start() {
+	local _want _attempt _p
 	_want=${1:-}
 	_attempt=0
 	while [ "$_attempt" -lt 20 ]; do
@@ -256,6 +264,7 @@ mxq__server_start() {
 
 # kill -TERM the server and reap it (bounded; SIGKILL after the timeout).
 mxq__server_terminate() {
+	local _tries
 	[ -n "${MXQ_TEST_DB_PID:-}" ] || return 0
 	kill -TERM "$MXQ_TEST_DB_PID" 2>/dev/null
 	_tries=$(( ${MXQ_TEST_DB_TIMEOUT:-30} * 10 ))
@@ -272,6 +281,7 @@ mxq__server_terminate() {
 }
 
 mxq__write_defaults() {
+	local _f _t
 	_f=$MXQ_TEST_DIR/mysql.cnf
 	_t=$MXQ_TEST_DIR/mysql-tcp.cnf
 	( umask 077
@@ -301,6 +311,7 @@ mxq_sql() {
 }
 
 mxq_sql_db() {
+	local _db
 	_db=$1
 	shift
 	if [ $# -gt 0 ]; then
@@ -336,7 +347,7 @@ mxq_sql_user() {
 }
 
 mxq__on_exit() {
-	_rc=$?
+	local _rc=$?
 	mxq__cleanup
 	exit "$_rc"
 }
@@ -357,6 +368,7 @@ mxq__cleanup() {
 }
 
 mxq_db_start() {
+	local _schema _cmd
 	_schema=yes
 	case ${1:-} in
 	--no-schema) _schema=no ;;
@@ -428,6 +440,7 @@ mxq_db_stop() {
 }
 
 mxq_db_restart() {
+	local _old_port
 	if [ -z "${MXQ_TEST_DIR:-}" ] || [ ! -d "$MXQ_TEST_DIR/data" ]; then
 		mxq__err "mxq_db_restart: no database (call mxq_db_start first)"
 		return 2
@@ -451,6 +464,7 @@ mxq__init_paths
 # ------------------------------------------------------- run as a command
 
 mxq__main() {
+	local _what
 	_what=${1:-}
 	[ $# -gt 0 ] && shift
 	case $_what in
