@@ -879,8 +879,11 @@ int mxq_power_config_parse(struct mxq_power_config *cfg, const char *text,
 		r = -EINVAL;
 	} else {
 		struct mxq_power_config *c = &p->cfg;
-		qsort(c->class_pools, c->n_class_pools, sizeof(*c->class_pools), cmp_class_pool);
-		qsort(c->exclude, c->n_exclude, sizeof(*c->exclude), cmp_str_ptr);
+		if (c->n_class_pools)
+			qsort(c->class_pools, c->n_class_pools, sizeof(*c->class_pools),
+			      cmp_class_pool);
+		if (c->n_exclude)
+			qsort(c->exclude, c->n_exclude, sizeof(*c->exclude), cmp_str_ptr);
 		size_t out = 0;
 		for (size_t i = 0; i < c->n_exclude; i++) {
 			if (out && strcmp(c->exclude[out - 1], c->exclude[i]) == 0)
@@ -1094,6 +1097,7 @@ struct decide_ctx {
 	uint32_t booting;               /* POWERING_ON after this plan's actions */
 	uint32_t powered;               /* ON + POWERING_ON + DRAINING, same */
 	uint64_t unplaced;              /* pending jobs no node takes */
+	uint32_t woken;                 /* wakes in this plan */
 
 	struct node_list open;          /* capacity with free room */
 	struct node_list soon;          /* capacity with room freeing soon */
@@ -1900,6 +1904,7 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 				add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON, NULL);
 				if (c->cfg->resume_rate > 0)
 					c->st.resume_tokens -= 1.0;
+				c->woken++;
 				take_node(c, i, d, &remaining);
 				out->woken += before - remaining;
 				describe_needs(dm->reqs, needs, sizeof(needs));
@@ -2073,8 +2078,11 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 	case MXQ_POWER_OFF:
 		if (n->admin_off)
 			return plan_str(c, "off: admin off, never woken automatically");
-		if (!c->unplaced)
+		if (!c->unplaced && !c->woken)
 			return plan_str(c, "off: powered-on capacity absorbs all pending demand");
+		if (!c->unplaced)
+			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
+					   "nodes and the nodes woken for it");
 		return plan_printf(c, "off: not chosen for the %" PRIu64 " unplaced pending jobs "
 				   "(does not qualify or too small, or the wake limits stopped at a "
 				   "more efficient node)", c->unplaced);

@@ -1,0 +1,1000 @@
+/*
+ * test_power - the power policy, table driven.
+ *
+ * Each scenario is a small cluster, its pending demand, a power.conf text,
+ * the time and the state carried from the previous tick. The expectations
+ * name, per host, the action the plan must contain (or NONE) and a substring
+ * of its reason (or, for NONE, of the node's explanation). Every action in
+ * the plan must be expected, so an extra wake or drain fails the scenario.
+ *
+ * Capabilities and requirements are built with the real constructors of
+ * mxqd_control.h, so qualification is the real server_is_qualified().
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mxq_power_policy.h"
+
+#define NOW INT64_C(1000000)
+#define MIN 60
+#define HOUR 3600
+#define MAX_NODES 8
+#define MAX_DEMAND 4
+#define MAX_EXPECT 8
+
+struct t_node {
+	const char *host;
+	const char *state;       /* state name, through mxq_power_state_from_string() */
+	int64_t ago;             /* state_since = NOW - ago */
+	int rank;
+	const char *cls;
+	const char *tags;
+	uint32_t slots;          /* 0 = 16 */
+	uint64_t mem;            /* MiB, 0 = 65536 */
+	uint32_t gpus;
+	uint32_t jobs;           /* running jobs, each 1 slot and 1024 MiB */
+	int64_t end_in;          /* running jobs all expected to end in this many s; 0 = unknown */
+	int64_t idle_ago;        /* last_job_end = NOW - idle_ago; 0 = none */
+	int64_t boot_ok_ago;     /* last_boot_ok_at = NOW - boot_ok_ago; 0 = never */
+	uint32_t cycles;
+	bool admin_off, excluded, acked, seen_up, seen_down, no_caps;
+	const char *failure;
+};
+
+struct t_demand {
+	const char *prereq;
+	const char *whitelist;
+	uint32_t threads;        /* 0 = 1 */
+	uint64_t mem;            /* MiB, 0 = 1024 */
+	uint32_t gpus;
+	uint64_t jobs;
+	uint32_t max_per_node;
+	const char *label;
+};
+
+struct t_expect {
+	const char *host;
+	const char *action;      /* "WAKE", ... or "NONE" */
+	const char *text;        /* substring of the reason / explanation */
+};
+
+struct scenario {
+	const char *name;
+	const char *config;
+	struct mxq_power_state prev;
+	struct t_node nodes[MAX_NODES];
+	struct t_demand demand[MAX_DEMAND];
+	struct t_expect expect[MAX_EXPECT];
+	int breaker_open;        /* 1 / 0 expected, -1 = don't care */
+	int dry_run;             /* 1 / 0 expected, -1 = don't care */
+	int64_t soon_jobs;       /* expected outcome[0].freeing_soon, -1 = don't care */
+};
+
+/* One node: host, state, seconds in that state, rank, then designated extras. */
+#define N(host_, state_, ago_, rank_, ...) \
+	{ .host = host_, .state = state_, .ago = ago_, .rank = rank_, __VA_ARGS__ }
+
+/* The state a fresh leader has: full buckets are set up on the first tick. */
+#define FRESH { 0 }
+#define ANY .breaker_open = -1, .dry_run = -1, .soon_jobs = -1
+
+static const struct scenario scenarios[] = {
+	/* ------------------------------------------------------------ idle time */
+	{ "idle node suspended after idle time", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 20 * MIN) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle 20m (idle time 10m)" } }, ANY },
+	{ "idle node not suspended before idle time", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 3m of 10m" } }, ANY },
+	{ "configured idle time", "warm_pool = 0\nidle_time = 30m\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 20 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "20m of 30m" } }, ANY },
+	{ "auto idle time from break-even energy",
+	  "warm_pool = 0\nidle_time = auto\nboot_energy = 60000\nshutdown_energy = 0\n"
+	  "idle_watts = 100\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 11 * MIN),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = 9 * MIN) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle time 10m" }, { "n2", "NONE", "9m of 10m" } }, ANY },
+	{ "auto idle time never below its floor",
+	  "warm_pool = 0\nidle_time = auto\nboot_energy = 1000\nshutdown_energy = 200\n"
+	  "idle_time_floor = 15m\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 11 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "11m of 15m" } }, ANY },
+	{ "idle_time = never disables suspend", "warm_pool = 0\nidle_time = never\n", FRESH,
+	  { N("n1", "ON", 9 * HOUR, 1, .idle_ago = 8 * HOUR) }, { { 0 } },
+	  { { "n1", "NONE", "automatic suspend disabled" } }, ANY },
+	{ "busy node stays on", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .jobs = 3, .idle_ago = 50 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "busy: 3 jobs running" } }, ANY },
+	{ "idle node never used since boot counts idle from state_since", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", 25 * MIN, 1) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle 25m" } }, ANY },
+
+	/* ------------------------------------------------------------ warm pool */
+	{ "global warm pool keeps the most efficient idle nodes", "warm_pool = 2\n", FRESH,
+	  { N("n3", "ON", 2 * HOUR, 3, .idle_ago = HOUR),
+	    N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "NONE", "warm pool (1 of 2)" }, { "n2", "NONE", "warm pool (2 of 2)" },
+	    { "n3", "DRAIN", "rank 3" } }, ANY },
+	{ "busy nodes are not part of the warm pool", "warm_pool = 1\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .jobs = 1),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR),
+	    N("n3", "ON", 2 * HOUR, 3, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "NONE", "busy" }, { "n2", "NONE", "warm pool (1 of 1)" },
+	    { "n3", "DRAIN", "suspend" } }, ANY },
+	{ "class warm pool keeps a node of that class", "warm_pool = 0\nwarm_pool.gpu = 1\n", FRESH,
+	  { N("g1", "ON", 2 * HOUR, 5, "gpu", .gpus = 2, .idle_ago = HOUR),
+	    N("c1", "ON", 2 * HOUR, 1, "cpu", .idle_ago = HOUR) }, { { 0 } },
+	  { { "g1", "NONE", "warm pool for class 'gpu' (1 of 1)" }, { "c1", "DRAIN", "idle" } },
+	  ANY },
+	{ "class and global warm pools together", "warm_pool = 1\nwarm_pool.gpu = 1\n", FRESH,
+	  { N("c1", "ON", 2 * HOUR, 1, "cpu", .idle_ago = HOUR),
+	    N("c2", "ON", 2 * HOUR, 2, "cpu", .idle_ago = HOUR),
+	    N("g1", "ON", 2 * HOUR, 3, "gpu", .idle_ago = HOUR),
+	    N("g2", "ON", 2 * HOUR, 4, "gpu", .idle_ago = HOUR) }, { { 0 } },
+	  { { "c1", "NONE", "warm pool (1 of 1)" }, { "c2", "DRAIN", "rank 2" },
+	    { "g1", "NONE", "class 'gpu' (1 of 1)" }, { "g2", "DRAIN", "rank 4" } }, ANY },
+
+	/* ------------------------------------------------------------ suspend rate and order */
+	{ "suspend rate limits drains, least efficient first", "warm_pool = 0\nsuspend_rate = 1\n",
+	  FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR),
+	    N("n3", "ON", 2 * HOUR, 3, .idle_ago = HOUR),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n3", "DRAIN", "least efficient idle node (rank 3)" },
+	    { "n2", "NONE", "suspend rate limit" }, { "n1", "NONE", "suspend rate limit" } }, ANY },
+	{ "empty suspend bucket from the previous tick", "warm_pool = 0\nsuspend_rate = 1\n",
+	  { .initialized = true, .tokens_at = NOW - 10, .suspend_tokens = 0, .resume_tokens = 1 },
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "NONE", "suspend rate limit reached (1 per minute)" } }, ANY },
+	{ "suspend bucket refilled over time", "warm_pool = 0\nsuspend_rate = 1\n",
+	  { .initialized = true, .tokens_at = NOW - 120, .suspend_tokens = 0, .resume_tokens = 1 },
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n2", "DRAIN", "rank 2" }, { "n1", "NONE", "suspend rate limit" } }, ANY },
+	{ "suspend_rate = 0 is unlimited", "warm_pool = 0\nsuspend_rate = 0\n",
+	  { .initialized = true, .tokens_at = NOW, .suspend_tokens = 0, .resume_tokens = 0 },
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle" }, { "n2", "DRAIN", "idle" } }, ANY },
+
+	/* ------------------------------------------------------------ min on/off, cycles */
+	{ "min on-time protects a fresh node", "warm_pool = 0\nidle_time = 1m\nmin_on_time = 10m\n",
+	  FRESH,
+	  { N("n1", "ON", 5 * MIN, 1) }, { { 0 } },
+	  { { "n1", "NONE", "min on-time: 5m left" } }, ANY },
+	{ "max cycles per day keeps a node on", "warm_pool = 0\nmax_cycles_per_day = 12\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR, .cycles = 12),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR, .cycles = 11) }, { { 0 } },
+	  { { "n1", "NONE", "12 of 12 boots used today" }, { "n2", "DRAIN", "idle" } }, ANY },
+	{ "min off-time protects a freshly stopped node", "min_off_time = 5m\n", FRESH,
+	  { N("n1", "OFF", 2 * MIN, 1), N("n2", "OFF", HOUR, 2) },
+	  { { .jobs = 4 } },
+	  { { "n1", "NONE", "min off-time: 3m left of 5m" }, { "n2", "WAKE", "rank 2" } }, ANY },
+	{ "max cycles per day stops wakes", "max_cycles_per_day = 3\n", FRESH,
+	  { N("n1", "OFF", HOUR, 1, .cycles = 3), N("n2", "OFF", HOUR, 2, .cycles = 2) },
+	  { { .jobs = 4 } },
+	  { { "n1", "NONE", "3 of 3 boots used today" }, { "n2", "WAKE", "woken" } }, ANY },
+
+	/* ------------------------------------------------------------ drain protocol */
+	{ "draining node that got work goes back to ON", "", FRESH,
+	  { N("n1", "DRAINING", 30, 1, .jobs = 1) }, { { 0 } },
+	  { { "n1", "CANCEL_DRAIN", "node got work (1 job running)" } }, ANY },
+	{ "acknowledged drain powers off", "", FRESH,
+	  { N("n1", "DRAINING", 30, 1, .acked = true) }, { { 0 } },
+	  { { "n1", "POWER_OFF", "drain acknowledged" } }, ANY },
+	{ "unacknowledged drain times out", "drain_timeout = 5m\n", FRESH,
+	  { N("n1", "DRAINING", 6 * MIN, 1) }, { { 0 } },
+	  { { "n1", "CANCEL_DRAIN", "not acknowledged within 5m drain timeout" } }, ANY },
+	{ "unacknowledged drain waits", "drain_timeout = 5m\n", FRESH,
+	  { N("n1", "DRAINING", 1 * MIN, 1) }, { { 0 } },
+	  { { "n1", "NONE", "waiting for the node's acknowledgement (1m of 5m)" } }, ANY },
+	{ "draining node taken back instead of a wake", "", FRESH,
+	  { N("d1", "DRAINING", 30, 5), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 4, .label = "group 7" } },
+	  { { "d1", "CANCEL_DRAIN", "4 pending jobs of group 7" },
+	    { "o1", "NONE", "absorbs all pending demand" } }, ANY },
+	{ "admin power off drains even a busy node", "", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .jobs = 2, .admin_off = true) }, { { 0 } },
+	  { { "n1", "DRAIN", "admin power off: draining (2 jobs still running)" } }, ANY },
+	{ "admin-off drain is not cancelled by its jobs", "", FRESH,
+	  { N("n1", "DRAINING", 20 * MIN, 1, .jobs = 2, .admin_off = true) }, { { 0 } },
+	  { { "n1", "NONE", "admin power off: waiting for 2 jobs" } }, ANY },
+
+	/* ------------------------------------------------------------ deadlines */
+	{ "power-off confirmed", "", FRESH,
+	  { N("n1", "POWERING_OFF", 40, 1, .seen_down = true) }, { { 0 } },
+	  { { "n1", "MARK_OFF", "power-off confirmed" } }, ANY },
+	{ "shutdown deadline missed", "shutdown_deadline = 5m\n", FRESH,
+	  { N("n1", "POWERING_OFF", 6 * MIN, 1) }, { { 0 } },
+	  { { "n1", "MARK_FAILED", "did not power off within 5m shutdown deadline" } }, ANY },
+	{ "boot deadline missed", "boot_deadline = 10m\n", FRESH,
+	  { N("n1", "POWERING_ON", 11 * MIN, 1) }, { { 0 } },
+	  { { "n1", "MARK_FAILED", "did not come back within 10m boot deadline" } }, ANY },
+	{ "booted node registers", "", FRESH,
+	  { N("n1", "POWERING_ON", 2 * MIN, 1, .seen_up = true) }, { { 0 } },
+	  { { "n1", "MARK_ON", "boot completed" } }, ANY },
+	{ "unknown node registers or is seen down", "", FRESH,
+	  { N("u1", "UNKNOWN", 60, 1, .seen_up = true), N("u2", "UNKNOWN", 60, 2, .seen_down = true),
+	    N("u3", "UNKNOWN", 60, 3) }, { { 0 } },
+	  { { "u1", "MARK_ON", "mxqd registered" }, { "u2", "MARK_OFF", "power off" },
+	    { "u3", "NONE", "state unknown" } }, ANY },
+	{ "OFF node powered on by hand is recorded ON", "", FRESH,
+	  { N("n1", "OFF", HOUR, 1, .seen_up = true) }, { { 0 } },
+	  { { "n1", "MARK_ON", "outside the power manager" } }, ANY },
+
+	/* ------------------------------------------------------------ breaker */
+	{ "breaker opens after consecutive failed boots",
+	  "breaker_failures = 2\nbreaker_cooldown = 30m\n",
+	  { .boot_failures = 1, .last_boot_failure_at = NOW - 300 },
+	  { N("b1", "POWERING_ON", 11 * MIN, 2), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 4 } },
+	  { { "b1", "MARK_FAILED", "boot deadline" },
+	    { "o1", "NONE", "breaker open after 2 consecutive failed boots (30m of cooldown left)" } },
+	  .breaker_open = 1, .dry_run = -1, .soon_jobs = -1 },
+	{ "open breaker stops wakes", "breaker_failures = 3\n",
+	  { .boot_failures = 3, .last_boot_failure_at = NOW - 600, .breaker_open_until = NOW + 600 },
+	  { N("o1", "OFF", HOUR, 1) }, { { .jobs = 4 } },
+	  { { "o1", "NONE", "automatic wakes stopped: breaker open" } },
+	  .breaker_open = 1, .dry_run = -1, .soon_jobs = -1 },
+	{ "breaker closes after its cooldown", "breaker_failures = 3\n",
+	  { .boot_failures = 3, .last_boot_failure_at = NOW - 3600, .breaker_open_until = NOW - 1 },
+	  { N("o1", "OFF", HOUR, 1) }, { { .jobs = 4 } },
+	  { { "o1", "WAKE", "woken" } }, .breaker_open = 0, .dry_run = -1, .soon_jobs = -1 },
+	{ "a completed boot ends the failure streak", "breaker_failures = 3\n",
+	  { .boot_failures = 2, .last_boot_failure_at = NOW - 100 },
+	  { N("ok", "ON", 50, 3, .jobs = 16, .boot_ok_ago = 50),
+	    N("b1", "POWERING_ON", 11 * MIN, 2), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 4 } },
+	  { { "b1", "MARK_FAILED", "boot deadline" }, { "o1", "WAKE", "woken" } },
+	  .breaker_open = 0, .dry_run = -1, .soon_jobs = -1 },
+
+	/* ------------------------------------------------------------ admin, excluded, failed */
+	{ "admin-off node is never woken", "", FRESH,
+	  { N("a1", "OFF", HOUR, 1, .admin_off = true), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 4 } },
+	  { { "a1", "NONE", "admin off" }, { "o2", "WAKE", "rank 2" } }, ANY },
+	{ "excluded nodes are untouched", "warm_pool = 0\n", FRESH,
+	  { N("x1", "ON", 9 * HOUR, 1, .idle_ago = 8 * HOUR, .excluded = true),
+	    N("x2", "POWERING_ON", 2 * HOUR, 2, .excluded = true),
+	    N("x3", "OFF", 2 * HOUR, 3, .excluded = true) },
+	  { { .jobs = 40 } },
+	  { { "x1", "NONE", "excluded" }, { "x2", "NONE", "excluded" }, { "x3", "NONE", "excluded" } },
+	  ANY },
+	{ "hosts excluded in power.conf are untouched", "warm_pool = 0\nexclude = n1 other\n", FRESH,
+	  { N("n1.example.org", "ON", 9 * HOUR, 1, .idle_ago = 8 * HOUR),
+	    N("n2.example.org", "ON", 9 * HOUR, 2, .idle_ago = 8 * HOUR) }, { { 0 } },
+	  { { "n1.example.org", "NONE", "excluded" }, { "n2.example.org", "DRAIN", "idle" } }, ANY },
+	{ "failed node is left alone", "", FRESH,
+	  { N("f1", "FAILED", HOUR, 1, .failure = "did not come back", .seen_up = true),
+	    N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 4 } },
+	  { { "f1", "NONE", "failed: did not come back; left alone until 'mxqadmin power clear f1'" },
+	    { "o2", "WAKE", "woken" } }, ANY },
+
+	/* ------------------------------------------------------------ resume */
+	{ "most efficient OFF node is woken", "", FRESH,
+	  { N("o3", "OFF", HOUR, 3), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 16, .label = "group 12" } },
+	  { { "o1", "WAKE", "woken: 16 pending jobs of group 12" }, { "o2", "NONE", "off" },
+	    { "o3", "NONE", "off" } }, ANY },
+	{ "enough nodes are woken for the demand", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2), N("o3", "OFF", HOUR, 3),
+	    N("o4", "OFF", HOUR, 4) },
+	  { { .jobs = 40 } },
+	  { { "o1", "WAKE", "takes 16" }, { "o2", "WAKE", "takes 16" }, { "o3", "WAKE", "takes 8" },
+	    { "o4", "NONE", "not needed" } }, ANY },
+	{ "no wake when ON capacity absorbs the demand", "", FRESH,
+	  { N("n1", "ON", HOUR, 2, .jobs = 6), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 8 } },
+	  { { "n1", "NONE", "busy" }, { "o1", "NONE", "absorbs all pending demand" } }, ANY },
+	{ "idle ON node with work pending is needed, not suspended", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", HOUR, 2, .idle_ago = HOUR), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 2, .label = "group 3" } },
+	  { { "n1", "NONE", "needed: 2 pending jobs (of group 3 first)" }, { "o1", "NONE", "off" } },
+	  ANY },
+	{ "booting node counts as capacity", "", FRESH,
+	  { N("b1", "POWERING_ON", 60, 2), N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 10 } },
+	  { { "b1", "NONE", "counted as capacity for 10 pending jobs" }, { "o1", "NONE", "off" } },
+	  ANY },
+	{ "GPU group wakes exactly the GPU node", "", FRESH,
+	  { N("c1", "ON", HOUR, 1), N("o1", "OFF", HOUR, 2), N("g1", "OFF", HOUR, 9, .gpus = 2),
+	    N("o3", "OFF", HOUR, 3) },
+	  { { .gpus = 1, .jobs = 2, .label = "gpu group" } },
+	  { { "g1", "WAKE", "2 pending jobs of gpu group (needs 1 thread, 1024 MiB, 1 GPU)" },
+	    { "o1", "NONE", "off" }, { "o3", "NONE", "off" } }, ANY },
+	{ "tag-restricted group wakes exactly the tagged node", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("t1", "OFF", HOUR, 7, .tags = "bigmem fast"),
+	    N("o2", "OFF", HOUR, 2) },
+	  { { .prereq = "bigmem & !slow", .jobs = 3 } },
+	  { { "t1", "WAKE", "prerequisites 'bigmem & !slow'" }, { "o1", "NONE", "not needed" },
+	    { "o2", "NONE", "not needed" } }, ANY },
+	{ "whitelist naming one host wakes that host", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("node7.example.org", "OFF", HOUR, 8),
+	    N("o2", "OFF", HOUR, 2) },
+	  { { .whitelist = "node7", .jobs = 1 } },
+	  { { "node7.example.org", "WAKE", "whitelist of 1 host" }, { "o1", "NONE", "not needed" },
+	    { "o2", "NONE", "not needed" } }, ANY },
+	{ "no wake when a busy node frees sooner than a boot", "boot_time = 3m\n", FRESH,
+	  { N("n1", "ON", HOUR, 1, .slots = 4, .jobs = 4, .end_in = 60), N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 3 } },
+	  { { "n1", "NONE", "busy" }, { "o1", "NONE", "absorbs all pending demand" } },
+	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 3 },
+	{ "wake when the busy node frees later than a boot", "boot_time = 3m\n", FRESH,
+	  { N("n1", "ON", HOUR, 1, .slots = 4, .jobs = 4, .end_in = 10 * MIN),
+	    N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 3 } },
+	  { { "o1", "WAKE", "no powered-on node has room" } },
+	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
+	{ "max_booting caps concurrent boots", "max_booting = 2\n", FRESH,
+	  { N("b1", "POWERING_ON", 60, 9), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 48 } },
+	  { { "o1", "WAKE", "rank 1" }, { "o2", "NONE", "max_booting reached (2 of 2 booting)" },
+	    { "b1", "NONE", "booting" } }, ANY },
+	{ "max_powered_on caps powered nodes", "max_powered_on = 2\n", FRESH,
+	  { N("n1", "ON", HOUR, 5, .jobs = 16), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 40 } },
+	  { { "o1", "WAKE", "rank 1" },
+	    { "o2", "NONE", "max_powered_on reached (2 of 2 powered on)" } }, ANY },
+	{ "resume rate limits wakes", "resume_rate = 1\n", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 40 } },
+	  { { "o1", "WAKE", "rank 1" }, { "o2", "NONE", "resume rate limit reached (1 per minute)" } },
+	  ANY },
+	{ "empty resume bucket from the previous tick", "resume_rate = 2\n",
+	  { .initialized = true, .tokens_at = NOW - 15, .suspend_tokens = 2, .resume_tokens = 0.2 },
+	  { N("o1", "OFF", HOUR, 1) },
+	  { { .jobs = 4 } },
+	  { { "o1", "NONE", "resume rate limit" } }, ANY },
+	{ "max jobs per node spreads a group", "", FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 1), N("o1", "OFF", HOUR, 2), N("o2", "OFF", HOUR, 3),
+	    N("o3", "OFF", HOUR, 4) },
+	  { { .jobs = 3, .max_per_node = 1 } },
+	  { { "o1", "WAKE", "takes 1" }, { "o2", "WAKE", "takes 1" }, { "o3", "NONE", "off" } }, ANY },
+	{ "memory, not slots, limits jobs per node", "", FRESH,
+	  { N("n1", "ON", HOUR, 1, .mem = 32768, .jobs = 1), N("o1", "OFF", HOUR, 2, .mem = 65536),
+	    N("o2", "OFF", HOUR, 3, .mem = 65536) },
+	  { { .mem = 40000, .jobs = 2 } },
+	  { { "o1", "WAKE", "takes 1" }, { "o2", "WAKE", "takes 1" } }, ANY },
+	{ "demand no node can ever run wakes nothing", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .threads = 64, .jobs = 5 } },
+	  { { "o1", "NONE", "not chosen for the 5 unplaced" }, { "o2", "NONE", "not chosen" } },
+	  ANY },
+	{ "never registered node is not woken", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1, .no_caps = true), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 2 } },
+	  { { "o1", "NONE", "never registered" }, { "o2", "WAKE", "woken" } }, ANY },
+	{ "two groups share one woken node", "", FRESH,
+	  { N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
+	  { { .jobs = 4, .label = "first" }, { .jobs = 4, .label = "second" } },
+	  { { "o1", "WAKE", "first" }, { "o2", "NONE", "not needed" } }, ANY },
+
+	/* ------------------------------------------------------------ dry run */
+	{ "dry run decides normally and says so", "warm_pool = 0\ndry_run = yes\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR), N("o1", "OFF", HOUR, 2) },
+	  { { .gpus = 0, .jobs = 0 } },
+	  { { "n1", "DRAIN", "idle" } }, .breaker_open = -1, .dry_run = 1, .soon_jobs = -1 },
+	{ "no dry run by default", "warm_pool = 0\n", FRESH,
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle" } }, .breaker_open = 0, .dry_run = 0, .soon_jobs = -1 },
+};
+
+/* ---------------------------------------------------------------- fixture */
+
+struct built {
+	struct mxq_power_config cfg;
+	struct mxq_server_caps caps[MAX_NODES];
+	struct mxq_power_running_job running[MAX_NODES][1];
+	struct mxq_power_node nodes[MAX_NODES];
+	struct mxq_group_reqs reqs[MAX_DEMAND];
+	struct mxq_power_demand demand[MAX_DEMAND];
+	struct mxq_power_snapshot snap;
+};
+
+static void build(const struct scenario *s, struct built *b)
+{
+	char err[2048];
+	size_t n = 0, d = 0;
+
+	memset(b, 0, sizeof(*b));
+	mxq_power_config_defaults(&b->cfg);
+	ck_assert_msg(mxq_power_config_parse(&b->cfg, s->config, "test.conf", err, sizeof(err)) == 0,
+		      "%s: config: %s", s->name, err);
+
+	for (; n < MAX_NODES && s->nodes[n].host; n++) {
+		const struct t_node *t = &s->nodes[n];
+		struct mxq_power_node *pn = &b->nodes[n];
+		int st = mxq_power_state_from_string(t->state);
+		uint32_t slots = t->slots ? t->slots : 16;
+
+		ck_assert_msg(st >= 0, "%s: bad state %s", s->name, t->state);
+		if (!t->no_caps)
+			ck_assert_int_eq(mxq_server_caps_init(&b->caps[n], t->host, t->tags, NULL, slots,
+							      t->mem ? t->mem : 65536, 0, t->gpus, 0,
+							      err, sizeof(err)), 0);
+		*pn = (struct mxq_power_node) {
+			.hostname = t->host,
+			.state = (enum mxq_power_node_state)st,
+			.state_since = NOW - t->ago,
+			.admin_off = t->admin_off,
+			.excluded = t->excluded,
+			.node_class = t->cls,
+			.efficiency_rank = t->rank,
+			.caps = t->no_caps ? NULL : &b->caps[n],
+			.jobs_running = t->jobs,
+			.used_slots = t->jobs,
+			.used_memory_mib = (uint64_t)t->jobs * 1024,
+			.last_job_end = t->idle_ago ? NOW - t->idle_ago : 0,
+			.cycles_today = t->cycles,
+			.last_boot_ok_at = t->boot_ok_ago ? NOW - t->boot_ok_ago : 0,
+			.failure_reason = t->failure,
+			.drain_acked = t->acked,
+			.seen_up = t->seen_up,
+			.seen_down = t->seen_down,
+		};
+		if (t->end_in && t->jobs) {
+			b->running[n][0] = (struct mxq_power_running_job) {
+				.expected_end = NOW + t->end_in, .slots = t->jobs,
+				.memory_mib = (uint64_t)t->jobs * 1024,
+			};
+			pn->running = b->running[n];
+			pn->n_running = 1;
+		}
+	}
+	for (; d < MAX_DEMAND && s->demand[d].jobs; d++) {
+		const struct t_demand *t = &s->demand[d];
+		ck_assert_int_eq(mxq_group_reqs_init(&b->reqs[d], NULL, t->prereq, t->whitelist, NULL,
+						     t->threads ? t->threads : 1,
+						     t->mem ? t->mem : 1024, 60, t->gpus, 0), 0);
+		b->demand[d] = (struct mxq_power_demand) {
+			.reqs = &b->reqs[d], .label = t->label, .jobs_pending = t->jobs,
+			.max_per_node = t->max_per_node,
+		};
+	}
+	b->snap = (struct mxq_power_snapshot) { b->nodes, n, b->demand, d };
+}
+
+static void unbuild(struct built *b)
+{
+	for (size_t i = 0; i < MAX_NODES; i++)
+		mxq_server_caps_done(&b->caps[i]);
+	for (size_t d = 0; d < MAX_DEMAND; d++)
+		if (b->reqs[d].tags)
+			mxq_group_reqs_done(&b->reqs[d]);
+	mxq_power_config_done(&b->cfg);
+}
+
+static void print_plan(const char *name, const struct mxq_power_plan *plan)
+{
+	fprintf(stderr, "--- %s: %s\n", name, plan->summary);
+	for (size_t k = 0; k < plan->n_actions; k++)
+		fprintf(stderr, "  %-10s %-12s %s -> %s: %s\n", plan->actions[k].hostname,
+			mxq_power_action_to_string(plan->actions[k].kind),
+			mxq_power_state_to_string(plan->actions[k].from),
+			mxq_power_state_to_string(plan->actions[k].to), plan->actions[k].reason);
+	for (size_t i = 0; i < plan->n_explanations; i++)
+		fprintf(stderr, "  why %-10s %-12s %s\n", plan->explanations[i].hostname,
+			mxq_power_state_to_string(plan->explanations[i].state),
+			plan->explanations[i].text);
+}
+
+static const struct mxq_power_action *find_action(const struct mxq_power_plan *plan, const char *host)
+{
+	for (size_t k = 0; k < plan->n_actions; k++)
+		if (strcmp(plan->actions[k].hostname, host) == 0)
+			return &plan->actions[k];
+	return NULL;
+}
+
+START_TEST(test_scenario)
+{
+	const struct scenario *s = &scenarios[_i];
+	struct built b;
+	struct mxq_power_state st = s->prev;
+	struct mxq_power_plan plan = { 0 };
+	size_t expected_actions = 0;
+	bool ok = true;
+	int r;
+
+	build(s, &b);
+	r = mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan);
+	ck_assert_msg(r >= 0, "%s: decide returned %d", s->name, r);
+	ck_assert_int_eq((size_t)r, plan.n_actions);
+	ck_assert_uint_eq(plan.n_explanations, b.snap.n_nodes);
+
+	for (size_t e = 0; e < MAX_EXPECT && s->expect[e].host; e++) {
+		const struct t_expect *x = &s->expect[e];
+		const struct mxq_power_action *a = find_action(&plan, x->host);
+		const char *text;
+
+		if (strcmp(x->action, "NONE") == 0) {
+			if (a) {
+				fprintf(stderr, "%s: %s: unexpected %s\n", s->name, x->host,
+					mxq_power_action_to_string(a->kind));
+				ok = false;
+			}
+			text = mxq_power_plan_explain(&plan, x->host);
+		} else {
+			expected_actions++;
+			if (!a || (int)a->kind != mxq_power_action_from_string(x->action)) {
+				fprintf(stderr, "%s: %s: expected %s, got %s\n", s->name, x->host,
+					x->action, a ? mxq_power_action_to_string(a->kind) : "nothing");
+				ok = false;
+				continue;
+			}
+			text = a->reason;
+			/* the explanation of an acted-on node is its reason */
+			if (strcmp(mxq_power_plan_explain(&plan, x->host), a->reason) != 0)
+				ok = false;
+		}
+		if (!text || !strstr(text, x->text)) {
+			fprintf(stderr, "%s: %s: '%s' does not contain '%s'\n", s->name, x->host,
+				text ? text : "(null)", x->text);
+			ok = false;
+		}
+	}
+	if (plan.n_actions != expected_actions) {
+		fprintf(stderr, "%s: %zu actions, expected %zu\n", s->name, plan.n_actions,
+			expected_actions);
+		ok = false;
+	}
+	if (s->breaker_open >= 0 && plan.breaker_open != (s->breaker_open == 1)) {
+		fprintf(stderr, "%s: breaker_open %d\n", s->name, plan.breaker_open);
+		ok = false;
+	}
+	if (s->dry_run >= 0 && plan.dry_run != (s->dry_run == 1)) {
+		fprintf(stderr, "%s: dry_run %d\n", s->name, plan.dry_run);
+		ok = false;
+	}
+	if (s->soon_jobs >= 0 && (plan.n_outcomes < 1 ||
+				  plan.outcomes[0].freeing_soon != (uint64_t)s->soon_jobs)) {
+		fprintf(stderr, "%s: freeing_soon %llu\n", s->name,
+			plan.n_outcomes ? (unsigned long long)plan.outcomes[0].freeing_soon : 0ULL);
+		ok = false;
+	}
+	if (!ok)
+		print_plan(s->name, &plan);
+	ck_assert_msg(ok, "scenario failed: %s", s->name);
+
+	mxq_power_plan_free(&plan);
+	mxq_power_plan_free(&plan);    /* twice: a freed plan is empty */
+	unbuild(&b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- across ticks */
+
+/* Carry out a plan on the snapshot, as the executor would. */
+static void apply(struct built *b, const struct mxq_power_plan *plan, int64_t now)
+{
+	for (size_t k = 0; k < plan->n_actions; k++) {
+		struct mxq_power_node *n = &b->nodes[plan->actions[k].node_index];
+		n->state = plan->actions[k].to;
+		n->state_since = now;
+	}
+}
+
+static size_t count_kind(const struct mxq_power_plan *plan, enum mxq_power_action_kind kind)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < plan->n_actions; k++)
+		c += plan->actions[k].kind == kind;
+	return c;
+}
+
+START_TEST(test_resume_tokens_across_ticks)
+{
+	static const struct scenario s = {
+		"tokens", "resume_rate = 1\nmax_booting = 0\n", FRESH,
+		{ N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2), N("o3", "OFF", HOUR, 3),
+		  N("o4", "OFF", HOUR, 4) },
+		{ { .jobs = 64 } }, { { 0 } }, ANY,
+	};
+	struct built b;
+	struct mxq_power_state st = FRESH;
+	struct mxq_power_plan plan;
+
+	build(&s, &b);
+	/* tick 1: a full bucket holds one token */
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 1);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_WAKE), 1);
+	ck_assert_str_eq(plan.actions[0].hostname, "o1");
+	apply(&b, &plan, NOW);
+	mxq_power_plan_free(&plan);
+
+	/* tick 2, 20 s later: a third of a token, no wake */
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW + 20, &b.cfg, &st, &plan), 0);
+	ck_assert_ptr_nonnull(strstr(mxq_power_plan_explain(&plan, "o2"), "resume rate limit"));
+	mxq_power_plan_free(&plan);
+
+	/* tick 3, a minute after tick 1: one more */
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW + 60, &b.cfg, &st, &plan), 1);
+	ck_assert_str_eq(plan.actions[0].hostname, "o2");
+	apply(&b, &plan, NOW + 60);
+	mxq_power_plan_free(&plan);
+
+	/* a long pause does not save up more than the bucket holds (the two
+	 * nodes that never came back are marked FAILED meanwhile) */
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW + 3600, &b.cfg, &st, &plan), 1);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_WAKE), 1);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_MARK_FAILED), 2);
+	mxq_power_plan_free(&plan);
+	unbuild(&b);
+}
+END_TEST
+
+START_TEST(test_full_cycle)
+{
+	/* suspend and wake one node through every state, as the leader would */
+	static const struct scenario s = {
+		"cycle", "warm_pool = 0\nidle_time = 1m\nmin_on_time = 0\nmin_off_time = 0\n", FRESH,
+		{ N("n1", "ON", HOUR, 1, .idle_ago = HOUR) }, { { 0 } }, { { 0 } }, ANY,
+	};
+	struct built b;
+	struct mxq_power_state st = FRESH;
+	struct mxq_power_plan plan;
+	int64_t t = NOW;
+
+	build(&s, &b);
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t, &b.cfg, &st, &plan), 1);
+	ck_assert_int_eq(plan.actions[0].kind, MXQ_POWER_ACTION_DRAIN);
+	apply(&b, &plan, t);
+	mxq_power_plan_free(&plan);
+
+	b.nodes[0].drain_acked = true;
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t += 10, &b.cfg, &st, &plan), 1);
+	ck_assert_int_eq(plan.actions[0].kind, MXQ_POWER_ACTION_POWER_OFF);
+	ck_assert_int_eq(plan.actions[0].to, MXQ_POWER_POWERING_OFF);
+	apply(&b, &plan, t);
+	mxq_power_plan_free(&plan);
+
+	b.nodes[0].seen_down = true;
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t += 10, &b.cfg, &st, &plan), 1);
+	ck_assert_int_eq(plan.actions[0].kind, MXQ_POWER_ACTION_MARK_OFF);
+	apply(&b, &plan, t);
+	mxq_power_plan_free(&plan);
+
+	/* work arrives */
+	ck_assert_int_eq(mxq_group_reqs_init(&b.reqs[0], NULL, NULL, NULL, NULL, 1, 100, 10, 0, 0), 0);
+	b.demand[0] = (struct mxq_power_demand) { .reqs = &b.reqs[0], .jobs_pending = 1 };
+	b.snap.n_demand = 1;
+	b.nodes[0].seen_down = false;
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t += 10, &b.cfg, &st, &plan), 1);
+	ck_assert_int_eq(plan.actions[0].kind, MXQ_POWER_ACTION_WAKE);
+	apply(&b, &plan, t);
+	mxq_power_plan_free(&plan);
+
+	/* still booting: counted as capacity, nothing to do */
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t += 60, &b.cfg, &st, &plan), 0);
+	mxq_power_plan_free(&plan);
+
+	b.nodes[0].seen_up = true;
+	ck_assert_int_eq(mxq_power_decide(&b.snap, t += 60, &b.cfg, &st, &plan), 1);
+	ck_assert_int_eq(plan.actions[0].kind, MXQ_POWER_ACTION_MARK_ON);
+	mxq_power_plan_free(&plan);
+	unbuild(&b);
+}
+END_TEST
+
+START_TEST(test_decide_bad_arguments)
+{
+	struct mxq_power_config cfg;
+	struct mxq_power_state st = { .initialized = true, .resume_tokens = 3 };
+	struct mxq_power_plan plan = { .n_actions = 42 };
+	struct mxq_power_node node = { .hostname = NULL };
+	struct mxq_power_snapshot snap = { &node, 1, NULL, 0 };
+
+	mxq_power_config_defaults(&cfg);
+	ck_assert_int_eq(mxq_power_decide(NULL, NOW, &cfg, &st, &plan), -EINVAL);
+	ck_assert_int_eq(mxq_power_decide(&snap, NOW, &cfg, &st, &plan), -EINVAL);
+	node.hostname = "n1";
+	node.state = _MXQ_POWER_STATE_MAX;
+	ck_assert_int_eq(mxq_power_decide(&snap, NOW, &cfg, &st, &plan), -EINVAL);
+	/* untouched on failure */
+	ck_assert_uint_eq(plan.n_actions, 42);
+	ck_assert(st.resume_tokens == 3);
+
+	snap.n_nodes = 0;
+	ck_assert_int_eq(mxq_power_decide(&snap, NOW, &cfg, &st, &plan), 0);
+	ck_assert_ptr_nonnull(plan.summary);
+	mxq_power_plan_free(&plan);
+	mxq_power_plan_free(NULL);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- state tables */
+
+START_TEST(test_state_strings)
+{
+	static const char *const names[] = { "ON", "DRAINING", "POWERING_OFF", "OFF",
+					     "POWERING_ON", "FAILED", "UNKNOWN" };
+
+	ck_assert_int_eq(sizeof(names) / sizeof(names[0]), _MXQ_POWER_STATE_MAX);
+	for (int s = 0; s < _MXQ_POWER_STATE_MAX; s++) {
+		const char *name = mxq_power_state_to_string(s);
+		char lower[32];
+		ck_assert_str_eq(name, names[s]);
+		ck_assert_int_eq(mxq_power_state_from_string(name), s);
+		for (size_t k = 0; k <= strlen(name); k++)
+			lower[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+		ck_assert_int_eq(mxq_power_state_from_string(lower), s);
+	}
+	ck_assert_ptr_null(mxq_power_state_to_string(_MXQ_POWER_STATE_MAX));
+	ck_assert_ptr_null(mxq_power_state_to_string((enum mxq_power_node_state)-1));
+	ck_assert_int_eq(mxq_power_state_from_string("SLEEPING"), -EINVAL);
+	ck_assert_int_eq(mxq_power_state_from_string(""), -EINVAL);
+	ck_assert_int_eq(mxq_power_state_from_string(NULL), -EINVAL);
+
+	for (int k = 0; k < _MXQ_POWER_ACTION_MAX; k++)
+		ck_assert_int_eq(mxq_power_action_from_string(mxq_power_action_to_string(k)), k);
+	ck_assert_ptr_null(mxq_power_action_to_string(_MXQ_POWER_ACTION_MAX));
+	ck_assert_int_eq(mxq_power_action_from_string("REBOOT"), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_state_predicates)
+{
+	/* one row per state: capacity, powered, can_suspend, can_resume, transitional, admin */
+	static const bool table[_MXQ_POWER_STATE_MAX][6] = {
+		[MXQ_POWER_ON]           = { 1, 1, 1, 0, 0, 0 },
+		[MXQ_POWER_DRAINING]     = { 0, 1, 0, 0, 1, 0 },
+		[MXQ_POWER_POWERING_OFF] = { 0, 0, 0, 0, 1, 0 },
+		[MXQ_POWER_OFF]          = { 0, 0, 0, 1, 0, 0 },
+		[MXQ_POWER_POWERING_ON]  = { 1, 1, 0, 0, 1, 0 },
+		[MXQ_POWER_FAILED]       = { 0, 0, 0, 0, 0, 1 },
+		[MXQ_POWER_UNKNOWN]      = { 0, 0, 0, 0, 0, 0 },
+	};
+	for (int s = 0; s < _MXQ_POWER_STATE_MAX; s++) {
+		ck_assert_int_eq(mxq_power_state_counts_as_capacity(s), table[s][0]);
+		ck_assert_int_eq(mxq_power_state_counts_as_powered(s), table[s][1]);
+		ck_assert_int_eq(mxq_power_state_can_suspend(s), table[s][2]);
+		ck_assert_int_eq(mxq_power_state_can_resume(s), table[s][3]);
+		ck_assert_int_eq(mxq_power_state_is_transitional(s), table[s][4]);
+		ck_assert_int_eq(mxq_power_state_needs_admin(s), table[s][5]);
+	}
+}
+END_TEST
+
+/* ---------------------------------------------------------------- config */
+
+struct config_case {
+	const char *text;
+	int ret;
+	const char *errors;      /* substrings separated by '|', each must appear */
+	unsigned error_lines;    /* lines in errbuf */
+};
+
+static const struct config_case config_cases[] = {
+	{ "", 0, NULL, 0 },
+	{ "# only a comment\n\n   \n", 0, NULL, 0 },
+	{ "idle_time = 15m\nwarm_pool = 3 # trailing comment\r\n", 0, NULL, 0 },
+	{ "idle_tim = 5m\n", -EINVAL,
+	  "power.conf:1: unknown key 'idle_tim' (did you mean 'idle_time'?)", 1 },
+	{ "warm_pool = 1\n\nmax_bootng = 3\n", -EINVAL,
+	  "power.conf:3: unknown key 'max_bootng' (did you mean 'max_booting'?)", 1 },
+	{ "warmpool.gpu = 1\n", -EINVAL,
+	  "power.conf:1: unknown key 'warmpool.gpu' (did you mean 'warm_pool.gpu'?)", 1 },
+	{ "frobnicate = 1\n", -EINVAL, "power.conf:1: unknown key 'frobnicate'", 1 },
+	{ "idle_time = 10x\n", -EINVAL, "power.conf:1: idle_time: '10x' is not a duration", 1 },
+	{ "idle_time = -5\n", -EINVAL, "power.conf:1: idle_time", 1 },
+	{ "warm_pool = two\n", -EINVAL, "power.conf:1: warm_pool: 'two' is not a whole number", 1 },
+	{ "warm_pool = 99999999999\n", -EINVAL, "in range", 1 },
+	{ "suspend_rate = fast\n", -EINVAL, "suspend_rate: 'fast' is not a number", 1 },
+	{ "dry_run = maybe\n", -EINVAL, "dry_run: 'maybe' is not yes or no", 1 },
+	{ "just some words\n", -EINVAL, "power.conf:1: expected 'key = value'", 1 },
+	{ "= 5\n", -EINVAL, "missing key", 1 },
+	{ "warm_pool =\n", -EINVAL, "'warm_pool' needs a value", 1 },
+	{ "warm_pool = 1\nwarm_pool = 2\n", -EINVAL,
+	  "power.conf:2: 'warm_pool' already set on line 1", 1 },
+	{ "warm_pool.gpu = 1\nwarm_pool.gpu = 2\n", -EINVAL, "already set on line 1", 1 },
+	{ "warm_pool.g$u = 1\n", -EINVAL, "invalid character '$'", 1 },
+	{ "exclude = n1 n/2\n", -EINVAL, "'n/2' is not a host name", 1 },
+	{ "boot_deadline = 1m\nboot_time = 3m\n", -EINVAL,
+	  "power.conf:1: boot_deadline (1m) is shorter than boot_time (3m)", 1 },
+	{ "shutdown_deadline = 0\n", -EINVAL, "shutdown_deadline must be longer than 0s", 1 },
+	{ "idle_time = auto\nidle_watts = 0\n", -EINVAL, "needs idle_watts greater than 0", 1 },
+	/* every error is reported, each with its line */
+	{ "idle_tim = 5m\nwarm_pool = x\n# fine\nresume_rate = 2\nmax_booting = -1\nbogus\n", -EINVAL,
+	  "power.conf:1: unknown key 'idle_tim'|power.conf:2: warm_pool|"
+	  "power.conf:5: max_booting|power.conf:6: expected", 4 },
+};
+
+START_TEST(test_config_parse)
+{
+	const struct config_case *t = &config_cases[_i];
+	struct mxq_power_config cfg;
+	char err[4096];
+	unsigned lines = 0;
+	uint64_t before;
+
+	mxq_power_config_defaults(&cfg);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "warm_pool = 7\n", "x", err, sizeof(err)), 0);
+	before = mxq_power_config_hash(&cfg);
+
+	memset(err, 'Z', sizeof(err));
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, t->text, "power.conf", err, sizeof(err)),
+			 t->ret);
+	if (t->ret == 0) {
+		ck_assert_str_eq(err, "");
+		mxq_power_config_done(&cfg);
+		return;
+	}
+	/* a config that did not parse leaves the old one in place */
+	ck_assert_uint_eq(cfg.warm_pool, 7);
+	ck_assert(mxq_power_config_hash(&cfg) == before);
+
+	char want[1024];
+	snprintf(want, sizeof(want), "%s", t->errors);
+	for (char *save = NULL, *w = strtok_r(want, "|", &save); w; w = strtok_r(NULL, "|", &save))
+		ck_assert_msg(strstr(err, w), "'%s' not in '%s'", w, err);
+	for (const char *p = err; *p; p++)
+		lines += *p == '\n';
+	ck_assert_msg(lines + 1 == t->error_lines, "%u error lines in '%s'", lines + 1, err);
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
+START_TEST(test_config_values)
+{
+	struct mxq_power_config cfg;
+	char err[1024];
+	const char *text =
+		"idle_time = 1h30m\n"
+		"min_on_time = 90\n"
+		"min_off_time = 1.5m\n"
+		"boot_deadline = 2d\n"
+		"warm_pool = 4\n"
+		"warm_pool.gpu = 2\n"
+		"warm_pool.bigmem = 1\n"
+		"suspend_rate = 0.5\n"
+		"max_powered_on = 100\n"
+		"dry_run = yes\n"
+		"exclude = n3 n1\n"
+		"exclude = n2 n1\n";
+
+	mxq_power_config_defaults(&cfg);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, text, "t", err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.idle_time_s, 5400);
+	ck_assert_int_eq(cfg.min_on_time_s, 90);
+	ck_assert_int_eq(cfg.min_off_time_s, 90);
+	ck_assert_int_eq(cfg.boot_deadline_s, 2 * 86400);
+	ck_assert_uint_eq(cfg.warm_pool, 4);
+	ck_assert_uint_eq(cfg.n_class_pools, 2);
+	ck_assert_str_eq(cfg.class_pools[0].name, "bigmem");
+	ck_assert_uint_eq(cfg.class_pools[1].count, 2);
+	ck_assert(cfg.suspend_rate == 0.5);
+	ck_assert_uint_eq(cfg.max_powered_on, 100);
+	ck_assert(cfg.dry_run);
+	ck_assert_uint_eq(cfg.n_exclude, 3);
+	ck_assert_str_eq(cfg.exclude[0], "n1");
+	ck_assert_str_eq(cfg.exclude[2], "n3");
+	/* untouched keys keep their defaults */
+	ck_assert_int_eq(cfg.shutdown_deadline_s, 300);
+	ck_assert_uint_eq(cfg.breaker_failures, 3);
+
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time = auto\nboot_energy = 90000\n"
+						"shutdown_energy = 0\nidle_watts = 50\n",
+						"t", err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.idle_time_s, MXQ_POWER_IDLE_AUTO);
+	ck_assert_int_eq(mxq_power_config_idle_time(&cfg), 1800);
+	/* the new file replaced everything, back to defaults where not set */
+	ck_assert_uint_eq(cfg.n_exclude, 0);
+	ck_assert_uint_eq(cfg.warm_pool, 1);
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
+START_TEST(test_config_hash)
+{
+	struct mxq_power_config a, b, c;
+	char err[1024];
+	char *dump;
+
+	mxq_power_config_defaults(&a);
+	mxq_power_config_defaults(&b);
+	mxq_power_config_defaults(&c);
+	/* same meaning, different layout */
+	ck_assert_int_eq(mxq_power_config_parse(&a, "idle_time = 20m\nexclude = b a\n"
+						"warm_pool.x = 1\nwarm_pool.a = 2\n", "a", err,
+						sizeof(err)), 0);
+	ck_assert_int_eq(mxq_power_config_parse(&b, "# comment\nwarm_pool.a=2\n  exclude = a\n"
+						"warm_pool.x = 1\nidle_time = 1200\nexclude = b a\n",
+						"b", err, sizeof(err)), 0);
+	ck_assert(mxq_power_config_hash(&a) == mxq_power_config_hash(&b));
+	ck_assert(mxq_power_config_hash(&a) != 0);
+	/* stable across calls */
+	ck_assert(mxq_power_config_hash(&a) == mxq_power_config_hash(&a));
+
+	/* one value changes the hash */
+	ck_assert_int_eq(mxq_power_config_parse(&b, "idle_time = 21m\nexclude = b a\n"
+						"warm_pool.x = 1\nwarm_pool.a = 2\n", "b", err,
+						sizeof(err)), 0);
+	ck_assert(mxq_power_config_hash(&a) != mxq_power_config_hash(&b));
+
+	/* the dump parses back to the same config */
+	dump = mxq_power_config_dump(&a);
+	ck_assert_ptr_nonnull(dump);
+	ck_assert_ptr_nonnull(strstr(dump, "idle_time = 20m\n"));
+	ck_assert_ptr_nonnull(strstr(dump, "warm_pool.a = 2\nwarm_pool.x = 1\n"));
+	ck_assert_ptr_nonnull(strstr(dump, "exclude = a b\n"));
+	ck_assert_int_eq(mxq_power_config_parse(&c, dump, "dump", err, sizeof(err)), 0);
+	ck_assert(mxq_power_config_hash(&a) == mxq_power_config_hash(&c));
+	free(dump);
+
+	/* defaults dump and parse back too, doubles included */
+	mxq_power_config_done(&c);
+	c.suspend_rate = 0.1;
+	c.idle_watts = 123.456;
+	dump = mxq_power_config_dump(&c);
+	ck_assert_int_eq(mxq_power_config_parse(&b, dump, "dump", err, sizeof(err)), 0);
+	ck_assert(b.suspend_rate == 0.1 && b.idle_watts == 123.456);
+	ck_assert(mxq_power_config_hash(&b) == mxq_power_config_hash(&c));
+	free(dump);
+
+	/* a copy is equal and independent */
+	struct mxq_power_config d;
+	ck_assert_int_eq(mxq_power_config_copy(&d, &a), 0);
+	ck_assert(mxq_power_config_hash(&d) == mxq_power_config_hash(&a));
+	mxq_power_config_done(&a);
+	ck_assert_uint_eq(d.n_exclude, 2);
+	mxq_power_config_done(&d);
+	mxq_power_config_done(&b);
+	mxq_power_config_done(&c);
+}
+END_TEST
+
+START_TEST(test_config_small_errbuf)
+{
+	struct mxq_power_config cfg;
+	char err[16];
+
+	mxq_power_config_defaults(&cfg);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "a = 1\nb = 2\nc = 3\n", "very-long-name.conf",
+						err, sizeof(err)), -EINVAL);
+	ck_assert_uint_lt(strlen(err), sizeof(err));
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "a = 1\n", "x", NULL, 0), -EINVAL);
+}
+END_TEST
+
+static Suite *power_suite(void)
+{
+	Suite *s = suite_create("power");
+	TCase *tc = tcase_create("policy");
+
+	tcase_add_loop_test(tc, test_scenario, 0, sizeof(scenarios) / sizeof(scenarios[0]));
+	tcase_add_test(tc, test_resume_tokens_across_ticks);
+	tcase_add_test(tc, test_full_cycle);
+	tcase_add_test(tc, test_decide_bad_arguments);
+	tcase_add_test(tc, test_state_strings);
+	tcase_add_test(tc, test_state_predicates);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_loop_test(tc, test_config_parse, 0, sizeof(config_cases) / sizeof(config_cases[0]));
+	tcase_add_test(tc, test_config_values);
+	tcase_add_test(tc, test_config_hash);
+	tcase_add_test(tc, test_config_small_errbuf);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(power_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	fprintf(stderr, "%zu policy scenarios, %zu config cases\n",
+		sizeof(scenarios) / sizeof(scenarios[0]),
+		sizeof(config_cases) / sizeof(config_cases[0]));
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
