@@ -377,9 +377,9 @@ for kind in 2016 empty; do
 	rc2=$?
 	is "two concurrent upgrades ($kind database) both exit 0" "$rc1 $rc2" "0 0"
 	[ "$rc1$rc2" = 00 ] || cat "$MXQ_TEST_DIR/u1" "$MXQ_TEST_DIR/u2" | diag
-	is "two concurrent upgrades ($kind database): one migration applied" \
-		"$(cat "$MXQ_TEST_DIR/u1" "$MXQ_TEST_DIR/u2" |
-			grep -c -e '^apply migration' -e '^create all tables')" 1
+	# the lock serialises them: one does the work, the other finds it done
+	is "two concurrent upgrades ($kind database): exactly one finds it done" \
+		"$(cat "$MXQ_TEST_DIR/u1" "$MXQ_TEST_DIR/u2" | grep -c '^schema is up to date')" 1
 	is "two concurrent upgrades ($kind database): result equals new" \
 		"$(columns_of "$db"; indexes_of "$db"; trigger_bodies_of "$db"; version_of "$db")" \
 		"$(columns_of mxq; indexes_of mxq; trigger_bodies_of mxq; version_of mxq)"
