@@ -1,0 +1,461 @@
+#!/bin/sh
+# tests/test_clients.sh - mxqsub, mxqdump and mxqkill against a private
+# MariaDB (tests/lib/mariadb.sh).
+#
+# Covers: what mxqsub stores (paths, argv encoding, units, attributes),
+# grouping (equal attributes join, different ones split, cancelled groups
+# are not reused, other users never share), that every bad input is one
+# line on stderr, a non-zero exit and no new rows, mxqdump's table and JSON,
+# and mxqkill on queued and running jobs, on whole groups, and by a user who
+# does not own the group (run as nobody via setpriv when we are root).
+#
+# Prints TAP lines; exits non-zero when any check failed.
+
+. "$(dirname -- "$0")/lib/mariadb.sh"
+
+mxqsub=$MXQ_BUILD_DIR/mxqsub
+mxqdump=$MXQ_BUILD_DIR/mxqdump
+mxqkill=$MXQ_BUILD_DIR/mxqkill
+
+# ------------------------------------------------------------------ TAP
+
+tap_n=0
+tap_failed=0
+ok() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+not_ok() {
+	tap_n=$((tap_n + 1))
+	tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n - $*"
+}
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - # SKIP $*"
+}
+diag() {
+	sed 's/^/#   /'
+}
+# is DESC GOT WANT
+is() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf 'got:  %s\nwant: %s\n' "$2" "$3" | diag
+	fi
+}
+# isnt DESC GOT UNWANTED
+isnt() {
+	if [ "$2" != "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf 'got unwanted value: %s\n' "$2" | diag
+	fi
+}
+# contains DESC TEXT NEEDLE
+contains() {
+	case $2 in
+	*"$3"*) ok "$1" ;;
+	*) not_ok "$1"; printf 'expected to contain: %s\ngot: %s\n' "$3" "$2" | diag ;;
+	esac
+}
+
+# ------------------------------------------------------------- helpers
+
+# Value of KEY= in mxqsub output $1.
+field() {
+	printf '%s\n' "$1" | sed -n "s/^$2=//p"
+}
+
+row_counts() {
+	mxq_sql "SELECT (SELECT COUNT(*) FROM mxq_group), (SELECT COUNT(*) FROM mxq_job)"
+}
+
+# rejects DESC NEEDLE CMD...: CMD must exit non-zero, print exactly one line
+# on stderr starting with the program name and containing NEEDLE, print
+# nothing on stdout, and leave the tables as they were.
+rejects() {
+	_desc=$1
+	_needle=$2
+	shift 2
+	_before=$(row_counts)
+	"$@" >"$work/out" 2>"$work/err"
+	_rc=$?
+	_after=$(row_counts)
+	_lines=$(wc -l <"$work/err" | tr -d ' ')
+	_err=$(cat "$work/err")
+	_prog=
+	for _a in "$@"; do
+		case ${_a##*/} in mxq*) _prog=${_a##*/}; break ;; esac
+	done
+	if [ "$_rc" -ne 0 ] && [ "$_lines" = 1 ] && [ ! -s "$work/out" ] &&
+		[ "$_before" = "$_after" ]; then
+		case $_err in
+		"$_prog: "*"$_needle"*) ok "$_desc"; return 0 ;;
+		esac
+	fi
+	not_ok "$_desc"
+	{
+		echo "exit status $_rc, $_lines stderr lines, rows before/after: $_before / $_after"
+		echo "expected '$_prog: ...$_needle...'"
+		cat "$work/err" "$work/out"
+	} | diag
+	return 1
+}
+
+# submit ARGS...: run mxqsub, keep its output in $sub_out, ids in $gid/$jid.
+submit() {
+	sub_out=$("$mxqsub" "$@" 2>"$work/err")
+	sub_rc=$?
+	gid=$(field "$sub_out" mxq_group_id)
+	jid=$(field "$sub_out" mxq_job_id)
+	if [ "$sub_rc" -ne 0 ]; then
+		printf 'mxqsub %s failed (%s):\n' "$*" "$sub_rc" | diag
+		diag <"$work/err"
+	fi
+}
+
+# A place for the unprivileged user, outside the 0700 test directory.
+shared=
+mxq_test_cleanup_hook() {
+	[ -n "$shared" ] && rm -rf "$shared"
+	return 0
+}
+
+# ---------------------------------------------------------------- start
+
+if ! mxq_db_start; then
+	not_ok "start a private MariaDB with the MXQ schema"
+	exit 1
+fi
+work=$MXQ_TEST_DIR/work
+mkdir "$work" "$work/sub" || exit 1
+cd "$work" || exit 1
+here=$(pwd -P)
+
+# ------------------------------------------------------------ submitting
+
+submit sleep 1
+is "mxqsub succeeds" "$sub_rc" 0
+case $sub_out in
+mxq_group_id=[0-9]*"
+mxq_group_name=default
+mxq_job_id="[0-9]*) ok "mxqsub prints group id, group name and job id" ;;
+*) not_ok "mxqsub prints group id, group name and job id"; printf '%s\n' "$sub_out" | diag ;;
+esac
+first_gid=$gid
+first_jid=$jid
+
+is "job row: workdir is the current directory, argc, stdout/stderr default" \
+	"$(mxq_sql "SELECT job_workdir, job_argc, job_stdout, job_stderr, job_status
+		FROM mxq_job WHERE job_id = $jid")" \
+	"$(printf '%s\t2\t/dev/null\t/dev/null\t0' "$here")"
+is "job_argv uses the upstream encoding (arg, backslash, '0')" \
+	"$(mxq_sql "SELECT job_argv = CONCAT('sleep', CHAR(92), '0', '1', CHAR(92), '0')
+		FROM mxq_job WHERE job_id = $jid")" 1
+is "group row: defaults (name, command, threads, memory, time, priority, owner)" \
+	"$(mxq_sql "SELECT group_name, job_command, job_threads, job_memory, job_time,
+		group_priority, user_uid, user_name, group_jobs_inq
+		FROM mxq_group WHERE group_id = $gid")" \
+	"$(printf 'default\tsleep\t1\t2048\t15\t127\t%s\t%s\t1' "$(id -u)" "$(id -un)")"
+
+submit sleep 2
+is "equal attributes join the same group" "$gid" "$first_gid"
+is "the group counts both queued jobs (trigger)" \
+	"$(mxq_sql "SELECT group_jobs, group_jobs_inq FROM mxq_group WHERE group_id = $gid")" \
+	"$(printf '2\t2')"
+
+submit -m 1G sleep 2
+isnt "different memory makes a new group" "$gid" "$first_gid"
+mem_gid=$gid
+submit --memory 1024 sleep 3
+is "1G and 1024 are the same memory, same group" "$gid" "$mem_gid"
+
+submit -N other sleep 1
+isnt "a different group name makes a new group" "$gid" "$first_gid"
+is "the new group's name is printed" "$(field "$sub_out" mxq_group_name)" other
+submit -N Other sleep 1
+other_gid=$(mxq_sql "SELECT group_id FROM mxq_group WHERE BINARY group_name = 'other'")
+isnt "group names are compared case-sensitively" "$gid" "$other_gid"
+
+submit --tags "b a a" true
+tags_gid=$gid
+submit --tags "a  b" true
+is "tags are a set: order and repetition do not split groups" "$gid" "$tags_gid"
+is "tags are stored canonically" \
+	"$(mxq_sql "SELECT tags FROM mxq_group WHERE group_id = $gid")" "a b"
+
+submit /bin/echo hi
+is "command alias defaults to the basename of COMMAND" \
+	"$(mxq_sql "SELECT job_command FROM mxq_group WHERE group_id = $gid")" echo
+submit -a myalias /bin/echo hi
+is "--command-alias sets job_command" \
+	"$(mxq_sql "SELECT job_command FROM mxq_group WHERE group_id = $gid")" myalias
+
+submit -j 4 -m 1G512M -t 1h30m --tmpdir 500M --gpu --max-jobs-per-node 2 -P 200 \
+	--prerequisites '(a | b) & !c' --whitelist "n2 n1" --blacklist n3 true
+is "resource options are stored in their units" \
+	"$(mxq_sql "SELECT job_threads, job_memory, job_time, job_tmpdir_size, job_gpu,
+		job_max_per_node, group_priority, prerequisites, group_whitelist, group_blacklist
+		FROM mxq_group WHERE group_id = $gid")" \
+	"$(printf '4\t1536\t90\t1\t1\t2\t200\t(a | b) & !c\tn1 n2\tn3')"
+submit --processors 4 -m 1.5G -t 90 --tmpdir 1 -g --max-jobs-per-node 2 -P 200 \
+	--prerequisites '(a | b) & !c' --whitelist "n1 n2" --blacklist n3 true
+res_gid=$(mxq_sql "SELECT group_id FROM mxq_group WHERE job_threads = 4 ORDER BY group_id LIMIT 1")
+is "the same resources spelled differently join that group" "$gid" "$res_gid"
+
+submit -w sub -o out.txt -u 027 -p 300 sleep 1
+is "relative stdout is relative to the workdir; stderr follows stdout; umask octal" \
+	"$(mxq_sql "SELECT job_workdir, job_stdout, job_stderr, job_umask, job_priority
+		FROM mxq_job WHERE job_id = $jid")" \
+	"$(printf '%s/sub\t%s/sub/out.txt\t%s/sub/out.txt\t23\t300' "$here" "$here" "$here")"
+submit -w "$here/sub/" -o ./a/../b.txt -e /tmp/err.txt sleep 1
+is "paths are stored absolute and tidied; an absolute stderr is kept" \
+	"$(mxq_sql "SELECT job_workdir, job_stdout, job_stderr FROM mxq_job WHERE job_id = $jid")" \
+	"$(printf '%s/sub\t%s/sub/a/../b.txt\t/tmp/err.txt' "$here" "$here")"
+
+printf '#!/bin/sh\nexit 0\n' >"$work/callback.sh"
+chmod 755 "$work/callback.sh"
+submit --callback "$work/callback.sh" true
+is "--callback stores the executable" \
+	"$(mxq_sql "SELECT job_callback FROM mxq_job WHERE job_id = $jid")" "$work/callback.sh"
+
+# awkward arguments survive the round trip through job_argv and mxqdump
+submit printf '%s|' 'back\slash' '' 'two  spaces' 'tr\\ailing\' '\0'
+argv_jid=$jid
+got=$("$mxqdump" --jobs --job-id "$argv_jid" --json | python3 -c '
+import json, sys
+print(json.dumps(json.load(sys.stdin)[0]["job_argv"]))')
+is "argv with backslashes and empty arguments round-trips" "$got" \
+	'["printf", "%s|", "back\\slash", "", "two  spaces", "tr\\\\ailing\\", "\\0"]'
+is "job_argc counts empty arguments" \
+	"$(mxq_sql "SELECT job_argc FROM mxq_job WHERE job_id = $argv_jid")" 7
+
+# options after COMMAND belong to the command
+submit sh -c 'exit 0' -m 12X
+is "options after COMMAND are the command's arguments" "$sub_rc" 0
+
+# environment fallback for the defaults group, -S overrides
+MXQ_MYSQL_DEFAULT_GROUP=mxqd "$mxqsub" true >/dev/null 2>&1
+is "MXQ_MYSQL_DEFAULT_GROUP is honoured" "$?" 0
+
+# ------------------------------------------------------------ bad input
+
+printf 'not executable\n' >"$work/plain.sh"
+chmod 644 "$work/plain.sh"
+printf '[mxqclient]\nhost=127.0.0.1\nport=1\nprotocol=TCP\nuser=nobody\npassword=x\n' \
+	>"$work/unreachable.cnf"
+
+rejects "unknown long option" "--bogus" "$mxqsub" --bogus true
+rejects "unknown short option" "'-x'" "$mxqsub" -x true
+rejects "option without its value" "-m" "$mxqsub" -m
+rejects "no command" "no command" "$mxqsub" -m 1G
+rejects "bad memory 12X" "--memory: '12X'" "$mxqsub" -m 12X true
+rejects "memory with a blank" "--memory" "$mxqsub" -m "1 G" true
+rejects "memory too large" "too large" "$mxqsub" -m 99999999999999999999T true
+rejects "zero memory" "--memory" "$mxqsub" -m 0 true
+rejects "bad runtime abc" "--runtime: 'abc'" "$mxqsub" -t abc true
+rejects "runtime with upper-case unit" "--runtime" "$mxqsub" -t 1H true
+rejects "bad tmpdir" "--tmpdir" "$mxqsub" --tmpdir 5X true
+rejects "zero threads" "--threads" "$mxqsub" -j 0 true
+rejects "negative priority" "--priority" "$mxqsub" -p -1 true
+rejects "non-octal umask" "--umask" "$mxqsub" -u 0789 true
+rejects "workdir that does not exist" "--workdir" "$mxqsub" -w "$work/nonexistent" true
+rejects "workdir that is a file" "not a directory" "$mxqsub" -w "$work/plain.sh" true
+rejects "callback not absolute" "not an absolute path" "$mxqsub" --callback callback.sh true
+rejects "callback not executable" "not executable" "$mxqsub" --callback "$work/plain.sh" true
+rejects "callback missing" "--callback" "$mxqsub" --callback "$work/none.sh" true
+rejects "callback is a directory" "not a regular file" "$mxqsub" --callback "$work" true
+rejects "prerequisites syntax error 'a &'" "--prerequisites: " \
+	"$mxqsub" --prerequisites 'a &' true
+rejects "prerequisites unbalanced" "--prerequisites: " "$mxqsub" --prerequisites '(a' true
+rejects "empty group name" "--group-name" "$mxqsub" -N '' true
+rejects "defaults file missing" "$work/none.cnf" "$mxqsub" -M "$work/none.cnf" true
+rejects "unreachable database names the file" "$work/unreachable.cnf" \
+	"$mxqsub" -M "$work/unreachable.cnf" true
+rejects "unreachable database names the group" "[mxqclient]" \
+	"$mxqsub" -M "$work/unreachable.cnf" true
+rejects "mxqdump: unknown option" "--bogus" "$mxqdump" --bogus
+rejects "mxqdump: unknown status" "'SLEEPING'" "$mxqdump" --jobs --status SLEEPING
+rejects "mxqdump: bad group id" "--group-id" "$mxqdump" -g x
+rejects "mxqdump: unreachable database" "$work/unreachable.cnf" \
+	"$mxqdump" -M "$work/unreachable.cnf"
+rejects "mxqkill: neither group nor job" "exactly one" "$mxqkill"
+rejects "mxqkill: both group and job" "exactly one" "$mxqkill" -g 1 -J 1
+rejects "mxqkill: bad job id" "--job-id" "$mxqkill" -J 0
+rejects "mxqkill: unknown group" "no group 999999" "$mxqkill" -g 999999
+rejects "mxqkill: unknown job" "no job 999999" "$mxqkill" -J 999999
+
+"$mxqsub" --help >"$work/out" 2>&1
+is "mxqsub --help exits 0" "$?" 0
+contains "mxqsub --help names --prerequisites" "$(cat "$work/out")" "--prerequisites"
+
+# ---------------------------------------------------------------- mxqdump
+
+own_active=$(mxq_sql "SELECT COUNT(*) FROM mxq_group WHERE user_uid = $(id -u)
+	AND (group_jobs_inq > 0 OR group_jobs_running > 0)")
+json_count=$("$mxqdump" --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+is "mxqdump --json lists the active groups as parseable JSON" "$json_count" "$own_active"
+table_rows=$("$mxqdump" | tail -n +2 | wc -l | tr -d ' ')
+is "mxqdump table: one header plus one line per group" "$table_rows" "$own_active"
+contains "mxqdump table shows status names" "$("$mxqdump" -g "$first_gid")" " OK "
+
+got=$("$mxqdump" -g "$first_gid" --json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)[0]
+print(g["group_id"], g["group_status"], g["group_jobs_inq"], g["job_memory"], g["job_command"])')
+first_inq=$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE group_id = $first_gid AND job_status = 0")
+is "mxqdump --group-id --json carries counters and attributes" "$got" \
+	"$first_gid OK $first_inq 2048 sleep"
+
+jobs_inq=$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_status = 0")
+got=$("$mxqdump" --jobs --status inq --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+is "mxqdump --jobs --status inq (name, any case)" "$got" "$jobs_inq"
+got=$("$mxqdump" --jobs --status 0 --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+is "mxqdump --jobs --status 0 (code)" "$got" "$jobs_inq"
+
+# a job that ran: exit status decoding and runtime
+mxq_sql "UPDATE mxq_job SET job_status = 1024, host_hostname = 'node1', server_id = 'main',
+	date_start = NOW() - INTERVAL 90 SECOND, date_end = NOW(), stats_status = 3 * 256
+	WHERE job_id = $first_jid"
+got=$("$mxqdump" --jobs --job-id "$first_jid" --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)[0]
+print(j["job_status"], j["result"], j["host_hostname"], j["server_id"], j["runtime_sec"])')
+is "mxqdump --json decodes an exit status and the runtime" "$got" "EXIT exit 3 node1 main 90"
+line=$("$mxqdump" --jobs --job-id "$first_jid" | tail -n 1)
+contains "mxqdump table shows 'exit 3'" "$line" "exit 3"
+contains "mxqdump table shows the runtime" "$line" "1m30s"
+mxq_sql "UPDATE mxq_job SET job_status = 400, stats_status = 9 WHERE job_id = $first_jid"
+contains "mxqdump shows 'signal 9' for a killed job" \
+	"$("$mxqdump" --jobs --job-id "$first_jid")" "signal 9"
+is "mxqdump --jobs hides ended jobs by default" \
+	"$("$mxqdump" --jobs --json | python3 -c '
+import json, sys
+print(any(j["job_id"] == '"$first_jid"' for j in json.load(sys.stdin)))')" False
+is "mxqdump --jobs --inactive shows them" \
+	"$("$mxqdump" --jobs --inactive --json | python3 -c '
+import json, sys
+print(any(j["job_id"] == '"$first_jid"' for j in json.load(sys.stdin)))')" True
+is "mxqdump --json with no match is an empty array" \
+	"$("$mxqdump" --user no-such-user --json | tr -d ' \n')" "[]"
+
+# ---------------------------------------------------------------- mxqkill
+
+submit -N killme sleep 100
+kill_gid=$gid
+kill_jid1=$jid
+submit -N killme sleep 101
+kill_jid2=$jid
+submit -N killme sleep 102
+kill_jid3=$jid
+submit -N killme sleep 103
+kill_jid4=$jid
+
+out=$("$mxqkill" -J "$kill_jid1" 2>&1)
+is "mxqkill -J on a queued job exits 0" "$?" 0
+is "mxqkill -J reports the queued job cancelled" "$out" "cancelled job $kill_jid1: it was queued"
+is "the queued job is CANCELLED, counters follow" \
+	"$(mxq_sql "SELECT j.job_status, g.group_jobs_inq, g.group_jobs_cancelled
+		FROM mxq_job j JOIN mxq_group g USING (group_id) WHERE j.job_id = $kill_jid1")" \
+	"$(printf '990\t3\t1')"
+rejects "mxqkill -J on an ended job" "job $kill_jid1 already ended (CANCELLED)" \
+	"$mxqkill" -J "$kill_jid1"
+
+# pretend a node runs one job, with one slot
+mxq_sql "UPDATE mxq_job SET job_status = 200, host_slots = 1, host_hostname = 'node1',
+	date_start = NOW() WHERE job_id = $kill_jid2"
+out=$("$mxqkill" -g "$kill_gid" 2>&1)
+is "mxqkill -g exits 0" "$?" 0
+is "mxqkill -g reports what it did" "$out" \
+	"cancelled group $kill_gid: 2 queued jobs cancelled, 1 running jobs being terminated"
+is "group CANCELLED, queued jobs CANCELLED, running job CANCELLING" \
+	"$(mxq_sql "SELECT group_status FROM mxq_group WHERE group_id = $kill_gid";
+	   mxq_sql "SELECT job_status FROM mxq_job WHERE group_id = $kill_gid ORDER BY job_id")" \
+	"$(printf '99\n990\n989\n990\n990')"
+is "counters after the group cancel (inq, running, cancelled, slots)" \
+	"$(mxq_sql "SELECT group_jobs_inq, group_jobs_running, group_jobs_cancelled,
+		group_slots_running FROM mxq_group WHERE group_id = $kill_gid")" \
+	"$(printf '0\t1\t3\t1')"
+out=$("$mxqkill" -J "$kill_jid2" 2>&1)
+is "mxqkill -J on a CANCELLING job says so and exits 0" "$?:$out" \
+	"0:job $kill_jid2 is already being terminated (CANCELLING)"
+out=$("$mxqkill" -g "$kill_gid" 2>&1)
+is "mxqkill -g twice reports the group as already cancelled" "$out" \
+	"already cancelled group $kill_gid: 0 queued jobs cancelled, 0 running jobs being terminated"
+submit -N killme sleep 100
+isnt "a cancelled group is not reused by mxqsub" "$gid" "$kill_gid"
+
+submit -N killjob sleep 5
+mxq_sql "UPDATE mxq_job SET job_status = 100, host_slots = 1 WHERE job_id = $jid"
+out=$("$mxqkill" --job-id "$jid" 2>&1)
+is "mxqkill -J on an ASSIGNED job hands it to its node" \
+	"$out:$(mxq_sql "SELECT job_status FROM mxq_job WHERE job_id = $jid")" \
+	"cancelling job $jid: its node will terminate it:989"
+
+# a closed group (flag bit 0) is not reused either
+submit -N closeme true
+closed_gid=$gid
+mxq_sql "UPDATE mxq_group SET group_flags = group_flags | 1 WHERE group_id = $closed_gid"
+submit -N closeme true
+isnt "a closed group is not reused by mxqsub" "$gid" "$closed_gid"
+
+# ----------------------------------------------------- another user
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+	shared=$(mktemp -d "${TMPDIR:-/tmp}/mxq-clients.XXXXXX")
+	chmod 755 "$shared"
+	cp "$MXQ_MYSQL_DEFAULT_FILE_TCP" "$shared/mysql.cnf"
+	chmod 644 "$shared/mysql.cnf"
+	as_nobody() {
+		(cd "$shared" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+			env MXQ_MYSQL_DEFAULT_FILE="$shared/mysql.cnf" "$@")
+	}
+	nobody_out=$(as_nobody "$mxqsub" sleep 1 2>"$work/err")
+	nobody_gid=$(field "$nobody_out" mxq_group_id)
+	nobody_jid=$(field "$nobody_out" mxq_job_id)
+	if [ -n "$nobody_gid" ]; then
+		ok "another user can submit"
+	else
+		not_ok "another user can submit"
+		diag <"$work/err"
+	fi
+	isnt "another user's equal job does not join root's group" "$nobody_gid" "$first_gid"
+	is "the group records the other user" \
+		"$(mxq_sql "SELECT user_uid FROM mxq_group WHERE group_id = $nobody_gid")" 65534
+
+	victim=$(mxq_sql "SELECT group_id FROM mxq_group WHERE user_uid = 0 AND group_status = 0
+		AND group_jobs_inq > 0 ORDER BY group_id LIMIT 1")
+	victim_job=$(mxq_sql "SELECT job_id FROM mxq_job WHERE group_id = $victim AND job_status = 0
+		ORDER BY job_id LIMIT 1")
+	rejects "mxqkill -g of someone else's group is refused" "only its owner or root" \
+		as_nobody "$mxqkill" -g "$victim"
+	rejects "mxqkill -J of someone else's job is refused" "only its owner or root" \
+		as_nobody "$mxqkill" -J "$victim_job"
+	is "the refused group is unchanged" \
+		"$(mxq_sql "SELECT group_status FROM mxq_group WHERE group_id = $victim")" 0
+	out=$(as_nobody "$mxqkill" -J "$nobody_jid" 2>&1)
+	is "a user may cancel their own job" "$out" "cancelled job $nobody_jid: it was queued"
+
+	got=$("$mxqdump" --all --inactive --json | python3 -c '
+import json, sys
+print(sorted(set(g["user_uid"] for g in json.load(sys.stdin))))')
+	is "mxqdump --all shows every user" "$got" "[0, 65534]"
+	got=$("$mxqdump" --inactive --json | python3 -c '
+import json, sys
+print(sorted(set(g["user_uid"] for g in json.load(sys.stdin))))')
+	is "mxqdump shows only your own groups by default" "$got" "[0]"
+	got=$("$mxqdump" --user nobody --inactive --json | python3 -c '
+import json, sys
+print([g["group_id"] for g in json.load(sys.stdin)])')
+	is "mxqdump --user NAME" "$got" "[$nobody_gid]"
+else
+	skip "another user (needs root and setpriv)"
+fi
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]
