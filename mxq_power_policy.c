@@ -1056,6 +1056,14 @@ struct room {
 	uint64_t tmpdir_mib;
 };
 
+enum wake_limit {
+	WAKE_LIMIT_NONE,
+	WAKE_LIMIT_BREAKER,
+	WAKE_LIMIT_RESUME_RATE,
+	WAKE_LIMIT_MAX_BOOTING,
+	WAKE_LIMIT_MAX_POWERED_ON,
+};
+
 /* Working record of one node during a tick. */
 struct work_node {
 	const struct mxq_power_node *n;
@@ -1105,6 +1113,8 @@ struct decide_ctx {
 	struct node_list wakeable;      /* OFF nodes that may be woken */
 	struct room wake_max;           /* largest room of any wakeable node */
 	bool wake_max_tmpdir_known;
+	struct room *smallest_from;     /* [d]: smallest job of demand d..end */
+	enum wake_limit wake_blocked;   /* why wakes stopped, if they did */
 };
 
 static void list_append(struct decide_ctx *c, struct node_list *l, size_t i)
@@ -1319,6 +1329,19 @@ static bool room_empty(const struct room *r)
 	return r->slots == 0;
 }
 
+/*
+ * Can R still take the smallest job of demand D or any later entry? Nodes
+ * that cannot leave the lists, so a queue longer than the cluster does not
+ * make every later signature walk past full nodes.
+ */
+static bool room_useful(const struct decide_ctx *c, const struct room *r, size_t d)
+{
+	const struct room *min = &c->smallest_from[d];
+
+	return r->slots >= min->slots && r->memory_mib >= min->memory_mib &&
+	       r->gpus >= min->gpus;
+}
+
 /* Qualification of node I for demand D, asked once per pair. */
 static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 {
@@ -1370,7 +1393,7 @@ static uint64_t place_on_list(struct decide_ctx *c, struct node_list *l, size_t 
 		size_t next = wn->next;
 		struct room avail = use_soon ? room_sum(&wn->free, &wn->soon) : wn->free;
 
-		if (room_empty(&avail)) {
+		if (!room_useful(c, &avail, d)) {
 			list_remove(c, l, prev, i);
 			i = next;
 			continue;
@@ -1390,7 +1413,7 @@ static uint64_t place_on_list(struct decide_ctx *c, struct node_list *l, size_t 
 			}
 		}
 		avail = use_soon ? room_sum(&wn->free, &wn->soon) : wn->free;
-		if (room_empty(&avail)) {
+		if (!room_useful(c, &avail, d)) {
 			list_remove(c, l, prev, i);
 		} else {
 			prev = i;
@@ -1630,7 +1653,7 @@ static void build_lists(struct decide_ctx *c, const struct sort_key *order)
 					wn->soon.tmpdir_mib += rj->tmpdir_mib;
 				}
 			}
-			if (!room_empty(&wn->free)) {
+			if (room_useful(c, &wn->free, 0)) {
 				if (wn->eff == MXQ_POWER_POWERING_ON)
 					list_append(c, &booting, i);
 				else if (n->jobs_running > 0)
@@ -1709,20 +1732,13 @@ static uint64_t place_on_soon(struct decide_ctx *c, struct index_vec *soon, size
 				}
 			}
 		}
-		if (!room_empty(&wn->soon))
+		struct room left = room_sum(&wn->free, &wn->soon);
+		if (!room_empty(&wn->soon) && room_useful(c, &left, d))
 			soon->v[out++] = i;
 	}
 	soon->n = out;
 	return placed;
 }
-
-enum wake_limit {
-	WAKE_LIMIT_NONE,
-	WAKE_LIMIT_BREAKER,
-	WAKE_LIMIT_RESUME_RATE,
-	WAKE_LIMIT_MAX_BOOTING,
-	WAKE_LIMIT_MAX_POWERED_ON,
-};
 
 /* How many more wakes the limits allow, and which limit binds first. */
 static uint64_t wake_budget(struct decide_ctx *c, enum wake_limit *ret_why)
@@ -1819,6 +1835,24 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 	struct index_vec soon = { NULL, 0 };
 	char label_buf[64], needs[256], blocked[256], a[32];
 
+	c->smallest_from = malloc((snap->n_demand + 1) * sizeof(*c->smallest_from));
+	if (!c->smallest_from) {
+		c->nomem = true;
+		return;
+	}
+	c->smallest_from[snap->n_demand] = (struct room) { UINT64_MAX, UINT64_MAX, UINT64_MAX,
+							   UINT64_MAX };
+	for (size_t d = snap->n_demand; d-- > 0;) {
+		const struct mxq_group_reqs *q = snap->demand[d].reqs;
+		struct room m = c->smallest_from[d + 1];
+		if (snap->demand[d].jobs_pending) {
+			m.slots = min_u64(m.slots, q->threads ? q->threads : 1);
+			m.memory_mib = min_u64(m.memory_mib, q->memory_mib);
+			m.gpus = min_u64(m.gpus, q->gpus);
+		}
+		c->smallest_from[d] = m;
+	}
+
 	build_lists(c, order);
 
 	soon.v = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*soon.v));
@@ -1861,7 +1895,7 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 						    before, demand_label(c, d, label_buf,
 									 sizeof(label_buf)),
 						    needs, before - remaining);
-				if (!room_empty(&c->w[i].free))
+				if (room_useful(c, &c->w[i].free, d))
 					list_prepend(c, &c->open, i);
 			} else {
 				prev = i;
@@ -1871,8 +1905,13 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		if (!remaining)
 			continue;
 
-		/* wake the most efficient qualified OFF nodes */
-		if (c->wakeable.head != NIL && fits_some_wakeable(c, dm->reqs)) {
+		/* wake the most efficient qualified OFF nodes; once a limit is
+		 * reached it stays reached for this tick, so stop looking */
+		enum wake_limit why;
+		if (c->wake_blocked == WAKE_LIMIT_NONE && wake_budget(c, &why) == 0)
+			c->wake_blocked = why;
+		if (c->wake_blocked == WAKE_LIMIT_NONE && c->wakeable.head != NIL &&
+		    fits_some_wakeable(c, dm->reqs)) {
 			prev = NIL;
 			for (size_t i = c->wakeable.head; i != NIL && remaining;) {
 				size_t next = c->w[i].next;
@@ -1885,7 +1924,6 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 					i = next;
 					continue;
 				}
-				enum wake_limit why;
 				if (wake_budget(c, &why) == 0) {
 					/* the best candidate says why it stays off; stop here */
 					if (!wn->note) {
@@ -1897,6 +1935,7 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 										    sizeof(label_buf)),
 								       blocked);
 					}
+					c->wake_blocked = why;
 					break;
 				}
 				uint64_t before = remaining;
@@ -1916,7 +1955,7 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 						    before, demand_label(c, d, label_buf,
 									 sizeof(label_buf)),
 						    needs, a, before - remaining);
-				if (!room_empty(&wn->free))
+				if (room_useful(c, &wn->free, d))
 					list_prepend(c, &c->open, i);
 				i = next;
 			}
@@ -1925,6 +1964,8 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		c->unplaced += remaining;
 	}
 	free(soon.v);
+	free(c->smallest_from);
+	c->smallest_from = NULL;
 }
 
 /* --- step 4: suspend ---------------------------------------------------------- */
@@ -2083,6 +2124,12 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 		if (!c->unplaced)
 			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
 					   "nodes and the nodes woken for it");
+		if (c->wake_blocked != WAKE_LIMIT_NONE) {
+			char blocked[256];
+			wake_block_text(c, c->wake_blocked, blocked, sizeof(blocked));
+			return plan_printf(c, "off: %" PRIu64 " pending jobs unplaced, but %s",
+					   c->unplaced, blocked);
+		}
 		return plan_printf(c, "off: not chosen for the %" PRIu64 " unplaced pending jobs "
 				   "(does not qualify or too small, or the wake limits stopped at a "
 				   "more efficient node)", c->unplaced);
