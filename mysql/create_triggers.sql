@@ -7,6 +7,9 @@
 -- keeps a counter that was already wrong before the upgrade from making a
 -- statement fail; the upgrade recomputes all counters once anyway.
 
+-- upstream MXQ's triggers on mxq_group did part of the same bookkeeping
+DROP TRIGGER IF EXISTS mxq_add_group;
+DROP TRIGGER IF EXISTS mxq_update_group;
 DROP TRIGGER IF EXISTS mxq_add_job;
 DROP TRIGGER IF EXISTS mxq_update_job;
 DROP TRIGGER IF EXISTS mxq_job_after_insert;

@@ -1,0 +1,747 @@
+/*
+ * mxq_power_db - lease, snapshot and every write of the power tables (see
+ * mxq_power_db.h for the contracts).
+ *
+ * Fencing: a leader write is one transaction whose first statement is a
+ * multi-table UPDATE joined with the leader row and conditional on our epoch,
+ * our holder string and an unexpired lease on the database clock. Reading
+ * the leader row inside an UPDATE takes a shared lock on it, so a takeover
+ * (an UPDATE of that row) waits until our transaction has committed or
+ * rolled back: after a takeover commits, no write of the old leader can
+ * land. The event row is inserted in the same transaction.
+ */
+#define _GNU_SOURCE
+#include "mxq_power_db.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mx_util.h"
+#include "mxq_status.h"
+
+#define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
+
+/* ----------------------------------------------------------------- lease */
+
+int mxq_power_lease_acquire(struct mx_db *db, struct mxq_power_lease *lease, unsigned lease_ms,
+			    unsigned margin_ms, const char *config_hash, bool dry_run)
+{
+	uint64_t t0 = mx_now_monotonic_ms(), epoch = 0;
+	uint64_t old_epoch = lease->held ? lease->epoch : 0;
+	bool was_held = lease->held;
+	int64_t n;
+	int r;
+
+	lease->held = false;
+	n = mx_db_exec(db, "INSERT IGNORE INTO mxq_power_leader (id) VALUES (1)", NULL);
+	if (n < 0)
+		return (int)n;
+	/* MariaDB assigns single-table SET clauses left to right: acquired_at
+	 * and epoch look at the holder before it is overwritten. */
+	n = mx_db_exec(db,
+		"UPDATE mxq_power_leader SET"
+		" acquired_at = IF(holder = ?, acquired_at, NOW(3)),"
+		" epoch = IF(holder = ?, epoch, epoch + 1),"
+		" holder = ?,"
+		" lease_expires = TIMESTAMPADD(MICROSECOND, ?, NOW(3)),"
+		" renewed_at = NOW(3), config_hash = ?, dry_run = ?"
+		" WHERE id = 1 AND (holder = ? OR lease_expires < NOW(3))",
+		"sssUsis", lease->holder, lease->holder, lease->holder, (uint64_t)lease_ms * 1000,
+		config_hash ? config_hash : "", dry_run ? 1 : 0, lease->holder);
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return 0;
+	r = mx_db_query_u64(db, &epoch, "SELECT epoch FROM mxq_power_leader WHERE id = 1 AND holder = ?",
+			    "s", lease->holder);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	lease->epoch = epoch;
+	lease->held = true;
+	lease->new_term = !was_held || epoch != old_epoch;
+	lease->deadline_ms = t0 + lease_ms - (margin_ms < lease_ms ? margin_ms : lease_ms);
+	return 1;
+}
+
+bool mxq_power_lease_valid(const struct mxq_power_lease *lease)
+{
+	return lease->held && mx_now_monotonic_ms() < lease->deadline_ms;
+}
+
+int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease)
+{
+	int64_t n;
+
+	if (!lease->held)
+		return 0;
+	lease->held = false;
+	n = mx_db_exec(db,
+		"UPDATE mxq_power_leader SET lease_expires = '1970-01-01 00:00:01'"
+		" WHERE id = 1 AND holder = ? AND epoch = ?",
+		"sU", lease->holder, lease->epoch);
+	return n < 0 ? (int)n : 0;
+}
+
+/* The fence every leader statement carries (leader row aliased l). */
+#define FENCE " l.id = 1 AND l.epoch = ? AND l.holder = ? AND l.lease_expires > NOW(3)"
+
+int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
+			 const struct mxq_power_state *st, const char *summary)
+{
+	char text[512];
+	int64_t n;
+
+	snprintf(text, sizeof(text), "v1 %d %" PRId64 " %.6f %.6f %" PRIu32 " %" PRId64 " %" PRId64,
+		 st->initialized ? 1 : 0, st->tokens_at, st->suspend_tokens, st->resume_tokens,
+		 st->boot_failures, st->last_boot_failure_at, st->breaker_open_until);
+	n = mx_db_exec(db,
+		"UPDATE mxq_power_leader l SET l.policy_state = ?, l.tick_summary = LEFT(?, 1000),"
+		" l.last_tick_at = NOW(3) WHERE" FENCE,
+		"ssUs", text, summary ? summary : "", lease->epoch, lease->holder);
+	if (n < 0)
+		return (int)n;
+	return n > 0 ? 0 : -ESTALE;
+}
+
+int mxq_power_state_load(struct mx_db *db, struct mxq_power_state *ret)
+{
+	struct mx_db_result *res = NULL;
+	struct mxq_power_state st = { 0 };
+	int init = 0;
+	int64_t n;
+
+	n = mx_db_query(db, &res, "SELECT policy_state FROM mxq_power_leader WHERE id = 1", NULL);
+	if (n < 0)
+		return (int)n;
+	if (mx_db_next(res) && mx_db_str(res, 0) &&
+	    sscanf(mx_db_str(res, 0), "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64,
+		   &init, &st.tokens_at, &st.suspend_tokens, &st.resume_tokens, &st.boot_failures,
+		   &st.last_boot_failure_at, &st.breaker_open_until) == 7)
+		st.initialized = init != 0;
+	else
+		memset(&st, 0, sizeof(st));
+	mx_db_result_free(res);
+	*ret = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------- snapshot */
+
+static void host_done(struct mxq_power_host *h)
+{
+	free(h->hostname);
+	free(h->transport_on);
+	free(h->transport_off);
+	free(h->bmc_address);
+	free(h->mac_address);
+	free(h->broadcast_address);
+	free(h->reason);
+	free(h->explanation);
+	free(h->admin_request);
+	free(h->admin_request_reason);
+	free(h->node_ack);
+}
+
+void mxq_power_db_snapshot_free(struct mxq_power_db_snapshot *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+		host_done(&s->hosts[i]);
+		if (s->nodes[i].caps)
+			mxq_server_caps_done(&s->caps[i]);
+		free((char *)s->nodes[i].node_class);
+		free((char *)s->nodes[i].failure_reason);
+	}
+	for (size_t i = 0; i < s->snap.n_demand; i++) {
+		mxq_group_reqs_done(&s->reqs[i]);
+		free(s->labels[i]);
+	}
+	free(s->nodes);
+	free(s->hosts);
+	free(s->caps);
+	free(s->running);
+	free(s->demand);
+	free(s->reqs);
+	free(s->labels);
+	free(s->demand_group_ids);
+	free(s);
+}
+
+long mxq_power_db_snapshot_find(const struct mxq_power_db_snapshot *s, const char *hostname)
+{
+	for (size_t i = 0; i < s->snap.n_nodes; i++)
+		if (strcmp(s->hosts[i].hostname, hostname) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Columns of the node query, in order. */
+enum {
+	NC_HOSTNAME, NC_STATE, NC_SINCE, NC_ADMIN_OFF, NC_EXCLUDED, NC_CLASS, NC_RANK,
+	NC_FAILURES, NC_FAILURE_REASON, NC_ACK_IDLE, NC_SEEN_AT, NC_LAST_JOB_END,
+	NC_CYCLES_TODAY, NC_LAST_BOOT_OK, NC_TRANSPORT_ON, NC_TRANSPORT_OFF, NC_BMC, NC_MAC,
+	NC_BCAST, NC_REASON, NC_EXPLANATION, NC_ADMIN_REQ, NC_ADMIN_REQ_REASON, NC_ACK,
+	NC_WATTS, NC_WRITER_EPOCH,
+	NC_D_ID, NC_D_STATUS, NC_D_TAGS, NC_D_PREREQ, NC_D_SLOTS, NC_D_MEMORY, NC_D_MAXTIME,
+	NC_D_GPUS, NC_D_TMPDIR, NC_D_MTIME, NC_D_START,
+};
+
+static const char *node_sql =
+	"SELECT p.hostname, p.state, UNIX_TIMESTAMP(p.state_since), p.admin_off, p.excluded,"
+	" p.node_class, p.efficiency_rank, p.failure_count, p.failure_reason,"
+	" (p.node_ack = 'IDLE' AND p.node_ack_at >= p.state_since),"
+	" UNIX_TIMESTAMP(p.node_seen_at), UNIX_TIMESTAMP(p.last_job_end),"
+	" IF(p.cycles_day = CURDATE(), p.cycles_today, 0), UNIX_TIMESTAMP(p.last_boot_ok_at),"
+	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
+	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"
+	" p.current_watts, p.writer_epoch,"
+	" d.daemon_id, d.status, d.tags, d.prerequisites, d.daemon_slots, d.daemon_memory,"
+	" d.daemon_maxtime, d.daemon_gpus_max, d.daemon_tmpdir_total_bytes,"
+	" UNIX_TIMESTAMP(d.mtime), UNIX_TIMESTAMP(d.daemon_start)"
+	" FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
+	"  (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)"
+	" ORDER BY p.hostname";
+
+static char *dup_col(struct mx_db_result *res, unsigned col)
+{
+	return mx_db_strdup(res, col);
+}
+
+static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t hb_timeout)
+{
+	struct mx_db_result *res = NULL;
+	int64_t rows;
+	size_t i = 0;
+
+	rows = mx_db_query(db, &res, node_sql, NULL);
+	if (rows < 0)
+		return (int)rows;
+	s->nodes = calloc((size_t)rows + 1, sizeof(*s->nodes));
+	s->hosts = calloc((size_t)rows + 1, sizeof(*s->hosts));
+	s->caps = calloc((size_t)rows + 1, sizeof(*s->caps));
+	if (!s->nodes || !s->hosts || !s->caps) {
+		mx_db_result_free(res);
+		return -ENOMEM;
+	}
+	while (mx_db_next(res)) {
+		struct mxq_power_node *n = &s->nodes[i];
+		struct mxq_power_host *h = &s->hosts[i];
+		int state = mxq_power_state_from_string(mx_db_str(res, NC_STATE) ? mx_db_str(res, NC_STATE) : "");
+		bool alive;
+
+		h->hostname = dup_col(res, NC_HOSTNAME);
+		h->transport_on = dup_col(res, NC_TRANSPORT_ON);
+		h->transport_off = dup_col(res, NC_TRANSPORT_OFF);
+		h->bmc_address = dup_col(res, NC_BMC);
+		h->mac_address = dup_col(res, NC_MAC);
+		h->broadcast_address = dup_col(res, NC_BCAST);
+		h->reason = dup_col(res, NC_REASON);
+		h->explanation = dup_col(res, NC_EXPLANATION);
+		h->admin_request = dup_col(res, NC_ADMIN_REQ);
+		h->admin_request_reason = dup_col(res, NC_ADMIN_REQ_REASON);
+		h->node_ack = dup_col(res, NC_ACK);
+		h->current_watts = mx_db_double(res, NC_WATTS);
+		h->writer_epoch = mx_db_u64(res, NC_WRITER_EPOCH);
+		n->node_class = dup_col(res, NC_CLASS);
+		n->failure_reason = dup_col(res, NC_FAILURE_REASON);
+		i++;
+		s->snap.n_nodes = i; /* from here on, freeing covers this entry */
+		if (!h->hostname || !h->transport_on || !h->transport_off || !h->bmc_address ||
+		    !h->mac_address || !h->broadcast_address || !h->reason || !h->explanation ||
+		    !h->admin_request || !h->admin_request_reason || !h->node_ack ||
+		    !n->node_class || !n->failure_reason) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+		n->hostname = h->hostname;
+		n->state = state < 0 ? MXQ_POWER_UNKNOWN : (enum mxq_power_node_state)state;
+		n->state_since = (int64_t)floor(mx_db_double(res, NC_SINCE));
+		n->admin_off = mx_db_u64(res, NC_ADMIN_OFF) != 0;
+		n->excluded = mx_db_u64(res, NC_EXCLUDED) != 0;
+		n->efficiency_rank = (int32_t)mx_db_i64(res, NC_RANK);
+		n->failure_count = (uint32_t)mx_db_u64(res, NC_FAILURES);
+		n->drain_acked = mx_db_u64(res, NC_ACK_IDLE) != 0;
+		n->last_job_end = (int64_t)mx_db_double(res, NC_LAST_JOB_END);
+		n->cycles_today = (uint32_t)mx_db_u64(res, NC_CYCLES_TODAY);
+		n->last_boot_ok_at = (int64_t)mx_db_double(res, NC_LAST_BOOT_OK);
+
+		h->has_daemon = !mx_db_is_null(res, NC_D_ID);
+		if (h->has_daemon) {
+			char err[256];
+			int r;
+
+			h->daemon_status = (int)mx_db_i64(res, NC_D_STATUS);
+			h->daemon_mtime = (int64_t)mx_db_double(res, NC_D_MTIME);
+			h->slots_total = (uint32_t)mx_db_u64(res, NC_D_SLOTS);
+			r = mxq_server_caps_init(&s->caps[i - 1], h->hostname, mx_db_str(res, NC_D_TAGS),
+						 mx_db_str(res, NC_D_PREREQ), h->slots_total,
+						 mx_db_u64(res, NC_D_MEMORY), mx_db_u64(res, NC_D_MAXTIME),
+						 (uint32_t)mx_db_u64(res, NC_D_GPUS),
+						 mx_db_u64(res, NC_D_TMPDIR) >> 20, err, sizeof(err));
+			if (r == -ENOMEM) {
+				mx_db_result_free(res);
+				return r;
+			}
+			n->caps = &s->caps[i - 1];
+		}
+		alive = h->has_daemon && h->daemon_status != MXQ_DAEMON_STATUS_EXITED &&
+			h->daemon_status != MXQ_DAEMON_STATUS_CRASHED &&
+			s->now - h->daemon_mtime <= hb_timeout;
+		/* up: a live mxqd registered after the node entered its state */
+		n->seen_up = alive && !mx_db_is_null(res, NC_SEEN_AT) &&
+			     mx_db_double(res, NC_SEEN_AT) >= mx_db_double(res, NC_SINCE);
+		/* down: no live mxqd; the leader may refine this with the transport */
+		n->seen_down = !alive;
+	}
+	mx_db_result_free(res);
+	return 0;
+}
+
+static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
+{
+	struct mx_db_result *res = NULL;
+	int64_t rows;
+	size_t k = 0;
+
+	rows = mx_db_query(db, &res,
+		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
+		" g.job_memory, g.job_gpu, g.job_tmpdir_size * 1024"
+		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.job_status IN (" ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
+	if (rows < 0)
+		return (int)rows;
+	s->running = calloc((size_t)rows + 1, sizeof(*s->running));
+	if (!s->running) {
+		mx_db_result_free(res);
+		return -ENOMEM;
+	}
+	while (mx_db_next(res)) {
+		long idx = mxq_power_db_snapshot_find(s, mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+		struct mxq_power_running_job *rj = &s->running[k];
+		struct mxq_power_node *n;
+
+		if (idx < 0)
+			continue; /* not a managed host */
+		n = &s->nodes[idx];
+		rj->expected_end = (int64_t)mx_db_double(res, 1);
+		rj->slots = (uint32_t)mx_db_u64(res, 2);
+		rj->memory_mib = mx_db_u64(res, 3);
+		rj->gpus = (uint32_t)mx_db_u64(res, 4);
+		rj->tmpdir_mib = mx_db_u64(res, 5);
+		if (!n->running)
+			n->running = rj;  /* rows are ordered by host: contiguous */
+		n->n_running++;
+		n->jobs_running++;
+		n->used_slots += rj->slots;
+		n->used_memory_mib += rj->memory_mib;
+		n->used_gpus += rj->gpus;
+		n->used_tmpdir_mib += rj->tmpdir_mib;
+		k++;
+	}
+	s->n_running = k;
+	mx_db_result_free(res);
+	/* resources never exceed what the node offers (the policy relies on it) */
+	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+		struct mxq_power_node *n = &s->nodes[i];
+		if (!n->caps)
+			continue;
+		if (n->used_slots > n->caps->slots)
+			n->used_slots = n->caps->slots;
+		if (n->used_memory_mib > n->caps->memory_mib)
+			n->used_memory_mib = n->caps->memory_mib;
+		if (n->used_gpus > n->caps->gpus)
+			n->used_gpus = n->caps->gpus;
+		if (n->used_tmpdir_mib > n->caps->tmpdir_total_mib)
+			n->used_tmpdir_mib = n->caps->tmpdir_total_mib;
+	}
+	return 0;
+}
+
+static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
+{
+	struct mx_db_result *res = NULL;
+	int64_t rows;
+	size_t i = 0;
+
+	/* One row per requirement signature; the group counters are kept by
+	 * triggers, so this never reads job rows. */
+	rows = mx_db_query(db, &res,
+		"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
+		" prerequisites, group_whitelist, group_blacklist, job_max_per_node,"
+		" SUM(group_jobs_inq), MIN(group_id), COUNT(*), MIN(user_name), MAX(group_priority)"
+		" FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0"
+		" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
+		"  prerequisites, group_whitelist, group_blacklist, job_max_per_node"
+		" ORDER BY MAX(group_priority) DESC, MIN(group_id)",
+		"i", MXQ_GROUP_STATUS_OK);
+	if (rows < 0)
+		return (int)rows;
+	s->demand = calloc((size_t)rows + 1, sizeof(*s->demand));
+	s->reqs = calloc((size_t)rows + 1, sizeof(*s->reqs));
+	s->labels = calloc((size_t)rows + 1, sizeof(*s->labels));
+	s->demand_group_ids = calloc((size_t)rows + 1, sizeof(*s->demand_group_ids));
+	if (!s->demand || !s->reqs || !s->labels || !s->demand_group_ids) {
+		mx_db_result_free(res);
+		return -ENOMEM;
+	}
+	while (mx_db_next(res)) {
+		uint64_t groups = mx_db_u64(res, 12);
+		int r = mxq_group_reqs_init(&s->reqs[i], mx_db_str(res, 5), mx_db_str(res, 6),
+					    mx_db_str(res, 7), mx_db_str(res, 8),
+					    (uint32_t)mx_db_u64(res, 0), mx_db_u64(res, 1),
+					    mx_db_u64(res, 2), (uint32_t)mx_db_u64(res, 3),
+					    mx_db_u64(res, 4) * 1024);
+		if (r < 0) {
+			mx_db_result_free(res);
+			return r;
+		}
+		s->snap.n_demand = ++i;
+		s->demand_group_ids[i - 1] = mx_db_u64(res, 11);
+		if (groups > 1)
+			s->labels[i - 1] = mx_asprintf("group %" PRIu64 " and %" PRIu64 " more alike",
+						       mx_db_u64(res, 11), groups - 1);
+		else
+			s->labels[i - 1] = mx_asprintf("group %" PRIu64 " (%s)", mx_db_u64(res, 11),
+						       mx_db_str(res, 13) ? mx_db_str(res, 13) : "?");
+		if (!s->labels[i - 1]) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+		s->demand[i - 1].reqs = &s->reqs[i - 1];
+		s->demand[i - 1].label = s->labels[i - 1];
+		s->demand[i - 1].jobs_pending = mx_db_u64(res, 10);
+		s->demand[i - 1].max_per_node = (uint32_t)mx_db_u64(res, 9);
+		s->total_jobs_pending += mx_db_u64(res, 10);
+	}
+	mx_db_result_free(res);
+	return 0;
+}
+
+int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
+			       struct mxq_power_db_snapshot **ret)
+{
+	struct mxq_power_db_snapshot *s = calloc(1, sizeof(*s));
+	struct mx_db_result *res = NULL;
+	int64_t n;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	n = mx_db_query(db, &res, "SELECT UNIX_TIMESTAMP(NOW(3))", NULL);
+	if (n < 0) {
+		free(s);
+		return (int)n;
+	}
+	mx_db_next(res);
+	s->now = (int64_t)floor(mx_db_double(res, 0));
+	mx_db_result_free(res);
+
+	r = read_nodes(db, s, heartbeat_timeout_s);
+	if (r >= 0)
+		r = read_running(db, s);
+	if (r >= 0)
+		r = read_demand(db, s);
+	if (r < 0) {
+		mxq_power_db_snapshot_free(s);
+		return r;
+	}
+	s->snap.nodes = s->nodes;
+	s->snap.demand = s->demand;
+	*ret = s;
+	return 0;
+}
+
+/* --------------------------------------------------------------- writes */
+
+/* The desired state that goes with a state: OFF closes the job claim. */
+static const char *desired_for(enum mxq_power_node_state to)
+{
+	switch (to) {
+	case MXQ_POWER_DRAINING:
+	case MXQ_POWER_POWERING_OFF:
+	case MXQ_POWER_OFF:
+	case MXQ_POWER_FAILED:   /* a node that failed to power off may die any moment */
+		return "OFF";
+	default:
+		return "ON";
+	}
+}
+
+static int insert_event(struct mx_db *db, const char *hostname, const char *from, const char *to,
+			const char *reason, uint64_t epoch, const char *actor)
+{
+	int64_t n = mx_db_exec(db,
+		"INSERT INTO mxq_power_event (hostname, from_state, to_state, reason, epoch, actor)"
+		" VALUES (?, ?, ?, LEFT(?, 1000), ?, ?)",
+		"ssssUs", hostname, from, to, reason ? reason : "", epoch, actor);
+	return n < 0 ? (int)n : 0;
+}
+
+int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
+			    const char *hostname, enum mxq_power_node_state from,
+			    enum mxq_power_node_state to, const char *reason)
+{
+	const char *from_s = mxq_power_state_to_string(from), *to_s = mxq_power_state_to_string(to);
+	const char *desired = desired_for(to);
+	int64_t n;
+	int r;
+
+	if (!from_s || !to_s)
+		return -EINVAL;
+	if (to == MXQ_POWER_FAILED && from == MXQ_POWER_POWERING_ON)
+		desired = "ON";  /* a boot failed: nothing to keep closed */
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	n = mx_db_exec(db,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
+		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
+		" WHERE p.hostname = ? AND p.state = ? AND" FENCE,
+		"sssssUs", to_s, desired, reason ? reason : "", hostname, from_s, lease->epoch,
+		lease->holder);
+	if (n <= 0) {
+		mx_db_rollback(db);
+		return n < 0 ? (int)n : 0;
+	}
+	/* details that depend on the kind of transition, inside the fence */
+	if (to == MXQ_POWER_DRAINING)
+		n = mx_db_exec(db, "UPDATE mxq_power SET node_ack = '', node_ack_at = NULL WHERE hostname = ?",
+			       "s", hostname);
+	else if (to == MXQ_POWER_POWERING_ON)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET cycles_today = IF(cycles_day = CURDATE(), cycles_today + 1, 1),"
+			" cycles_day = CURDATE() WHERE hostname = ?", "s", hostname);
+	else if (to == MXQ_POWER_FAILED)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET failure_count = failure_count + 1, failure_reason = LEFT(?, 1000)"
+			" WHERE hostname = ?", "ss", reason ? reason : "", hostname);
+	else if (to == MXQ_POWER_ON && from == MXQ_POWER_POWERING_ON)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3)"
+			" WHERE hostname = ?", "s", hostname);
+	if (n >= 0)
+		n = insert_event(db, hostname, from_s, to_s, reason, lease->epoch, "leader");
+	if (n < 0) {
+		mx_db_rollback(db);
+		return (int)n;
+	}
+	r = mx_db_commit(db);
+	return r < 0 ? r : 1;
+}
+
+int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
+			 const char *hostname, const char *explanation)
+{
+	int64_t n;
+
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	n = mx_db_exec(db,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000)"
+		" WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
+		"sssUs", explanation ? explanation : "", hostname, explanation ? explanation : "",
+		lease->epoch, lease->holder);
+	return n < 0 ? (int)n : (n > 0);
+}
+
+int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
+				    const char *hostname, bool admin_off)
+{
+	int64_t n;
+
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	n = mx_db_exec(db,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.admin_request = '',"
+		" p.admin_off = ? WHERE p.hostname = ? AND" FENCE,
+		"isUs", admin_off ? 1 : 0, hostname, lease->epoch, lease->holder);
+	return n < 0 ? (int)n : (n > 0);
+}
+
+/* ------------------------------------------------------------- node side */
+
+int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
+{
+	struct mx_db_result *res = NULL;
+	char from[32];
+	bool booted;
+	int64_t n;
+	int r;
+
+	n = mx_db_exec(db,
+		"INSERT IGNORE INTO mxq_power (hostname, state, state_since, desired_state, reason, node_seen_at)"
+		" VALUES (?, 'ON', NOW(3), 'ON', 'registered by its mxqd', NOW(3))", "s", hostname);
+	if (n < 0)
+		return (int)n;
+	if (n == 1)
+		return insert_event(db, hostname, "", "ON", "first registration of its mxqd", 0, "node");
+
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE", "s", hostname);
+	if (n <= 0) {
+		mx_db_result_free(res);
+		mx_db_rollback(db);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	mx_db_next(res);
+	snprintf(from, sizeof(from), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	mx_db_result_free(res);
+	booted = strcmp(from, "POWERING_ON") == 0;
+	if (booted || strcmp(from, "OFF") == 0 || strcmp(from, "UNKNOWN") == 0 ||
+	    strcmp(from, "POWERING_OFF") == 0) {
+		const char *reason = booted ? "boot completed: mxqd registered" :
+				     "mxqd registered (node is up)";
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET state = 'ON', state_since = NOW(3), desired_state = 'ON',"
+			" reason = ?, node_seen_at = NOW(3),"
+			" boot_count = boot_count + ?, last_boot_ok_at = IF(?, NOW(3), last_boot_ok_at)"
+			" WHERE hostname = ?",
+			"siis", reason, booted ? 1 : 0, booted ? 1 : 0, hostname);
+		if (n >= 0)
+			n = insert_event(db, hostname, from, "ON", reason, 0, "node");
+	} else {
+		n = mx_db_exec(db, "UPDATE mxq_power SET node_seen_at = NOW(3) WHERE hostname = ?",
+			       "s", hostname);
+	}
+	if (n < 0) {
+		mx_db_rollback(db);
+		return (int)n;
+	}
+	return mx_db_commit(db);
+}
+
+int mxq_power_db_node_state(struct mx_db *db, const char *hostname,
+			    enum mxq_power_node_state *ret_state, bool *ret_desired_off,
+			    char **ret_transport_off)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+	int st;
+
+	n = mx_db_query(db, &res,
+		"SELECT state, desired_state, transport_off FROM mxq_power WHERE hostname = ?",
+		"s", hostname);
+	if (n <= 0) {
+		mx_db_result_free(res);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	mx_db_next(res);
+	st = mxq_power_state_from_string(mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	if (ret_transport_off) {
+		*ret_transport_off = mx_db_strdup(res, 2);
+		if (!*ret_transport_off) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+	}
+	*ret_state = st < 0 ? MXQ_POWER_UNKNOWN : (enum mxq_power_node_state)st;
+	*ret_desired_off = mx_db_str(res, 1) && strcmp(mx_db_str(res, 1), "OFF") == 0;
+	mx_db_result_free(res);
+	return 0;
+}
+
+int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname)
+{
+	int64_t n;
+
+	n = mx_db_exec(db,
+		"UPDATE mxq_power SET node_ack = 'IDLE', node_ack_at = NOW(3)"
+		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack <> 'IDLE'"
+		" AND NOT EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
+		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"ss", hostname, hostname);
+	if (n != 0)
+		return n < 0 ? (int)n : 1;
+	n = mx_db_exec(db,
+		"UPDATE mxq_power SET node_ack = 'BUSY', node_ack_at = NOW(3)"
+		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack = ''"
+		" AND EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
+		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"ss", hostname, hostname);
+	return n < 0 ? (int)n : 0;
+}
+
+int mxq_power_db_node_job_ended(struct mx_db *db, const char *hostname)
+{
+	int64_t n = mx_db_exec(db, "UPDATE mxq_power SET last_job_end = NOW(3) WHERE hostname = ?",
+			       "s", hostname);
+	return n < 0 ? (int)n : 0;
+}
+
+/* ------------------------------------------------------------ admin side */
+
+int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *action,
+		       const char *reason, const char *admin_name)
+{
+	struct mx_db_result *res = NULL;
+	char state[32], text[1200];
+	int64_t n;
+	int r;
+
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE",
+			"s", hostname);
+	if (n <= 0) {
+		mx_db_result_free(res);
+		mx_db_rollback(db);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	mx_db_next(res);
+	snprintf(state, sizeof(state), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	mx_db_result_free(res);
+	snprintf(text, sizeof(text), "%s by %s%s%s", action, admin_name ? admin_name : "admin",
+		 reason && reason[0] ? ": " : "", reason ? reason : "");
+
+	if (strcmp(action, "clear") == 0) {
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET state = 'UNKNOWN', state_since = NOW(3), failure_count = 0,"
+			" failure_reason = '', reason = LEFT(?, 1000) WHERE hostname = ? AND state = 'FAILED'",
+			"ss", text, hostname);
+		if (n > 0)
+			n = insert_event(db, hostname, state, "UNKNOWN", text, 0, "admin");
+	} else if (strcmp(action, "exclude") == 0 || strcmp(action, "include") == 0) {
+		bool exclude = action[0] == 'e';
+		n = mx_db_exec(db, "UPDATE mxq_power SET excluded = ?, reason = LEFT(?, 1000)"
+			       " WHERE hostname = ? AND excluded <> ?",
+			       "issi", exclude ? 1 : 0, text, hostname, exclude ? 1 : 0);
+		if (n > 0)
+			n = insert_event(db, hostname, state, state, text, 0, "admin");
+	} else if (strcmp(action, "on") == 0 || strcmp(action, "off") == 0) {
+		bool off = strcmp(action, "off") == 0;
+		if (!off && strcmp(state, "FAILED") == 0) {
+			mx_db_rollback(db);
+			return -EBUSY;
+		}
+		/* admin_off is set at once so that no wake can race the request;
+		 * the leader carries out the power action itself */
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET admin_request = ?, admin_request_reason = LEFT(?, 1000),"
+			" admin_off = ?, reason = LEFT(?, 1000) WHERE hostname = ?",
+			"ssiss", off ? "OFF" : "ON", text, off ? 1 : 0, text, hostname);
+		if (n > 0)
+			n = insert_event(db, hostname, state, state, text, 0, "admin");
+	} else {
+		mx_db_rollback(db);
+		return -EINVAL;
+	}
+	if (n < 0) {
+		mx_db_rollback(db);
+		return (int)n;
+	}
+	if (n == 0) {
+		mx_db_rollback(db);
+		return -EALREADY;
+	}
+	return mx_db_commit(db);
+}

@@ -1,0 +1,160 @@
+/*
+ * mxq_power_db - the power manager's tables (mxq_power, mxq_power_leader,
+ * mxq_power_event): the leader lease with fencing, reading the snapshot the
+ * policy decides on, and every state write. Used by the leader inside mxqd,
+ * by each node's mxqd for its own row, and by mxqadmin; nothing else in the
+ * tree writes these tables, so every write is visibly fenced or attributed.
+ *
+ * Time: the policy's clock is the DATABASE clock in seconds (UNIX
+ * timestamps read with the snapshot), so nodes with skewed clocks agree.
+ * The lease deadline is kept on the local MONOTONIC clock, started before
+ * the renewing statement is sent, minus a safety margin: the leader never
+ * acts past it even if the database still thinks it holds the lease.
+ *
+ * Errors: negative errno; the database's message via mx_db_error(). No
+ * logging here.
+ */
+#ifndef MXQ_POWER_DB_H
+#define MXQ_POWER_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mx_db.h"
+#include "mxq_power_policy.h"
+
+/* ----------------------------------------------------------------- lease */
+
+struct mxq_power_lease {
+	char holder[256];          /* "host/daemon[pid:starttime]": unique per process */
+	uint64_t epoch;            /* valid while held */
+	bool held;
+	uint64_t deadline_ms;      /* local monotonic: act only before this */
+	bool new_term;             /* set by acquire when this call started a new epoch */
+};
+
+/*
+ * Acquire or renew the lease for lease_ms milliseconds on the database
+ * clock; publish config_hash and dry_run in the leader row. Returns 1 when
+ * held (lease->epoch/deadline updated; new_term when the epoch changed), 0
+ * when another candidate holds it (lease->held false), negative errno on
+ * database errors (lease->held false: an unknown lease is not held).
+ * margin_ms is subtracted from the local deadline.
+ */
+int mxq_power_lease_acquire(struct mx_db *db, struct mxq_power_lease *lease, unsigned lease_ms,
+			    unsigned margin_ms, const char *config_hash, bool dry_run);
+/* True while the lease is held and its local deadline has not passed. */
+bool mxq_power_lease_valid(const struct mxq_power_lease *lease);
+/* Give the lease up (clean exit): expire it now if we still hold it. */
+int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease);
+
+/* Persist/restore the policy state (token buckets, breaker) in the leader
+ * row, fenced by the lease. */
+int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
+			 const struct mxq_power_state *state, const char *summary);
+int mxq_power_state_load(struct mx_db *db, struct mxq_power_state *ret_state);
+
+/* ------------------------------------------------------------- snapshot */
+
+/* What the snapshot knows about a node beyond the policy's view. */
+struct mxq_power_host {
+	char *hostname;
+	char *transport_on;        /* exec, ipmi, wol */
+	char *transport_off;       /* self, exec, ipmi, ssh */
+	char *bmc_address;
+	char *mac_address;
+	char *broadcast_address;
+	char *reason;              /* last decision's reason */
+	char *explanation;
+	char *admin_request;       /* "", "ON", "OFF" */
+	char *admin_request_reason;
+	char *node_ack;
+	bool has_daemon;           /* an mxq_daemon row exists */
+	int daemon_status;         /* of the newest mxq_daemon row */
+	int64_t daemon_mtime;      /* heartbeat, DB clock seconds */
+	uint32_t slots_total;
+	double current_watts;
+	uint64_t writer_epoch;
+};
+
+/*
+ * Everything one tick needs. snap points into the arrays below; all memory
+ * is owned by the struct (mxq_power_db_snapshot_free()).
+ */
+struct mxq_power_db_snapshot {
+	int64_t now;                          /* database clock, seconds */
+	struct mxq_power_snapshot snap;
+	struct mxq_power_node *nodes;         /* n = snap.n_nodes */
+	struct mxq_power_host *hosts;         /* same order as nodes */
+	struct mxq_server_caps *caps;         /* same order; valid where has_daemon */
+	struct mxq_power_running_job *running;/* all running jobs, grouped by node */
+	size_t n_running;
+	struct mxq_power_demand *demand;
+	struct mxq_group_reqs *reqs;          /* same order as demand */
+	char **labels;
+	uint64_t *demand_group_ids;           /* lowest group id of each signature */
+	uint64_t total_jobs_pending;
+};
+
+/*
+ * Read the snapshot: managed hosts with their last registration and running
+ * jobs, pending demand grouped by requirement signature (its cost grows with
+ * the number of distinct signatures, never with queued jobs).
+ * heartbeat_timeout_s: a node whose mxqd row is older than this, or EXITED
+ * or CRASHED, counts as down (seen_down). Returns 0 or negative errno.
+ */
+int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
+			       struct mxq_power_db_snapshot **ret);
+void mxq_power_db_snapshot_free(struct mxq_power_db_snapshot *s);
+/* Index of HOSTNAME in the snapshot, or -1. */
+long mxq_power_db_snapshot_find(const struct mxq_power_db_snapshot *s, const char *hostname);
+
+/* --------------------------------------------------------------- writes */
+
+/*
+ * Leader: move HOSTNAME from FROM to TO (desired state and reason with it)
+ * and append the event, in one transaction that only commits while the
+ * lease row still carries our epoch and holder and has not expired on the
+ * database clock. Returns 1 when written, 0 when fenced off or the row was
+ * no longer in FROM (nothing written), negative errno on errors.
+ */
+int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
+			    const char *hostname, enum mxq_power_node_state from,
+			    enum mxq_power_node_state to, const char *reason);
+/* Leader: store the per-node explanation of this tick (fenced, no event). */
+int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
+			 const char *hostname, const char *explanation);
+/* Leader: mark an admin request as handled (fenced). */
+int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
+				    const char *hostname, bool admin_off);
+
+/*
+ * Node: register (create the row if missing; POWERING_ON, OFF, UNKNOWN and
+ * POWERING_OFF become ON, a completed boot is counted). Records an event
+ * when the state changed. Returns 0 or negative errno.
+ */
+int mxq_power_db_node_register(struct mx_db *db, const char *hostname);
+/* Node: read own row's state and desired state. -ENOENT if no row. */
+int mxq_power_db_node_state(struct mx_db *db, const char *hostname,
+			    enum mxq_power_node_state *ret_state, bool *ret_desired_off,
+			    char **ret_transport_off);
+/*
+ * Node: answer a drain. IDLE is only recorded when no job is active on the
+ * host (checked in the same statement), so an ack can never hide a job.
+ * Returns 1 when IDLE was recorded, 0 when the node is busy (BUSY recorded)
+ * or not draining, negative errno on errors.
+ */
+int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname);
+/* Node: a job ended now. */
+int mxq_power_db_node_job_ended(struct mx_db *db, const char *hostname);
+
+/*
+ * Admin: apply an admin action to HOSTNAME: "clear" (FAILED -> UNKNOWN,
+ * failures reset), "exclude", "include", "on", "off" (recorded as a request
+ * the leader carries out), with the admin's reason and name. -ENOENT for an
+ * unknown host, -EALREADY when there was nothing to do.
+ */
+int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *action,
+		       const char *reason, const char *admin_name);
+
+#endif
