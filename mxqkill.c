@@ -346,10 +346,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			complain("option '%s' needs a value (try 'mxqkill --help')", argv[optind - 1]);
 			return -EINVAL;
 		default:
-			if (optopt && optopt < 256)
-				complain("unknown option '-%c' (try 'mxqkill --help')", optopt);
-			else
+			/* a long option's error leaves optopt at its value, or 0 */
+			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+				complain("unknown option or unexpected value '%s' (try 'mxqkill --help')",
+					 argv[optind - 1]);
+			else if (!strncmp(argv[optind - 1], "--", 2) || !optopt || optopt >= 256)
 				complain("unknown option '%s' (try 'mxqkill --help')", argv[optind - 1]);
+			else
+				complain("unknown option '-%c' (try 'mxqkill --help')", optopt);
 			return -EINVAL;
 		}
 	}

@@ -567,10 +567,14 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 			complain("option '%s' needs a value (try 'mxqsub --help')", argv[optind - 1]);
 			return -EINVAL;
 		default:
-			if (optopt && optopt < 256)
-				complain("unknown option '-%c' (try 'mxqsub --help')", optopt);
-			else
+			/* a long option's error leaves optopt at its value, or 0 */
+			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+				complain("unknown option or unexpected value '%s' (try 'mxqsub --help')",
+					 argv[optind - 1]);
+			else if (!strncmp(argv[optind - 1], "--", 2) || !optopt || optopt >= 256)
 				complain("unknown option '%s' (try 'mxqsub --help')", argv[optind - 1]);
+			else
+				complain("unknown option '-%c' (try 'mxqsub --help')", optopt);
 			return -EINVAL;
 		}
 	}
