@@ -607,7 +607,9 @@ static Suite *mx_util_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");
-	tcase_add_checked_fixture(tc, scratch_setup, scratch_teardown);
+	/* unchecked: set up and torn down in the runner, so a failing test
+	 * cannot leave the scratch directory behind */
+	tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
 	tcase_add_test(tc, test_read_first_line);
 	tcase_add_test(tc, test_mkdir_p);
 	tcase_add_test(tc, test_rmtree);
