@@ -186,9 +186,13 @@ static void format_duration_exact(int64_t secs, char *buf, size_t len)
 		snprintf(buf, len, "%" PRId64 "s", secs);
 }
 
-/* Shortest decimal text that reads back as exactly D. */
+/* Shortest decimal text that reads back as exactly D ("180", "0.5"). */
 static void format_double(double d, char *buf, size_t len)
 {
+	if (d == floor(d) && fabs(d) < 1e15) {
+		snprintf(buf, len, "%.0f", d);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, len, "%.*g", prec, d);
 		if (strtod(buf, NULL) == d)
@@ -1104,6 +1108,7 @@ struct decide_ctx {
 	bool breaker_open;
 	uint32_t booting;               /* POWERING_ON after this plan's actions */
 	uint32_t powered;               /* ON + POWERING_ON + DRAINING, same */
+	uint64_t pending;               /* pending jobs in the snapshot */
 	uint64_t unplaced;              /* pending jobs no node takes */
 	uint32_t woken;                 /* wakes in this plan */
 
@@ -1871,6 +1876,7 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		struct mxq_power_demand_outcome *out = &c->plan.outcomes[d];
 		uint64_t remaining = dm->jobs_pending;
 
+		c->pending += dm->jobs_pending;
 		out->on_capacity = place_on_list(c, &c->open, d, &remaining, false);
 		if (remaining && soon.n)
 			out->freeing_soon = place_on_soon(c, &soon, d, &remaining);
@@ -2033,6 +2039,11 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			continue;
 		}
 
+		if (c->breaker_open) {
+			wn->note = plan_str(c, "idle, kept on: boots are failing (breaker open), "
+					       "a suspended node might not come back");
+			continue;
+		}
 		if (c->idle_time_s == MXQ_POWER_IDLE_NEVER) {
 			wn->note = plan_str(c, "idle, automatic suspend disabled (idle_time = never)");
 			continue;
@@ -2119,6 +2130,8 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 	case MXQ_POWER_OFF:
 		if (n->admin_off)
 			return plan_str(c, "off: admin off, never woken automatically");
+		if (!c->pending)
+			return plan_str(c, "off: no pending jobs");
 		if (!c->unplaced && !c->woken)
 			return plan_str(c, "off: powered-on capacity absorbs all pending demand");
 		if (!c->unplaced)

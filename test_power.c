@@ -254,6 +254,12 @@ static const struct scenario scenarios[] = {
 	  { { "b1", "MARK_FAILED", "boot deadline" }, { "o1", "WAKE", "woken" } },
 	  .breaker_open = 0, .dry_run = -1, .soon_jobs = -1 },
 
+	{ "no suspends while the breaker is open", "warm_pool = 0\nbreaker_failures = 3\n",
+	  { .boot_failures = 3, .last_boot_failure_at = NOW - 600, .breaker_open_until = NOW + 600 },
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR) }, { { 0 } },
+	  { { "n1", "NONE", "boots are failing (breaker open)" } },
+	  .breaker_open = 1, .dry_run = -1, .soon_jobs = -1 },
+
 	/* ------------------------------------------------------------ admin, excluded, failed */
 	{ "admin-off node is never woken", "", FRESH,
 	  { N("a1", "OFF", HOUR, 1, .admin_off = true), N("o2", "OFF", HOUR, 2) },
@@ -380,7 +386,8 @@ static const struct scenario scenarios[] = {
 	{ "dry run decides normally and says so", "warm_pool = 0\ndry_run = yes\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR), N("o1", "OFF", HOUR, 2) },
 	  { { .gpus = 0, .jobs = 0 } },
-	  { { "n1", "DRAIN", "idle" } }, .breaker_open = -1, .dry_run = 1, .soon_jobs = -1 },
+	  { { "n1", "DRAIN", "idle" }, { "o1", "NONE", "off: no pending jobs" } },
+	  .breaker_open = -1, .dry_run = 1, .soon_jobs = -1 },
 	{ "no dry run by default", "warm_pool = 0\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = HOUR) }, { { 0 } },
 	  { { "n1", "DRAIN", "idle" } }, .breaker_open = 0, .dry_run = 0, .soon_jobs = -1 },
