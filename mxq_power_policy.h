@@ -111,7 +111,8 @@ struct mxq_power_config {
 	int64_t drain_timeout_s;     /* DRAINING without ack longer -> back to ON; 5m */
 	uint32_t breaker_failures;   /* consecutive failed boots opening the
 	                                breaker; 0 = no breaker; 3 */
-	int64_t breaker_cooldown_s;  /* no automatic wakes while open; 30m */
+	int64_t breaker_cooldown_s;  /* while open: no automatic wakes and no
+	                                automatic suspends; 30m */
 	int64_t boot_time_s;         /* expected boot duration; 3m */
 	bool dry_run;                /* plan is marked dry-run, nothing is done; no */
 	char **exclude;              /* host names never touched, sorted, unique */
