@@ -37,15 +37,20 @@
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_power.h"
 
 #ifndef MXQ_VERSION
 #define MXQ_VERSION "unknown"
+#endif
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
 #endif
 #ifndef LOCALSTATEDIR
 #define LOCALSTATEDIR "/var"
 #endif
 
 struct options {
+	struct mxqd_power_options power;
 	bool daemonize;
 	const char *pid_file;
 	const char *log_file;
@@ -79,6 +84,16 @@ static void usage(FILE *f)
 "      --kill-grace S            SIGTERM to SIGKILL for killed jobs (default 10)\n"
 "      --runtime-scale FACTOR    multiply job runtime limits (tests, demos; default 1)\n"
 "      --debug                   log debug messages\n"
+"\npower management:\n"
+"      --power-manager           be a candidate for the power manager lease\n"
+"      --power-config FILE       policy configuration (default " SYSCONFDIR "/mxq/power.conf)\n"
+"      --check-config            check the power configuration and exit\n"
+"      --power-tick SECONDS      leader tick interval (default 10)\n"
+"      --power-lease SECONDS     leader lease on the database clock (default 30)\n"
+"      --power-exec-command CMD  exec transport: CMD HOST on|off|status\n"
+"      --power-exec-timeout S    limit for one exec transport call (default 60)\n"
+"      --poweroff-command CMD    self transport: how this node powers off (default /sbin/poweroff)\n"
+"      --no-power-node           do not take part in power management as a node\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -111,6 +126,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
+		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
+		OPT_POWER_EXEC, OPT_POWER_EXEC_TIMEOUT, OPT_POWEROFF_CMD, OPT_NO_POWER_NODE,
 	};
 	static const struct option opts[] = {
 		{ "daemon-name",         required_argument, NULL, 'N' },
@@ -136,6 +153,15 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "kill-grace",          required_argument, NULL, OPT_KILL_GRACE },
 		{ "runtime-scale",       required_argument, NULL, OPT_RUNTIME_SCALE },
 		{ "debug",               no_argument,       NULL, OPT_DEBUG },
+		{ "power-manager",       no_argument,       NULL, OPT_POWER_MANAGER },
+		{ "power-config",        required_argument, NULL, OPT_POWER_CONFIG },
+		{ "check-config",        no_argument,       NULL, OPT_CHECK_CONFIG },
+		{ "power-tick",          required_argument, NULL, OPT_POWER_TICK },
+		{ "power-lease",         required_argument, NULL, OPT_POWER_LEASE },
+		{ "power-exec-command",  required_argument, NULL, OPT_POWER_EXEC },
+		{ "power-exec-timeout",  required_argument, NULL, OPT_POWER_EXEC_TIMEOUT },
+		{ "poweroff-command",    required_argument, NULL, OPT_POWEROFF_CMD },
+		{ "no-power-node",       no_argument,       NULL, OPT_NO_POWER_NODE },
 		{ "help",                no_argument,       NULL, 'h' },
 		{ "version",             no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -205,6 +231,32 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			s->runtime_scale = secs;
 			break;
 		case OPT_DEBUG: o->debug = true; break;
+		case OPT_POWER_MANAGER: o->power.manager = true; break;
+		case OPT_POWER_CONFIG:
+			o->power.config_path = optarg;
+			o->power.config_path_given = true;
+			break;
+		case OPT_CHECK_CONFIG: o->power.check_config = true; break;
+		case OPT_POWER_TICK:
+			if (parse_seconds("--power-tick", optarg, 0.1, &o->power.tick_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_POWER_LEASE:
+			if (parse_seconds("--power-lease", optarg, 0.2, &o->power.lease_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_POWER_EXEC:
+			if (optarg[0] != '/' || access(optarg, X_OK) < 0)
+				return fail("--power-exec-command: '%s' is not an absolute path to an executable", optarg);
+			o->power.exec_command = optarg;
+			break;
+		case OPT_POWER_EXEC_TIMEOUT:
+			if (parse_seconds("--power-exec-timeout", optarg, 1, &secs) < 0)
+				return -EINVAL;
+			o->power.exec_timeout_s = (unsigned)secs;
+			break;
+		case OPT_POWEROFF_CMD: o->power.poweroff_command = optarg; break;
+		case OPT_NO_POWER_NODE: o->power.node = false; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("mxqd %s\n", MXQ_VERSION); exit(0);
 		default:
@@ -493,6 +545,15 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		mxqd_jobs_escalate_kills(s);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
+		if (ls.db_ok) {
+			r = mxqd_power_node_tick(s);
+			if (r < 0)
+				db_failed(s, &ls, r, "power state of this node");
+			else if (r == 1)
+				ls.quit_now = true; /* this node powers off */
+		}
+		if (ls.db_ok && (r = mxqd_power_leader_tick(s)) < 0)
+			db_failed(s, &ls, r, "power manager tick");
 		now = mx_now_monotonic_ms();
 		if (ls.db_ok && now >= ls.next_heartbeat_ms) {
 			if ((r = daemon_heartbeat(s)) < 0)
@@ -506,8 +567,13 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			return 0;
 		}
 
-		timeout.tv_sec = s->poll_interval_ms / 1000;
-		timeout.tv_nsec = (long)(s->poll_interval_ms % 1000) * 1000000L;
+		{
+			uint64_t wait_ms = s->poll_interval_ms, tick_ms = mxqd_power_next_tick_in_ms();
+			if (tick_ms < wait_ms)
+				wait_ms = tick_ms ? tick_ms : 1;
+			timeout.tv_sec = (time_t)(wait_ms / 1000);
+			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
+		}
 		sig = sigtimedwait(sigs, &info, &timeout);
 		while (sig > 0) {
 			handle_signal(s, &ls, sig);
@@ -532,14 +598,29 @@ int main(int argc, char **argv)
 		.runtime_scale = 1.0,
 	};
 	struct options opt = { 0 };
-	char errbuf[512];
+	char errbuf[8192];
 	sigset_t sigs;
 	int lock_fd, r;
 
 	mx_log_set_program("mxqd");
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
-	if (parse_options(argc, argv, &server, &opt) < 0 || server_setup(&server) < 0)
+	mxqd_power_options_init(&opt.power);
+	if (parse_options(argc, argv, &server, &opt) < 0)
 		return 1;
+	if (opt.power.check_config) {
+		if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
+			fprintf(stderr, "%s\n", errbuf);
+			return 1;
+		}
+		printf("%s: ok\n", opt.power.config_path);
+		return 0;
+	}
+	if (server_setup(&server) < 0)
+		return 1;
+	if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
+		fprintf(stderr, "mxqd: power configuration:\n%s\n", errbuf);
+		return 1;
+	}
 	if (opt.debug)
 		mx_log_set_level(MX_LOG_DEBUG);
 	if (opt.log_file && (r = mx_log_set_file(opt.log_file)) < 0) {
@@ -583,8 +664,13 @@ int main(int argc, char **argv)
 	r = mxqd_jobs_recover(&server);
 	if (r < 0)
 		mx_log_err("recovery incomplete: %s", mx_db_error(server.db));
+	r = mxqd_power_node_register(&server);
+	if (r < 0)
+		mx_log_err("power: cannot register this node in mxq_power: %s (is the schema upgraded? "
+			   "run mxqadmin db upgrade)", mx_db_error(server.db));
 
 	serve(&server, &sigs);
+	mxqd_power_fini(&server);
 
 	if (daemon_unregister(&server) < 0)
 		mx_log_err("cannot mark daemon %" PRIu64 " EXITED: %s", server.daemon_id,

@@ -600,7 +600,8 @@ static struct candidate *pick(const struct mxqd_server *server, struct candidate
 	return best;
 }
 
-/* The claim. The power manager's drain guard will join this WHERE clause. */
+/* The claim: one conditional UPDATE; 0 rows means another daemon won or
+ * this host is being drained. */
 static int claim_one(struct mxqd_server *server, const struct candidate *c)
 {
 	char host_id[256];
@@ -611,9 +612,13 @@ static int claim_one(struct mxqd_server *server, const struct candidate *c)
 		"UPDATE mxq_job SET job_status = ?, daemon_id = ?, host_hostname = ?, server_id = ?,"
 		" host_id = ?, host_slots = ?"
 		" WHERE group_id = ? AND job_status = ?"
+		/* drain guard: once the power manager's drain of this host has
+		 * committed, this statement cannot claim anything here */
+		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')"
 		" ORDER BY job_priority, job_id LIMIT 1",
-		"iUsssuUi", MXQ_JOB_STATUS_ASSIGNED, server->daemon_id, server->hostname,
-		server->daemon_name, host_id, c->slots, c->group_id, MXQ_JOB_STATUS_INQ);
+		"iUsssuUis", MXQ_JOB_STATUS_ASSIGNED, server->daemon_id, server->hostname,
+		server->daemon_name, host_id, c->slots, c->group_id, MXQ_JOB_STATUS_INQ,
+		server->hostname);
 	return n < 0 ? (int)n : (int)n;
 }
 

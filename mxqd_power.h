@@ -1,0 +1,65 @@
+/*
+ * mxqd_power - power management inside mxqd.
+ *
+ * Every mxqd takes part as a NODE: it registers its mxq_power row, refuses
+ * claims while its host is being drained (the guard lives in the claim
+ * UPDATE, mxqd_job.c), answers a drain (IDLE or BUSY), powers itself off
+ * when its transport is "self", and records the end of every job.
+ *
+ * An mxqd started with --power-manager is also a CANDIDATE for the leader
+ * lease; the leader runs one tick every --power-tick seconds:
+ *   renew lease -> read snapshot -> admin requests -> decide -> write
+ *   transitions (fenced) -> actuate -> explanations -> save policy state
+ */
+#ifndef MXQD_POWER_H
+#define MXQD_POWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mxqd.h"
+
+struct mxqd_power_options {
+	bool manager;                 /* --power-manager: leader candidate */
+	const char *config_path;      /* --power-config (default SYSCONFDIR/mxq/power.conf) */
+	bool config_path_given;       /* a missing file is an error only when given */
+	bool check_config;            /* --check-config: validate and exit */
+	double tick_s;                /* --power-tick, default 10 */
+	double lease_s;               /* --power-lease, default 30 (> 2 ticks) */
+	const char *exec_command;     /* --power-exec-command: "CMD HOST on|off|status" */
+	unsigned exec_timeout_s;      /* --power-exec-timeout, default 60 */
+	const char *poweroff_command; /* --poweroff-command for transport "self" */
+	bool node;                    /* take part as a node (default; --no-power-node) */
+};
+
+/* Defaults for the options above. */
+void mxqd_power_options_init(struct mxqd_power_options *opt);
+
+/*
+ * Load and check the configuration (when manager or check_config) and
+ * register the node's status hooks. Errors (config file:line messages, all
+ * of them) are written to errbuf; returns 0 or negative errno.
+ */
+int mxqd_power_init(struct mxqd_server *server, const struct mxqd_power_options *opt,
+		    char *errbuf, size_t errlen);
+
+/* Node: after mxqd registered its daemon row. */
+int mxqd_power_node_register(struct mxqd_server *server);
+
+/*
+ * Node: look at the own row and act on a drain or a power-off. Returns 0,
+ * 1 when the daemon must stop now because its node powers off, or a
+ * negative errno on database errors.
+ */
+int mxqd_power_node_tick(struct mxqd_server *server);
+
+/* Leader candidate: run a tick if one is due. 0 or negative errno. */
+int mxqd_power_leader_tick(struct mxqd_server *server);
+
+/* Milliseconds until the next leader tick is due (UINT64_MAX if never). */
+uint64_t mxqd_power_next_tick_in_ms(void);
+
+/* Clean exit: give the lease up so another candidate takes over at once. */
+void mxqd_power_fini(struct mxqd_server *server);
+
+#endif
