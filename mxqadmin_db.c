@@ -295,33 +295,37 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 	printf("database: %s\n", desc);
 
 	if (st.empty) {
-		printf("%screate all tables (create_tables)\n", would);
+		/* create_tables.sql is the core schema as of migration
+		 * MXQ_SCHEMA_CREATE_TABLES_VERSION; later migrations run below */
+		printf("%screate the core tables (create_tables)\n", would);
 		if (!dry_run && run_script(db, "create_tables.sql", mxq_schema_create_tables.sql) < 0)
 			return 1;
 		for (unsigned i = 0; i < mxq_schema_migrations_count; i++) {
 			const struct mxq_schema_file *m = &mxq_schema_migrations[i];
+			if (m->version > MXQ_SCHEMA_CREATE_TABLES_VERSION)
+				continue;
 			printf("%srecord migration %s as applied (contained in create_tables)\n",
 			       would, m->name);
 			if (!dry_run && record_migration(db, m) < 0)
 				return 1;
 		}
-		st.version = mxq_schema_latest_version;
+		st.versioned = true;
+		st.version = MXQ_SCHEMA_CREATE_TABLES_VERSION;
 		applied = 1;
-	} else {
-		for (unsigned i = 0; i < mxq_schema_migrations_count; i++) {
-			const struct mxq_schema_file *m = &mxq_schema_migrations[i];
-			char what[300];
+	}
+	for (unsigned i = 0; i < mxq_schema_migrations_count; i++) {
+		const struct mxq_schema_file *m = &mxq_schema_migrations[i];
+		char what[300];
 
-			if (st.versioned && m->version <= st.version)
-				continue;
-			printf("%sapply migration %s\n", would, m->name);
-			snprintf(what, sizeof(what), "migration %s", m->name);
-			if (!dry_run && (run_script(db, what, m->sql) < 0 ||
-					 record_migration(db, m) < 0))
-				return 1;
-			st.version = m->version;
-			applied++;
-		}
+		if (st.versioned && m->version <= st.version)
+			continue;
+		printf("%sapply migration %s\n", would, m->name);
+		snprintf(what, sizeof(what), "migration %s", m->name);
+		if (!dry_run && (run_script(db, what, m->sql) < 0 ||
+				 record_migration(db, m) < 0))
+			return 1;
+		st.version = m->version;
+		applied++;
 	}
 	if (!applied)
 		printf("schema is up to date (version %u)\n", st.version);
