@@ -778,3 +778,27 @@ uint64_t mx_now_realtime_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
 }
+
+pid_t mx_fork_with_pipe(int *ret_fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		*ret_fd = fds[1];
+	} else {
+		close(fds[1]);
+		*ret_fd = fds[0];
+	}
+	return pid;
+}

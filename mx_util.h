@@ -84,6 +84,14 @@ int mx_mkdir_p(const char *path, mode_t mode);
 /* rm -rf, not crossing file systems, not following symlinks. */
 int mx_rmtree(const char *path);
 
+/*
+ * fork() with a pipe from the child to the parent. Returns the child's pid
+ * in the parent (*ret_fd = read end) and 0 in the child (*ret_fd = write
+ * end); the other end is closed on each side, both are O_CLOEXEC. Negative
+ * errno when the pipe or the fork fails (nothing left open).
+ */
+pid_t mx_fork_with_pipe(int *ret_fd);
+
 /* Monotonic and realtime clocks in milliseconds. */
 uint64_t mx_now_monotonic_ms(void);
 uint64_t mx_now_realtime_ms(void);

@@ -324,35 +324,27 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
 	struct mxqd_reaper_args args = { .server = server, .job = job };
-	int pipefd[2];
 	char buf[32];
 	ssize_t n, got = 0;
+	int fd;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return r;
-	}
+	pid = mx_fork_with_pipe(&fd);
+	if (pid < 0)
+		return (int)pid;
 	if (pid == 0) {
-		close(pipefd[0]);
-		args.report_fd = pipefd[1];
+		args.report_fd = fd;
 		mxqd_reaper_run(&args);
 	}
-	close(pipefd[1]);
 	job->reaper_pid = pid;
 	mx_proc_starttime(pid, &job->reaper_starttime);
 	/* the reaper answers right after its fork(); nothing slow happens before */
-	while ((n = read(pipefd[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
+	while ((n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
 		got += n;
 		if (memchr(buf, '\n', (size_t)got))
 			break;
 	}
-	close(pipefd[0]);
+	close(fd);
 	buf[got > 0 ? got : 0] = '\0';
 	job->job_pid = (pid_t)atoi(buf);
 	return 0;

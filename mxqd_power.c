@@ -135,22 +135,16 @@ static int exec_transport(const char *host, const char *action, char *out, size_
 	const char *cmd = pm.opt.exec_command;
 	uint64_t deadline = mx_now_monotonic_ms() + pm.opt.exec_timeout_s * 1000ULL;
 	size_t got = 0;
-	int pipefd[2], status = 0;
+	int fd, status = 0;
 	pid_t pid;
 
 	if (!cmd) {
 		snprintf(errbuf, errlen, "no --power-exec-command configured");
 		return -ENOTSUP;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return r;
-	}
+	pid = mx_fork_with_pipe(&fd);
+	if (pid < 0)
+		return (int)pid;
 	if (pid == 0) {
 		sigset_t none;
 		int devnull = open("/dev/null", O_RDONLY);
@@ -159,16 +153,15 @@ static int exec_transport(const char *host, const char *action, char *out, size_
 		setpgid(0, 0);
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
-		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(fd, STDOUT_FILENO);
 		mx_log_close_other_fds(-1);
 		execl(cmd, cmd, host, action, (char *)NULL);
 		_exit(127);
 	}
-	close(pipefd[1]);
-	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
 	for (;;) {
 		char buf[512];
-		ssize_t n = read(pipefd[0], buf, sizeof(buf));
+		ssize_t n = read(fd, buf, sizeof(buf));
 		pid_t w;
 
 		if (n > 0) {
@@ -187,14 +180,14 @@ static int exec_transport(const char *host, const char *action, char *out, size_
 		if (mx_now_monotonic_ms() > deadline) {
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			close(pipefd[0]);
+			close(fd);
 			snprintf(errbuf, errlen, "'%s %s %s' did not finish within %u s", cmd, host, action,
 				 pm.opt.exec_timeout_s);
 			return -ETIMEDOUT;
 		}
 		usleep(20000);
 	}
-	close(pipefd[0]);
+	close(fd);
 	if (out)
 		out[got] = '\0';
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
