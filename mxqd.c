@@ -35,6 +35,7 @@
 #include "mx_db.h"
 #include "mx_log.h"
 #include "mx_util.h"
+#include "mxq_client.h"
 #include "mxq_status.h"
 #include "mxqd.h"
 #include "mxqd_power.h"
@@ -171,7 +172,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 	uint32_t u32;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "N:j:m:t:M:S:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":N:j:m:t:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': s->daemon_name = optarg; break;
 		case OPT_HOSTNAME: s->hostname = optarg; break;
@@ -260,7 +261,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("mxqd %s\n", MXQ_VERSION); exit(0);
 		default:
-			fprintf(stderr, "mxqd: try 'mxqd --help'\n");
+			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
 	}
@@ -603,6 +604,7 @@ int main(int argc, char **argv)
 	int lock_fd, r;
 
 	mx_log_set_program("mxqd");
+	mxq_client_set_program("mxqd");
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
 	mxqd_power_options_init(&opt.power);
 	if (parse_options(argc, argv, &server, &opt) < 0)

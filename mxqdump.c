@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "mx_db.h"
+#include "mxq_client.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 
@@ -75,17 +76,6 @@ static void usage(FILE *f)
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n",
 		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
-}
-
-static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxqdump: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -406,7 +396,7 @@ static int normalize_status(struct filters *f, const char *arg)
 			code = (int)n;
 	}
 	if (code < 0) {
-		complain("--status: unknown %s status '%s'", f->jobs ? "job" : "group", arg);
+		mxq_complain("--status: unknown %s status '%s'", f->jobs ? "job" : "group", arg);
 		return -EINVAL;
 	}
 	snprintf(f->status_buf, sizeof(f->status_buf), "%d", code);
@@ -419,7 +409,7 @@ static int check_id(const char *name, const char *arg)
 	uint64_t v;
 
 	if (mx_strtou64(arg, &v) < 0 || v == 0) {
-		complain("--%s: '%s' is not a positive number", name, arg);
+		mxq_complain("--%s: '%s' is not a positive number", name, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -453,7 +443,7 @@ static int parse_args(int argc, char **argv, struct filters *f)
 		case 'A': f->all_users = true; break;
 		case 'u':
 			if (!*optarg) {
-				complain("--user: empty name");
+				mxq_complain("--user: empty name");
 				return -EINVAL;
 			}
 			f->user = optarg;
@@ -476,30 +466,20 @@ static int parse_args(int argc, char **argv, struct filters *f)
 		case 'S': f->db_group = optarg; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("mxqdump %s\n", MXQ_VERSION); return 1;
-		case ':':
-			complain("option '%s' needs a value (try 'mxqdump --help')", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			/* a long option's error leaves optopt at its value, or 0 */
-			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
-				complain("unknown option or unexpected value '%s' (try 'mxqdump --help')",
-					 argv[optind - 1]);
-			else if (!strncmp(argv[optind - 1], "--", 2) || !optopt || optopt >= 256)
-				complain("unknown option '%s' (try 'mxqdump --help')", argv[optind - 1]);
-			else
-				complain("unknown option '-%c' (try 'mxqdump --help')", optopt);
+			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		complain("unexpected argument '%s' (try 'mxqdump --help')", argv[optind]);
+		mxq_complain("unexpected argument '%s' (try 'mxqdump --help')", argv[optind]);
 		return -EINVAL;
 	}
 	/* after the loop: whether --status names a job or group status depends on --jobs */
 	if (status_arg && normalize_status(f, status_arg) < 0)
 		return -EINVAL;
 	if (f->job_id && !f->jobs) {
-		complain("--job-id needs --jobs");
+		mxq_complain("--job-id needs --jobs");
 		return -EINVAL;
 	}
 	return 0;
@@ -537,7 +517,7 @@ static int dump(struct mx_db *db, const struct filters *f)
 				   f->group_id, f->group_id, f->status, f->status,
 				   everything ? "1" : NULL);
 	if (rows < 0) {
-		complain("query failed: %s", mx_db_error(db));
+		mxq_complain("query failed: %s", mx_db_error(db));
 		return (int)rows;
 	}
 
@@ -568,18 +548,18 @@ static int dump(struct mx_db *db, const struct filters *f)
 
 		json_decref(array);
 		if (r < 0) {
-			complain("cannot write JSON output");
+			mxq_complain("cannot write JSON output");
 			return -EIO;
 		}
 		putchar('\n');
 	}
 	if (fflush(stdout) != 0) {
-		complain("writing the output: %s", strerror(errno));
+		mxq_complain("writing the output: %s", strerror(errno));
 		return -EIO;
 	}
 	return 0;
 nomem:
-	complain("out of memory");
+	mxq_complain("out of memory");
 	json_decref(array);
 	mx_db_result_free(res);
 	return -ENOMEM;
@@ -595,6 +575,8 @@ int main(int argc, char **argv)
 	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
+	mxq_client_set_program("mxqdump");
+
 	if (!f.defaults_file || !*f.defaults_file)
 		f.defaults_file = MX_DB_DEFAULT_FILE;
 	if (!f.db_group || !*f.db_group)
@@ -606,18 +588,18 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
 	f.active_codes = active_status_list();
 	if (!f.active_codes) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return EXIT_FAILURE;
 	}
 
 	r = mx_db_connect(&db, f.defaults_file, f.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		if (r == -ENOMEM)
-			complain("out of memory");
+			mxq_complain("out of memory");
 		else if (strstr(errbuf, f.db_group))
-			complain("%s", errbuf);
+			mxq_complain("%s", errbuf);
 		else
-			complain("%s (group [%s])", errbuf, f.db_group);
+			mxq_complain("%s (group [%s])", errbuf, f.db_group);
 		goto out;
 	}
 	if (dump(db, &f) == 0)

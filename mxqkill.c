@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "mx_db.h"
+#include "mxq_client.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 
@@ -58,17 +59,6 @@ static void usage(FILE *f)
 "  -h, --help               show this help\n"
 "  -V, --version            show the version\n",
 		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
-}
-
-static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxqkill: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /*
@@ -170,19 +160,19 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	rows = mx_db_query(db, &res, "SELECT user_uid, user_name FROM mxq_group WHERE group_id = ?",
 			   "U", group_id);
 	if (rows < 0) {
-		complain("cannot read group %llu: %s", (unsigned long long)group_id, mx_db_error(db));
+		mxq_complain("cannot read group %llu: %s", (unsigned long long)group_id, mx_db_error(db));
 		return (int)rows;
 	}
 	if (!mx_db_next(res)) {
 		mx_db_result_free(res);
-		complain("no group %llu", (unsigned long long)group_id);
+		mxq_complain("no group %llu", (unsigned long long)group_id);
 		return -ENOENT;
 	}
 	owner = mx_db_u64(res, 0);
 	owner_name = mx_db_strdup(res, 1);
 	mx_db_result_free(res);
 	if (!may_cancel(owner)) {
-		complain("group %llu belongs to %s (uid %llu): only its owner or root may cancel it",
+		mxq_complain("group %llu belongs to %s (uid %llu): only its owner or root may cancel it",
 			 (unsigned long long)group_id, owner_name ? owner_name : "?",
 			 (unsigned long long)owner);
 		free(owner_name);
@@ -196,7 +186,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 		r = cancel_group_tx(db, group_id, terminable, &out);
 	}
 	if (r < 0) {
-		complain("cancelling group %llu failed: %s", (unsigned long long)group_id,
+		mxq_complain("cancelling group %llu failed: %s", (unsigned long long)group_id,
 			 mx_db_error(db));
 		return r;
 	}
@@ -221,12 +211,12 @@ static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t
 			   " JOIN mxq_group g ON g.group_id = j.group_id WHERE j.job_id = ?",
 			   "U", job_id);
 	if (rows < 0) {
-		complain("cannot read job %llu: %s", (unsigned long long)job_id, mx_db_error(db));
+		mxq_complain("cannot read job %llu: %s", (unsigned long long)job_id, mx_db_error(db));
 		return (int)rows;
 	}
 	if (!mx_db_next(res)) {
 		mx_db_result_free(res);
-		complain("no job %llu", (unsigned long long)job_id);
+		mxq_complain("no job %llu", (unsigned long long)job_id);
 		return -ENOENT;
 	}
 	*ret_status = (int)mx_db_i64(res, 0);
@@ -248,7 +238,7 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 	if (r < 0)
 		return r;
 	if (!may_cancel(owner)) {
-		complain("job %llu belongs to %s (uid %llu): only its owner or root may cancel it",
+		mxq_complain("job %llu belongs to %s (uid %llu): only its owner or root may cancel it",
 			 (unsigned long long)job_id, owner_name ? owner_name : "?",
 			 (unsigned long long)owner);
 		free(owner_name);
@@ -284,7 +274,7 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 		if (r < 0)
 			return r;
 		if (mxq_job_status_is_terminal(status)) {
-			complain("job %llu already ended (%s)", (unsigned long long)job_id,
+			mxq_complain("job %llu already ended (%s)", (unsigned long long)job_id,
 				 status_name(status));
 			return -EALREADY;
 		}
@@ -294,11 +284,11 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 			return 0;
 		}
 	}
-	complain("job %llu keeps changing its status (now %s); try again",
+	mxq_complain("job %llu keeps changing its status (now %s); try again",
 		 (unsigned long long)job_id, status_name(status));
 	return -EAGAIN;
 db_error:
-	complain("cancelling job %llu failed: %s", (unsigned long long)job_id, mx_db_error(db));
+	mxq_complain("cancelling job %llu failed: %s", (unsigned long long)job_id, mx_db_error(db));
 	return (int)n;
 }
 
@@ -307,7 +297,7 @@ db_error:
 static int parse_id(const char *name, const char *arg, uint64_t *ret)
 {
 	if (mx_strtou64(arg, ret) < 0 || *ret == 0) {
-		complain("--%s: '%s' is not a positive number", name, arg);
+		mxq_complain("--%s: '%s' is not a positive number", name, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -342,27 +332,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'S': o->db_group = optarg; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("mxqkill %s\n", MXQ_VERSION); return 1;
-		case ':':
-			complain("option '%s' needs a value (try 'mxqkill --help')", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			/* a long option's error leaves optopt at its value, or 0 */
-			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
-				complain("unknown option or unexpected value '%s' (try 'mxqkill --help')",
-					 argv[optind - 1]);
-			else if (!strncmp(argv[optind - 1], "--", 2) || !optopt || optopt >= 256)
-				complain("unknown option '%s' (try 'mxqkill --help')", argv[optind - 1]);
-			else
-				complain("unknown option '-%c' (try 'mxqkill --help')", optopt);
+			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		complain("unexpected argument '%s' (try 'mxqkill --help')", argv[optind]);
+		mxq_complain("unexpected argument '%s' (try 'mxqkill --help')", argv[optind]);
 		return -EINVAL;
 	}
 	if (!o->group_id == !o->job_id) {
-		complain("give exactly one of --group-id and --job-id (try 'mxqkill --help')");
+		mxq_complain("give exactly one of --group-id and --job-id (try 'mxqkill --help')");
 		return -EINVAL;
 	}
 	return 0;
@@ -379,6 +359,8 @@ int main(int argc, char **argv)
 	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
+	mxq_client_set_program("mxqkill");
+
 	if (!o.defaults_file || !*o.defaults_file)
 		o.defaults_file = MX_DB_DEFAULT_FILE;
 	if (!o.db_group || !*o.db_group)
@@ -388,18 +370,18 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
 	terminable = terminable_status_list();
 	if (!terminable) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return EXIT_FAILURE;
 	}
 
 	r = mx_db_connect(&db, o.defaults_file, o.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		if (r == -ENOMEM)
-			complain("out of memory");
+			mxq_complain("out of memory");
 		else if (strstr(errbuf, o.db_group))
-			complain("%s", errbuf);
+			mxq_complain("%s", errbuf);
 		else
-			complain("%s (group [%s])", errbuf, o.db_group);
+			mxq_complain("%s (group [%s])", errbuf, o.db_group);
 		goto out;
 	}
 	if (o.group_id)

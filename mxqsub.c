@@ -29,6 +29,7 @@
 
 #include "keywordset.h"
 #include "mx_db.h"
+#include "mxq_client.h"
 #include "mx_util.h"
 #include "mxq_expr.h"
 #include "mxq_status.h"
@@ -131,27 +132,15 @@ static void usage(FILE *f)
 		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
 }
 
-/* One line on stderr, prefixed with the program name. */
-static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxqsub: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* Complaint about a unit value: R is -EINVAL, -ERANGE or -EDOM (zero). */
 static void complain_value(const char *name, const char *arg, int r, const char *what)
 {
 	if (r == -ERANGE)
-		complain("--%s: '%s' is too large", name, arg);
+		mxq_complain("--%s: '%s' is too large", name, arg);
 	else if (r == -EDOM)
-		complain("--%s: '%s' must be more than zero", name, arg);
+		mxq_complain("--%s: '%s' must be more than zero", name, arg);
 	else
-		complain("--%s: '%s' is not %s", name, arg, what);
+		mxq_complain("--%s: '%s' is not %s", name, arg, what);
 }
 
 /* Unsigned decimal option value in [min, max]. */
@@ -162,7 +151,7 @@ static int parse_uint_option(const char *name, const char *arg, unsigned min, un
 	int r = mx_strtou32(arg, &v);
 
 	if (r < 0 || v < min || v > max) {
-		complain("--%s: '%s' is not a number from %u to %u", name, arg, min, max);
+		mxq_complain("--%s: '%s' is not a number from %u to %u", name, arg, min, max);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -185,7 +174,7 @@ static int parse_umask(const char *arg, unsigned *ret)
 	*ret = v;
 	return 0;
 bad:
-	complain("--umask: '%s' is not an octal mask from 0 to 0777", arg);
+	mxq_complain("--umask: '%s' is not an octal mask from 0 to 0777", arg);
 	return -EINVAL;
 }
 
@@ -227,17 +216,17 @@ static int canonical_words(const char *name, const char *arg, char **ret)
 	char *s;
 
 	if (!set) {
-		complain("--%s: out of memory", name);
+		mxq_complain("--%s: out of memory", name);
 		return -ENOMEM;
 	}
 	s = keywordset_to_string(set);
 	keywordset_free(set);
 	if (!s) {
-		complain("--%s: out of memory", name);
+		mxq_complain("--%s: out of memory", name);
 		return -ENOMEM;
 	}
 	if (strlen(s) > MAX_WORDS_COL) {
-		complain("--%s: longer than %d characters", name, MAX_WORDS_COL);
+		mxq_complain("--%s: longer than %d characters", name, MAX_WORDS_COL);
 		free(s);
 		return -EINVAL;
 	}
@@ -251,23 +240,23 @@ static int check_callback(const char *path)
 	struct stat st;
 
 	if (path[0] != '/') {
-		complain("--callback: '%s' is not an absolute path", path);
+		mxq_complain("--callback: '%s' is not an absolute path", path);
 		return -EINVAL;
 	}
 	if (stat(path, &st) < 0) {
-		complain("--callback: %s: %s", path, strerror(errno));
+		mxq_complain("--callback: %s: %s", path, strerror(errno));
 		return -EINVAL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		complain("--callback: %s is not a regular file", path);
+		mxq_complain("--callback: %s is not a regular file", path);
 		return -EINVAL;
 	}
 	if (access(path, X_OK) < 0) {
-		complain("--callback: %s is not executable by you", path);
+		mxq_complain("--callback: %s is not executable by you", path);
 		return -EINVAL;
 	}
 	if (strlen(path) > MAX_PATH_COL) {
-		complain("--callback: path longer than %d characters", MAX_PATH_COL);
+		mxq_complain("--callback: path longer than %d characters", MAX_PATH_COL);
 		return -EINVAL;
 	}
 	return 0;
@@ -280,12 +269,12 @@ static int check_prerequisites(const char *expr)
 	int r;
 
 	if (strlen(expr) > MAX_WORDS_COL) {
-		complain("--prerequisites: longer than %d characters", MAX_WORDS_COL);
+		mxq_complain("--prerequisites: longer than %d characters", MAX_WORDS_COL);
 		return -EINVAL;
 	}
 	r = mxq_expr_parse(expr, &e, err, sizeof(err));
 	if (r < 0) {
-		complain("--prerequisites: %s", r == -ENOMEM ? "out of memory" : err);
+		mxq_complain("--prerequisites: %s", r == -ENOMEM ? "out of memory" : err);
 		return r;
 	}
 	mxq_expr_free(e);
@@ -302,25 +291,25 @@ static int lookup_user(struct submission *sub)
 	errno = 0;
 	pw = getpwuid(sub->user_uid);
 	if (!pw) {
-		complain("cannot look up user id %u: %s", (unsigned)sub->user_uid,
+		mxq_complain("cannot look up user id %u: %s", (unsigned)sub->user_uid,
 			 errno ? strerror(errno) : "no such user");
 		return -ENOENT;
 	}
 	errno = 0;
 	gr = getgrgid(sub->user_gid);
 	if (!gr) {
-		complain("cannot look up group id %u: %s", (unsigned)sub->user_gid,
+		mxq_complain("cannot look up group id %u: %s", (unsigned)sub->user_gid,
 			 errno ? strerror(errno) : "no such group");
 		return -ENOENT;
 	}
 	sub->user_name = strdup(pw->pw_name);
 	sub->user_group = strdup(gr->gr_name);
 	if (!sub->user_name || !sub->user_group) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	if (strlen(sub->user_name) > MAX_USER_COL || strlen(sub->user_group) > MAX_USER_COL) {
-		complain("user or group name longer than %d characters", MAX_USER_COL);
+		mxq_complain("user or group name longer than %d characters", MAX_USER_COL);
 		return -EINVAL;
 	}
 	return 0;
@@ -335,33 +324,33 @@ static int resolve_paths(struct submission *sub, const char *workdir, const char
 	if (!getcwd(cwd, sizeof(cwd))) {
 		/* only fatal when something is relative to it */
 		if (!workdir || workdir[0] != '/') {
-			complain("cannot determine the current directory: %s", strerror(errno));
+			mxq_complain("cannot determine the current directory: %s", strerror(errno));
 			return -errno;
 		}
 		cwd[0] = '\0';
 	}
 	sub->workdir = absolute_path(cwd, workdir ? workdir : cwd);
 	if (!sub->workdir) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	if (stat(sub->workdir, &st) < 0) {
-		complain("--workdir: %s: %s", sub->workdir, strerror(errno));
+		mxq_complain("--workdir: %s: %s", sub->workdir, strerror(errno));
 		return -EINVAL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		complain("--workdir: %s is not a directory", sub->workdir);
+		mxq_complain("--workdir: %s is not a directory", sub->workdir);
 		return -EINVAL;
 	}
 	sub->job_stdout = absolute_path(sub->workdir, out ? out : "/dev/null");
 	sub->job_stderr = absolute_path(sub->workdir, err ? err : out ? out : "/dev/null");
 	if (!sub->job_stdout || !sub->job_stderr) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	if (strlen(sub->workdir) > MAX_PATH_COL || strlen(sub->job_stdout) > MAX_PATH_COL ||
 	    strlen(sub->job_stderr) > MAX_PATH_COL) {
-		complain("--workdir/--stdout/--stderr: path longer than %d characters", MAX_PATH_COL);
+		mxq_complain("--workdir/--stdout/--stderr: path longer than %d characters", MAX_PATH_COL);
 		return -EINVAL;
 	}
 	return 0;
@@ -370,21 +359,21 @@ static int resolve_paths(struct submission *sub, const char *workdir, const char
 static int set_command(struct submission *sub, char **cmd_argv, int cmd_argc)
 {
 	if (cmd_argc > 65535) {
-		complain("too many arguments (%d, at most 65535)", cmd_argc);
+		mxq_complain("too many arguments (%d, at most 65535)", cmd_argc);
 		return -EINVAL;
 	}
 	if (!cmd_argv[0][0]) {
-		complain("the command is an empty string");
+		mxq_complain("the command is an empty string");
 		return -EINVAL;
 	}
 	sub->job_argc = cmd_argc;
 	sub->job_argv = mx_argv_encode(cmd_argv);
 	if (!sub->job_argv) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	if (strlen(sub->job_argv) > MAX_ARGV_COL) {
-		complain("the command line is too long (more than %d characters encoded)",
+		mxq_complain("the command line is too long (more than %d characters encoded)",
 			 MAX_ARGV_COL);
 		return -EINVAL;
 	}
@@ -394,7 +383,7 @@ static int set_command(struct submission *sub, char **cmd_argv, int cmd_argc)
 		sub->job_command = slash && slash[1] ? slash + 1 : cmd_argv[0];
 	}
 	if (!*sub->job_command || strlen(sub->job_command) > MAX_COMMAND) {
-		complain("--command-alias: must be 1 to %d characters", MAX_COMMAND);
+		mxq_complain("--command-alias: must be 1 to %d characters", MAX_COMMAND);
 		return -EINVAL;
 	}
 	return 0;
@@ -531,7 +520,7 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 		case 'g': sub->job_gpu = 1; break;
 		case 'N':
 			if (!*optarg || strlen(optarg) > MAX_GROUP_NAME) {
-				complain("--group-name: must be 1 to %d characters", MAX_GROUP_NAME);
+				mxq_complain("--group-name: must be 1 to %d characters", MAX_GROUP_NAME);
 				return -EINVAL;
 			}
 			sub->group_name = optarg;
@@ -563,23 +552,13 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 		case 'S': dbo->group = optarg; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("mxqsub %s\n", MXQ_VERSION); return 1;
-		case ':':
-			complain("option '%s' needs a value (try 'mxqsub --help')", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			/* a long option's error leaves optopt at its value, or 0 */
-			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
-				complain("unknown option or unexpected value '%s' (try 'mxqsub --help')",
-					 argv[optind - 1]);
-			else if (!strncmp(argv[optind - 1], "--", 2) || !optopt || optopt >= 256)
-				complain("unknown option '%s' (try 'mxqsub --help')", argv[optind - 1]);
-			else
-				complain("unknown option '-%c' (try 'mxqsub --help')", optopt);
+			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
-		complain("no command given (try 'mxqsub --help')");
+		mxq_complain("no command given (try 'mxqsub --help')");
 		return -EINVAL;
 	}
 	if (resolve_paths(sub, workdir, out, err) < 0)
@@ -697,6 +676,8 @@ int main(int argc, char **argv)
 	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
+	mxq_client_set_program("mxqsub");
+
 	if (!dbo.defaults_file || !*dbo.defaults_file)
 		dbo.defaults_file = MX_DB_DEFAULT_FILE;
 	if (!dbo.group || !*dbo.group)
@@ -705,7 +686,7 @@ int main(int argc, char **argv)
 	sub.whitelist = strdup("");
 	sub.blacklist = strdup("");
 	if (!sub.tags || !sub.whitelist || !sub.blacklist) {
-		complain("out of memory");
+		mxq_complain("out of memory");
 		goto out;
 	}
 
@@ -718,11 +699,11 @@ int main(int argc, char **argv)
 	r = mx_db_connect(&db, dbo.defaults_file, dbo.group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		if (r == -ENOMEM)
-			complain("out of memory");
+			mxq_complain("out of memory");
 		else if (strstr(errbuf, dbo.group))
-			complain("%s", errbuf);
+			mxq_complain("%s", errbuf);
 		else
-			complain("%s (group [%s])", errbuf, dbo.group);
+			mxq_complain("%s (group [%s])", errbuf, dbo.group);
 		goto out;
 	}
 	/* a deadlock between two submitters creating groups is worth a retry */
@@ -733,13 +714,13 @@ int main(int argc, char **argv)
 		usleep(20000u << attempt);
 	}
 	if (r < 0) {
-		complain("submitting the job failed: %s", mx_db_error(db));
+		mxq_complain("submitting the job failed: %s", mx_db_error(db));
 		goto out;
 	}
 	printf("mxq_group_id=%llu\nmxq_group_name=%s\nmxq_job_id=%llu\n",
 	       (unsigned long long)group_id, sub.group_name, (unsigned long long)job_id);
 	if (fflush(stdout) != 0) {
-		complain("writing the result: %s", strerror(errno));
+		mxq_complain("writing the result: %s", strerror(errno));
 		goto out;
 	}
 	status = EXIT_SUCCESS;

@@ -1,0 +1,44 @@
+/*
+ * mxq_client - complaints of the command-line tools (see mxq_client.h).
+ */
+#include "mxq_client.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *program = "mxq";
+
+void mxq_client_set_program(const char *name)
+{
+	program = name;
+}
+
+void mxq_complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void mxq_complain_getopt(int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	bool is_long = strncmp(arg, "--", 2) == 0;
+
+	if (c == ':')
+		mxq_complain("option '%s' needs a value (try '%s --help')", arg, program);
+	else if (is_long && strchr(arg, '='))
+		mxq_complain("unknown option or unexpected value '%s' (try '%s --help')", arg, program);
+	/* a long option's error leaves optopt at its value, or 0 */
+	else if (is_long || !optopt || optopt >= 256)
+		mxq_complain("unknown option '%s' (try '%s --help')", arg, program);
+	else
+		mxq_complain("unknown option '-%c' (try '%s --help')", optopt, program);
+}

@@ -1,0 +1,22 @@
+/*
+ * mxq_client - what the command-line tools (mxqsub, mxqdump, mxqkill)
+ * share: one-line complaints prefixed with the program's name and the
+ * wording of getopt errors. getopt itself is told to stay quiet (":" at the
+ * start of the short options) so that every tool reports bad options alike.
+ */
+#ifndef MXQ_CLIENT_H
+#define MXQ_CLIENT_H
+
+/* Name used as prefix of complaints ("mxqsub"); not copied. */
+void mxq_client_set_program(const char *name);
+
+/* "PROGRAM: message" and a newline on stderr. */
+void mxq_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Complain about what getopt_long() returned as C (':' for a missing value,
+ * anything else for an unknown option) for the option at argv[optind - 1].
+ */
+void mxq_complain_getopt(int c, char **argv);
+
+#endif
