@@ -5,13 +5,14 @@
 #   make check-unit      unit tests only
 #   make bench           benchmarks: print figures, never fail on timing
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
-#   make install         honours PREFIX, DESTDIR, SYSCONFDIR
+#   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
 
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 LOCALSTATEDIR ?= /var
 
 CC      ?= gcc
@@ -105,12 +106,14 @@ fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/mxq \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(PREFIX)/share/mxq/mysql
+		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR)
 	install -m 0755 mxqd mxqadmin $(DESTDIR)$(SBINDIR)
 	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
 	for m in manpages/*.[1578]; do [ -e "$$m" ] || continue; \
 		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
+	sed 's|/usr/local/sbin/mxqd|$(SBINDIR)/mxqd|g' mxqd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \
