@@ -1,0 +1,182 @@
+#!/bin/sh
+# tests/test_callbacks.sh - job callbacks (mxqsub --callback) run by mxqd.
+#
+#   1. a callback runs exactly once per terminal outcome, for FINISHED,
+#      FAILED, KILLED (runtime limit) and CANCELLED jobs, with MXQ_JOB_ID,
+#      MXQ_GROUP_ID, MXQ_JOB_STATUS, MXQ_JOB_WORKDIR and the job's workdir
+#      as its current directory
+#   2. a callback that sleeps and one that keeps forking do not stall mxqd
+#      (the next jobs start promptly, measured with the jobs' own clock
+#      readings) and are killed with everything they started after
+#      --callback-timeout
+#
+# Every callback writes its process group id (= its pid: mxqd makes it a
+# group leader) to a file first, so this test can check that the group is
+# gone and, on failure, kill exactly what it created.
+
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+
+W=$MXQ_TEST_DIR/work
+CB=$MXQ_TEST_DIR/cb
+mkdir -p "$W/wd" "$CB"
+
+# Process group ids the callbacks reported.
+cb_pgids() {
+	cat "$CB"/*.pgid 2>/dev/null
+}
+
+# Pids (not zombies) of the process group $1.
+pgroup_members() {
+	cat /proc/[0-9]*/stat 2>/dev/null |
+		awk -v g="$1" '{ pid = $1; sub(/^.*\) /, ""); if ($3 == g && $1 != "Z") print pid }'
+}
+
+pgroup_gone() {
+	[ -z "$(pgroup_members "$1")" ]
+}
+
+mxq_test_cleanup_hook() {
+	for g in $(cb_pgids); do
+		case $g in ''|*[!0-9]*|0|1) continue ;; esac
+		kill -KILL -- "-$g" 2>/dev/null
+	done
+	mxqd_cleanup
+}
+
+# The recording callback.
+cat >"$CB/record.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/record.\$MXQ_JOB_ID.pgid"
+echo "\$MXQ_JOB_ID \$MXQ_GROUP_ID \$MXQ_JOB_STATUS \$MXQ_JOB_WORKDIR \$(pwd)" >> "$CB/record.log"
+EOF
+# A callback that would sleep for a long time.
+cat >"$CB/sleeper.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/sleeper.pgid"
+sleep 1000
+EOF
+# A callback that keeps forking: without mxqd's timeout it would go on until
+# the process table is full (each child lives 100 s). RLIMIT_AS and RLIMIT_CPU
+# do not stop it; only the timeout does.
+cat >"$CB/forker.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/forker.pgid"
+while :; do
+	sleep 100 &
+	echo \$! >> "$CB/forker.children"
+done
+EOF
+chmod 755 "$CB/record.sh" "$CB/sleeper.sh" "$CB/forker.sh"
+
+# ------------------------------------------- 1. one call per outcome
+
+section "1. one callback per terminal outcome"
+check "start mxqd cbnode (--runtime-scale 0.02, --callback-timeout 3)" \
+	mxqd_start cbnode --slots 4 --memory 4G --runtime-scale 0.02 --callback-timeout 3 \
+	--kill-grace 1
+rec=$CB/record.sh
+j_fin=$(submit -N cb -m 64M -t 1h -w "$W/wd" --callback "$rec" true)
+j_fail=$(submit -N cb -m 64M -t 1h -w "$W/wd" --callback "$rec" sh -c 'exit 3')
+j_kill=$(submit -N cb-short -m 64M -t 1m -w "$W/wd" --callback "$rec" sleep 30)
+j_canc=$(submit -N cb -m 64M -t 1h -w "$W/wd" --callback "$rec" sleep 60)
+wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j_canc" ||
+	not_ok "the job to cancel runs"
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_canc" >/dev/null
+wait_for 20 "SELECT COUNT(*) = 4 FROM mxq_job WHERE job_id IN ($j_fin, $j_fail, $j_kill, $j_canc)
+	AND job_status IN (400, 750, 990, 1000)" || not_ok "the four jobs ended in time"
+is "job outcomes: FINISHED FAILED KILLED CANCELLED" \
+	"$(for j in $j_fin $j_fail $j_kill $j_canc; do status_of "$j"; done | tr '\n' ' ')" \
+	"1000 750 400 990 "
+
+lines_for() {
+	grep -c "^$1 " "$CB/record.log" 2>/dev/null
+}
+if wait_until 10 test "$(cat "$CB/record.log" 2>/dev/null | wc -l)" -ge 4; then
+	ok "four callbacks ran"
+else
+	not_ok "four callbacks ran"
+fi
+for jn in "$j_fin FINISHED" "$j_fail FAILED" "$j_kill KILLED" "$j_canc CANCELLED"; do
+	set -- $jn
+	g=$(group_of "$1")
+	is "callback of job $1 ($2): id, group, status, workdir, current directory" \
+		"$(grep "^$1 " "$CB/record.log")" "$1 $g $2 $W/wd $W/wd"
+done
+
+# ------------------------------------- 2. callbacks that misbehave
+
+section "2. sleeping and forking callbacks"
+mxqd_stop cbnode TERM 15
+is "mxqd cbnode exits 0" "$mxqd_rc" 0
+# one slot: the jobs run one after the other, each records its own clock
+check "start mxqd cbnode1 (1 slot, --callback-timeout 3)" \
+	mxqd_start cbnode1 --slots 1 --memory 4G --callback-timeout 3
+# shellcheck disable=SC2016 # expanded by the job's shell
+a=$(submit -N stall -m 64M -w "$W/wd" --callback "$CB/sleeper.sh" \
+	sh -c 'date +%s.%N > a.end')
+b=$(submit -N stall -m 64M -w "$W/wd" --callback "$CB/forker.sh" \
+	sh -c 'date +%s.%N > b.start; date +%s.%N > b.end')
+c=$(submit -N stall -m 64M -w "$W/wd" sh -c 'date +%s.%N > c.start')
+wait_for 20 "SELECT COUNT(*) = 3 FROM mxq_job WHERE job_id IN ($a, $b, $c) AND job_status = 1000" ||
+	not_ok "the three jobs ended in time"
+is "the jobs ran in order a, b, c" \
+	"$(mxq_sql "SELECT job_id FROM mxq_job WHERE job_id IN ($a, $b, $c) ORDER BY date_start, job_id" |
+		tr '\n' ' ')" "$a $b $c "
+gap() {
+	awk -v s="$(cat "$W/wd/$1" 2>/dev/null)" -v e="$(cat "$W/wd/$2" 2>/dev/null)" \
+		'BEGIN { if (s == "" || e == "") print "missing"; else printf "%.2f\n", s - e }'
+}
+gap_ab=$(gap b.start a.end)
+gap_bc=$(gap c.start b.end)
+echo "# start of the next job after a job with a sleeping callback: ${gap_ab}s," \
+	"after a forking callback: ${gap_bc}s (poll interval 0.1s)"
+check "the job after the sleeping callback's job starts within 2 s (${gap_ab}s)" \
+	awk -v g="$gap_ab" 'BEGIN { exit !(g != "missing" && g < 2) }'
+check "the job after the forking callback's job starts within 2 s (${gap_bc}s)" \
+	awk -v g="$gap_bc" 'BEGIN { exit !(g != "missing" && g < 2) }'
+
+check "the sleeping callback started" wait_until 10 test -s "$CB/sleeper.pgid"
+check "the forking callback started" wait_until 10 test -s "$CB/forker.pgid"
+sp=$(cat "$CB/sleeper.pgid" 2>/dev/null)
+fp=$(cat "$CB/forker.pgid" 2>/dev/null)
+if [ -n "$sp" ] && wait_until 10 pgroup_gone "$sp"; then
+	ok "the sleeping callback and its sleep 1000 are killed after --callback-timeout"
+else
+	not_ok "the sleeping callback and its sleep 1000 are killed after --callback-timeout"
+fi
+if [ -n "$fp" ] && wait_until 10 pgroup_gone "$fp"; then
+	ok "the forking callback and all its children are killed after --callback-timeout"
+else
+	not_ok "the forking callback and all its children are killed after --callback-timeout"
+fi
+left=
+for p in $(cat "$CB/forker.children" 2>/dev/null); do
+	mxq__alive "$p" && left="$left $p"
+done
+is "none of the forking callback's $(wc -l <"$CB/forker.children" 2>/dev/null) children is left" \
+	"$left" ""
+log=$(cat "$(mxqd_dir cbnode1)/mxqd.log")
+contains "the log says the sleeping callback was killed" "$log" \
+	"job $a: callback $CB/sleeper.sh still running after 3 s: killed"
+contains "the log says the forking callback was killed" "$log" \
+	"job $b: callback $CB/forker.sh still running after 3 s: killed"
+check "mxqd still serves after the callbacks" mxq__alive "$(mxqd_pid cbnode1)"
+d=$(submit -N stall -m 64M true)
+if wait_for 10 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $d"; then
+	ok "a later job runs"
+else
+	not_ok "a later job runs"
+fi
+
+# Callbacks ran once per outcome, also counted at the very end.
+is "each callback ran exactly once per job" \
+	"$(for j in $j_fin $j_fail $j_kill $j_canc; do lines_for "$j"; done | tr '\n' ' ')" "1 1 1 1 "
+is "callbacks did not change job outcomes" \
+	"$(for j in $j_fin $j_fail $j_kill $j_canc $a $b; do status_of "$j"; done | tr '\n' ' ')" \
+	"1000 750 400 990 1000 1000 "
+mxqd_stop cbnode1 TERM 15
+is "mxqd cbnode1 exits 0" "$mxqd_rc" 0
+
+tap_done
