@@ -23,6 +23,7 @@ static const struct subcommand subcommands[] = {
 	{ "db",      mxqadmin_db_main,      "db upgrade|status: create or upgrade the schema" },
 	{ "expr",    mxqadmin_expr_main,    "expr EXPR [--tags WORDS]: evaluate a prerequisites expression" },
 	{ "qualify", mxqadmin_qualify_main, "qualify --group ID [--host HOST]: which hosts may run a group, and why not" },
+	{ "power",   mxqadmin_power_main,   "power list|status|events|explain|on|off|clear|exclude|include: power management" },
 };
 
 static void usage(FILE *f)

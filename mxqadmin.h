@@ -10,6 +10,10 @@
 #ifndef MXQADMIN_H
 #define MXQADMIN_H
 
+#include <stdint.h>
+
+#include "mxqd_control.h"
+
 /* Options common to subcommands that talk to the database. */
 struct mxqadmin_db_options {
 	const char *defaults_file; /* -M/--mysql-default-file, NULL = default */
@@ -19,5 +23,36 @@ struct mxqadmin_db_options {
 int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
 int mxqadmin_expr_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
 int mxqadmin_qualify_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
+int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
+
+/* ---- helpers shared by the subcommands (in mxqadmin_qualify.c) ---- */
+
+struct mx_db;
+
+/*
+ * Connect with the global options. On failure prints one "mxqadmin: ..."
+ * line and returns a negative errno (*ret_db untouched).
+ */
+int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt);
+
+/* One group as the qualification sees it (a row of mxq_group). */
+struct mxqadmin_group {
+	uint64_t id;
+	char *name;
+	char *user_name;
+	int status;                   /* group_status */
+	uint64_t jobs_inq;
+	uint64_t jobs_running;
+	uint32_t max_per_node;        /* job_max_per_node, 0 = unlimited */
+	struct mxq_group_reqs reqs;   /* job_tmpdir_size (GiB) converted to MiB */
+};
+
+/*
+ * Read group GROUP_ID. Returns 0, -ENOENT when there is no such group, or
+ * another negative errno (mx_db_error() has the database's message).
+ * Release with mxqadmin_group_done() (NULL-safe, idempotent).
+ */
+int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_group *ret);
+void mxqadmin_group_done(struct mxqadmin_group *group);
 
 #endif
