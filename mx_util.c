@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -483,21 +484,22 @@ int mx_proc_session(pid_t pid, pid_t *ret)
 	return 0;
 }
 
-int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib)
+int mx_proc_scan(int (*fn)(const struct mx_proc_stat *st, void *ctx), void *ctx)
 {
-	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
-	uint64_t sum_pages = 0;
 	struct dirent *de;
 	DIR *dir;
+	int r = 0;
 
 	dir = opendir("/proc");
 	if (!dir)
 		return -errno;
-	while ((de = readdir(dir))) {
+	while (r == 0 && (de = readdir(dir))) {
 		char buf[1024];
 		char *fields[STAT_FIELDS];
+		struct mx_proc_stat st;
 		uint32_t pid;
 		int32_t session;
+		uint64_t utime, stime;
 		int64_t rss;
 
 		if (mx_strtou32(de->d_name, &pid) < 0 || pid == 0 || pid > INT32_MAX)
@@ -505,15 +507,72 @@ int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib)
 		/* processes come and go while we scan: skip what vanished */
 		if (read_proc_stat((pid_t)pid, buf, sizeof(buf), fields) < 0)
 			continue;
-		if (mx_strtoi32(fields[STAT_FIELD(6)], &session) < 0 || session != sid)
+		if (mx_strtoi32(fields[STAT_FIELD(6)], &session) < 0 ||
+		    mx_strtou64(fields[STAT_FIELD(14)], &utime) < 0 ||
+		    mx_strtou64(fields[STAT_FIELD(15)], &stime) < 0 ||
+		    mx_strtoi64(fields[STAT_FIELD(24)], &rss) < 0)
 			continue;
-		if (mx_strtoi64(fields[STAT_FIELD(24)], &rss) < 0 || rss < 0)
-			continue;
-		sum_pages += (uint64_t)rss;
+		st.pid = (pid_t)pid;
+		st.session = session;
+		st.utime_ticks = utime;
+		st.stime_ticks = stime;
+		st.rss_pages = rss < 0 ? 0 : (uint64_t)rss;
+		r = fn(&st, ctx);
 	}
 	closedir(dir);
-	*ret_kib = sum_pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	return r < 0 ? r : 0;
+}
+
+struct session_sum {
+	pid_t sid;
+	uint64_t pages;
+};
+
+static int add_session_rss(const struct mx_proc_stat *st, void *ctx)
+{
+	struct session_sum *sum = ctx;
+
+	if (st->session == sum->sid)
+		sum->pages += st->rss_pages;
 	return 0;
+}
+
+int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib)
+{
+	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	struct session_sum sum = { .sid = sid };
+	int r = mx_proc_scan(add_session_rss, &sum);
+
+	if (r < 0)
+		return r;
+	*ret_kib = sum.pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	return 0;
+}
+
+struct session_signal {
+	pid_t sid;
+	int sig;
+	unsigned count;
+};
+
+static int signal_session_member(const struct mx_proc_stat *st, void *ctx)
+{
+	struct session_signal *ss = ctx;
+
+	if (st->session == ss->sid && kill(st->pid, ss->sig) == 0)
+		ss->count++;
+	return 0;
+}
+
+int mx_session_kill(pid_t sid, int sig)
+{
+	struct session_signal ss = { .sid = sid, .sig = sig };
+	int r;
+
+	if (sid <= 1)
+		return -EINVAL;
+	r = mx_proc_scan(signal_session_member, &ss);
+	return r < 0 ? r : (int)ss.count;
 }
 
 int mx_boot_id(char buf[static 37])

@@ -62,8 +62,24 @@ int mx_read_first_line(const char *path, char *buf, size_t len);
 int mx_proc_starttime(pid_t pid, unsigned long long *ret);
 /* Session id of PID (field 6 of /proc/PID/stat). */
 int mx_proc_session(pid_t pid, pid_t *ret);
+/* What mx_proc_scan() reports of each process (from /proc/PID/stat). */
+struct mx_proc_stat {
+	pid_t pid;
+	pid_t session;
+	uint64_t utime_ticks;   /* clock ticks (sysconf(_SC_CLK_TCK)) */
+	uint64_t stime_ticks;
+	uint64_t rss_pages;
+};
+/* Call FN for every process readable in /proc (processes that vanish
+ * during the scan are skipped). FN returns 0 to go on, anything else stops
+ * the scan; a negative value is returned. 0 or negative errno. */
+int mx_proc_scan(int (*fn)(const struct mx_proc_stat *st, void *ctx), void *ctx);
 /* Sum of the resident set size, in KiB, of every process in session SID. */
 int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib);
+/* Send SIG to every process of session SID (also to those that moved to a
+ * process group of their own). Returns how many were signalled, or
+ * negative errno; SID <= 1 is refused with -EINVAL. */
+int mx_session_kill(pid_t sid, int sig);
 /* This boot's id (/proc/sys/kernel/random/boot_id), 36 chars + NUL. */
 int mx_boot_id(char buf[static 37]);
 

@@ -292,9 +292,11 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		alive = h->has_daemon && h->daemon_status != MXQ_DAEMON_STATUS_EXITED &&
 			h->daemon_status != MXQ_DAEMON_STATUS_CRASHED &&
 			s->now - h->daemon_mtime <= hb_timeout;
-		/* up: a live mxqd registered after the node entered its state */
-		n->seen_up = alive && !mx_db_is_null(res, NC_SEEN_AT) &&
-			     mx_db_double(res, NC_SEEN_AT) >= mx_db_double(res, NC_SINCE);
+		/* up: a live mxqd; a boot counts only when mxqd registered after
+		 * the wake (an mxqd that never went away did not boot) */
+		n->seen_up = alive && (n->state != MXQ_POWER_POWERING_ON ||
+				       (!mx_db_is_null(res, NC_SEEN_AT) &&
+					mx_db_double(res, NC_SEEN_AT) >= mx_db_double(res, NC_SINCE)));
 		/* down: no live mxqd; the leader may refine this with the transport */
 		n->seen_down = !alive;
 	}

@@ -62,7 +62,8 @@ struct mxqd_server {
 	uint32_t jobs_running;
 	uint32_t gpus_running;
 	uint64_t memory_running_mib;
-	bool accepting;             /* false after SIGTERM/SIGINT or while draining */
+	bool accepting;             /* false after SIGTERM/SIGINT (a power drain is
+	                               enforced by the claim guard instead) */
 };
 
 /* One job this daemon runs (or re-adopted after a restart). */

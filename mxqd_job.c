@@ -132,7 +132,8 @@ static uint32_t job_slots(const struct mxqd_server *server, uint32_t threads, ui
 	"j.job_umask, j.job_callback, j.job_status, g.user_uid, g.user_name, g.user_gid, " \
 	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu"
 
-/* Build a job from a row of JOB_COLUMNS. NULL with errno set on failure. */
+/* Build a job from a row of JOB_COLUMNS. NULL with errno set on failure;
+ * job->argv is NULL when job_argv is malformed. */
 static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx_db_result *res)
 {
 	struct mxqd_job *job = calloc(1, sizeof(*job));
@@ -165,9 +166,9 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 		return NULL;
 	}
 	if (r < 0 || argc < 1) {
-		job_free(job);
-		errno = EINVAL;
-		return NULL;
+		/* kept, so that the job ends FAILED through the usual hooks */
+		mx_strvec_free(job->argv);
+		job->argv = NULL;
 	}
 	return job;
 }
@@ -350,15 +351,6 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 	return 0;
 }
 
-/* Mark a claimed job that cannot be started at all. */
-static void fail_claimed_job(struct mxqd_server *server, uint64_t job_id, const char *why)
-{
-	mx_log_err("job %" PRIu64 ": cannot be started: %s", job_id, why);
-	mx_db_exec(server->db,
-		   "UPDATE mxq_job SET job_status = ?, date_end = NOW() WHERE job_id = ? AND job_status = ?",
-		   "iUi", MXQ_JOB_STATUS_FAILED, job_id, MXQ_JOB_STATUS_ASSIGNED);
-}
-
 static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id)
 {
 	int64_t n = mx_db_exec(server->db,
@@ -374,8 +366,8 @@ static void kill_job(struct mxqd_job *job, int reason)
 		return;
 	job->kill_reason = reason;
 	job->kill_sent_ms = mx_now_monotonic_ms();
-	kill(-job->job_pid, SIGTERM);
-	kill(-job->job_pid, SIGCONT);
+	mx_session_kill(job->job_pid, SIGTERM);
+	mx_session_kill(job->job_pid, SIGCONT);
 }
 
 /* Start the job we just claimed (status ASSIGNED, our daemon id). */
@@ -396,15 +388,17 @@ static int start_claimed_job(struct mxqd_server *server)
 	}
 	mx_db_next(res);
 	job = job_from_row(server, res);
-	if (!job) {
-		uint64_t id = mx_db_u64(res, 0);
-		r = -errno;
-		mx_db_result_free(res);
-		if (r == -EINVAL)
-			fail_claimed_job(server, id, "job_argv is malformed");
-		return r;
-	}
 	mx_db_result_free(res);
+	if (!job)
+		return -errno;
+	if (!job->argv) {
+		mx_log_err("job %" PRIu64 ": job_argv is malformed: cannot be started", job->job_id);
+		job->final_status = MXQ_JOB_STATUS_FAILED;
+		job->ended = true;
+		job_list_add(server, job);
+		finish_job(server, job);  /* on a database error the reaping loop retries */
+		return 0;
+	}
 
 	r = spawn_reaper(server, job);
 	if (r < 0) {
@@ -643,8 +637,6 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 			continue;
 		}
 		r = start_claimed_job(server);
-		if (r == -EINVAL)
-			continue;       /* that job was marked FAILED; try the next */
 		if (r < 0)
 			break;
 		started++;
@@ -699,7 +691,7 @@ void mxqd_jobs_escalate_kills(struct mxqd_server *server)
 	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
 		if (job->kill_sent_ms && !job->ended && job->job_pid > 0 &&
 		    now - job->kill_sent_ms > (uint64_t)server->kill_grace_s * 1000) {
-			kill(-job->job_pid, SIGKILL);
+			mx_session_kill(job->job_pid, SIGKILL);
 			job->kill_sent_ms = now; /* repeat every grace period until gone */
 		}
 	}

@@ -108,6 +108,7 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 			_exit(126);
 		}
 	}
+	umask(job->umask); /* also for the output files created below */
 	fd_out = open_output(job->stdout_path);
 	if (fd_out < 0) {
 		mx_log_err("job %" PRIu64 ": cannot open stdout %s: %m", job->job_id, job->stdout_path);
@@ -131,7 +132,6 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 			job->job_id, job->workdir, strerror(errno));
 		_exit(126);
 	}
-	umask(job->umask);
 	set_job_environment(a, home, shell, tmpdir);
 	execvp(job->argv[0], job->argv);
 	fprintf(stderr, "mxqd: job %" PRIu64 ": cannot execute %s: %s\n",
@@ -274,20 +274,20 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			else if (job->memory_mib && rss > job->memory_mib * 1024)
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
 			if (outcome.killed[0]) {
-				kill(-pid, SIGTERM);
-				kill(-pid, SIGCONT);
+				mx_session_kill(pid, SIGTERM);
+				mx_session_kill(pid, SIGCONT);
 				kill_at_ms = now + (uint64_t)server->kill_grace_s * 1000;
 			}
 		} else if (kill_at_ms && now >= kill_at_ms) {
-			kill(-pid, SIGKILL);
+			mx_session_kill(pid, SIGKILL);
 			kill_at_ms = 0;
 		}
 		sigtimedwait(&chld, NULL, &timeout);
 	}
 	outcome.wait_status = status;
 	fill_rusage(&outcome, &ru);
-	/* Leftover processes of the job's group do not outlive the job. */
-	kill(-pid, SIGKILL);
+	/* Leftover processes of the job's session do not outlive the job. */
+	mx_session_kill(pid, SIGKILL);
 done:
 	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
 	mx_rmtree(tmpdir);
