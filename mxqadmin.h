@@ -1,6 +1,7 @@
 /*
  * mxqadmin - subcommands. Each mxqadmin_*.c file implements one family and
- * exports one entry point; mxqadmin.c only dispatches.
+ * exports one entry point; mxqadmin.c only dispatches. The few helpers more
+ * than one family needs are declared at the end.
  *
  * Contract of every entry point: argv[0] is the subcommand name ("db",
  * "expr", ...), options are parsed by the subcommand itself, the return value
@@ -24,6 +25,8 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 int mxqadmin_expr_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
 int mxqadmin_qualify_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
 int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
+/* power usage|job|jobs|metrics, called by mxqadmin_power_main (argv[0] = that word) */
+int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
 
 /* ---- helpers shared by the subcommands (in mxqadmin_qualify.c) ---- */
 

@@ -1128,7 +1128,7 @@ static void explain_group_text(const struct group_view *v)
 				printf("would wake: nothing, although %" PRIu64 " job%s stay unplaced\n",
 				       o->unplaced, o->unplaced == 1 ? "" : "s");
 		}
-		if (o->unplaced > 0)
+		if (o->unplaced > 0 && v->n_qualified > 0)
 			print_why_not(v, n_serving);
 	}
 	printf("plan: %s\n", v->plan->summary ? v->plan->summary : "-");
@@ -1247,6 +1247,7 @@ static void power_usage(FILE *f)
 	fprintf(f, "usage: mxqadmin [-M FILE] [-S GROUP] power COMMAND ...\n");
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		fprintf(f, "  power %s\n", power_cmds[i].usage);
+	fprintf(f, "  power usage|job|jobs|metrics ...: job and node energy (see power usage --help)\n");
 	fprintf(f, "T: 'YYYY-MM-DD HH:MM[:SS]' or an age like 30m, 1h, 2d\n");
 }
 
@@ -1362,6 +1363,9 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 		power_usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "usage") || !strcmp(argv[1], "job") || !strcmp(argv[1], "jobs") ||
+	    !strcmp(argv[1], "metrics"))
+		return mxqadmin_energy_main(argc - 1, argv + 1, dbopt); /* mxqadmin_energy.c */
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		if (!strcmp(argv[1], power_cmds[i].name))
 			cmd = &power_cmds[i];
