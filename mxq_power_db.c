@@ -710,15 +710,15 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 			"UPDATE mxq_power SET state = 'UNKNOWN', state_since = NOW(3), failure_count = 0,"
 			" failure_reason = '', reason = LEFT(?, 1000) WHERE hostname = ? AND state = 'FAILED'",
 			"ss", text, hostname);
-		if (n > 0)
-			n = insert_event(db, hostname, state, "UNKNOWN", text, 0, "admin");
+		if (n > 0 && (r = insert_event(db, hostname, state, "UNKNOWN", text, 0, "admin")) < 0)
+			n = r;
 	} else if (strcmp(action, "exclude") == 0 || strcmp(action, "include") == 0) {
 		bool exclude = action[0] == 'e';
 		n = mx_db_exec(db, "UPDATE mxq_power SET excluded = ?, reason = LEFT(?, 1000)"
 			       " WHERE hostname = ? AND excluded <> ?",
 			       "issi", exclude ? 1 : 0, text, hostname, exclude ? 1 : 0);
-		if (n > 0)
-			n = insert_event(db, hostname, state, state, text, 0, "admin");
+		if (n > 0 && (r = insert_event(db, hostname, state, state, text, 0, "admin")) < 0)
+			n = r;
 	} else if (strcmp(action, "on") == 0 || strcmp(action, "off") == 0) {
 		bool off = strcmp(action, "off") == 0;
 		if (!off && strcmp(state, "FAILED") == 0) {
@@ -731,8 +731,8 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 			"UPDATE mxq_power SET admin_request = ?, admin_request_reason = LEFT(?, 1000),"
 			" admin_off = ?, reason = LEFT(?, 1000) WHERE hostname = ?",
 			"ssiss", off ? "OFF" : "ON", text, off ? 1 : 0, text, hostname);
-		if (n > 0)
-			n = insert_event(db, hostname, state, state, text, 0, "admin");
+		if (n > 0 && (r = insert_event(db, hostname, state, state, text, 0, "admin")) < 0)
+			n = r;
 	} else {
 		mx_db_rollback(db);
 		return -EINVAL;
