@@ -502,6 +502,17 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 	r = mx_db_begin(db);
 	if (r < 0)
 		return r;
+	/* hold the leader row (shared) until commit: a takeover, which updates
+	 * it, waits for this transaction, so nothing of ours lands after it */
+	{
+		uint64_t one;
+		r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power_leader l WHERE" FENCE
+				    " LOCK IN SHARE MODE", "Us", lease->epoch, lease->holder);
+		if (r < 0) {
+			mx_db_rollback(db);
+			return r == -ENOENT ? 0 : r; /* fenced off */
+		}
+	}
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
 		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
@@ -744,6 +755,176 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 	if (n == 0) {
 		mx_db_rollback(db);
 		return -EALREADY;
+	}
+	return mx_db_commit(db);
+}
+
+/* ------------------------------------------------- transports (issue 5) */
+
+void mxq_power_db_transport_extras_free(struct mxq_power_transport_extra *x, size_t n)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(x[i].hostname);
+		free(x[i].ipmi_workarounds);
+		free(x[i].ssh_address);
+	}
+	free(x);
+}
+
+int mxq_power_db_transport_extras(struct mx_db *db, struct mxq_power_transport_extra **ret,
+				  size_t *ret_n)
+{
+	struct mxq_power_transport_extra *x;
+	struct mx_db_result *res = NULL;
+	int64_t rows;
+	size_t i = 0;
+
+	rows = mx_db_query(db, &res, "SELECT hostname, ipmi_workarounds, ssh_address FROM mxq_power"
+			   " ORDER BY hostname", NULL);
+	if (rows < 0)
+		return (int)rows;
+	x = calloc((size_t)rows + 1, sizeof(*x));
+	if (!x) {
+		mx_db_result_free(res);
+		return -ENOMEM;
+	}
+	while (mx_db_next(res)) {
+		x[i].hostname = mx_db_strdup(res, 0);
+		x[i].ipmi_workarounds = mx_db_strdup(res, 1);
+		x[i].ssh_address = mx_db_strdup(res, 2);
+		i++;
+		if (!x[i - 1].hostname || !x[i - 1].ipmi_workarounds || !x[i - 1].ssh_address) {
+			mx_db_result_free(res);
+			mxq_power_db_transport_extras_free(x, i);
+			return -ENOMEM;
+		}
+	}
+	mx_db_result_free(res);
+	*ret = x;
+	*ret_n = i;
+	return 0;
+}
+
+int mxq_power_db_node_discovered(struct mx_db *db, const char *hostname, const char *mac,
+				 const char *bmc_address)
+{
+	int64_t n;
+	int filled = 0;
+
+	if (mac && mac[0]) {
+		n = mx_db_exec(db, "UPDATE mxq_power SET mac_address = ? WHERE hostname = ?"
+			       " AND mac_address = ''", "ss", mac, hostname);
+		if (n < 0)
+			return (int)n;
+		filled += n > 0;
+	}
+	if (bmc_address && bmc_address[0]) {
+		n = mx_db_exec(db, "UPDATE mxq_power SET bmc_address = ? WHERE hostname = ?"
+			       " AND bmc_address = ''", "ss", bmc_address, hostname);
+		if (n < 0)
+			return (int)n;
+		filled += n > 0;
+	}
+	return filled;
+}
+
+static bool valid_mac(const char *v)
+{
+	if (strlen(v) != 17)
+		return false;
+	for (int i = 0; i < 17; i++) {
+		if (i % 3 == 2 ? v[i] != ':' : !strchr("0123456789abcdefABCDEF", v[i]) || !v[i])
+			return false;
+	}
+	return true;
+}
+
+static bool one_of(const char *v, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(v, *list) == 0)
+			return true;
+	return false;
+}
+
+static const struct { const char *key, *column; size_t max; } set_keys[] = {
+	{ "transport_on", "transport_on", 16 }, { "transport_off", "transport_off", 16 },
+	{ "bmc", "bmc_address", 255 }, { "mac", "mac_address", 17 },
+	{ "broadcast", "broadcast_address", 64 }, { "rank", "efficiency_rank", 11 },
+	{ "class", "node_class", 64 }, { "ipmi_workarounds", "ipmi_workarounds", 255 },
+	{ "ssh", "ssh_address", 255 },
+};
+
+int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, size_t errlen)
+{
+	static const char *const ons[] = { "exec", "ipmi", "wol", NULL };
+	static const char *const offs[] = { "self", "exec", "ipmi", "ssh", NULL };
+	size_t k;
+	int64_t rank;
+
+	for (k = 0; k < sizeof(set_keys) / sizeof(set_keys[0]) && strcmp(set_keys[k].key, key) != 0; k++)
+		;
+	if (k == sizeof(set_keys) / sizeof(set_keys[0])) {
+		snprintf(errbuf, errlen, "unknown key '%s' (known: transport_on, transport_off, bmc, mac, "
+			 "broadcast, rank, class, ipmi_workarounds, ssh)", key);
+		return -EINVAL;
+	}
+	if (strlen(value) > set_keys[k].max) {
+		snprintf(errbuf, errlen, "%s: value longer than %zu characters", key, set_keys[k].max);
+		return -EINVAL;
+	}
+	if ((!strcmp(key, "transport_on") && !one_of(value, ons)) ||
+	    (!strcmp(key, "transport_off") && !one_of(value, offs))) {
+		snprintf(errbuf, errlen, "%s: '%s' is not a transport (%s)", key, value,
+			 !strcmp(key, "transport_on") ? "exec, ipmi, wol" : "self, exec, ipmi, ssh");
+		return -EINVAL;
+	}
+	if (!strcmp(key, "mac") && value[0] && !valid_mac(value)) {
+		snprintf(errbuf, errlen, "mac: '%s' is not a MAC address like 00:11:22:33:44:55", value);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "rank") && (mx_strtoi64(value, &rank) < 0 || rank < INT32_MIN ||
+				     rank > INT32_MAX)) {
+		snprintf(errbuf, errlen, "rank: '%s' is not an integer", value);
+		return -EINVAL;
+	}
+	return (int)k;
+}
+
+int mxq_power_db_set(struct mx_db *db, const char *hostname, const char *key, const char *value,
+		     const char *admin_name, char *errbuf, size_t errlen)
+{
+	struct mx_db_result *res = NULL;
+	char sql[256], text[1200], state[32];
+	int64_t n;
+	int k, r;
+
+	k = mxq_power_db_set_check(key, value, errbuf, errlen);
+	if (k < 0)
+		return k;
+	snprintf(sql, sizeof(sql), "UPDATE mxq_power SET %s = ? WHERE hostname = ?", set_keys[k].column);
+	snprintf(text, sizeof(text), "set %s=%s by %s", key, value, admin_name ? admin_name : "admin");
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE",
+			"s", hostname);
+	if (n <= 0) {
+		mx_db_result_free(res);
+		mx_db_rollback(db);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	mx_db_next(res);
+	snprintf(state, sizeof(state), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	mx_db_result_free(res);
+	n = mx_db_exec(db, sql, "ss", value, hostname);
+	if (n >= 0)
+		n = insert_event(db, hostname, state, state, text, 0, "admin");
+	if (n < 0) {
+		mx_db_rollback(db);
+		return (int)n;
 	}
 	return mx_db_commit(db);
 }

@@ -157,4 +157,45 @@ int mxq_power_db_node_job_ended(struct mx_db *db, const char *hostname);
 int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *action,
 		       const char *reason, const char *admin_name);
 
+/* ------------------------------------------------- transports (issue 5) */
+
+/* Per-host transport settings that are not part of the snapshot. */
+struct mxq_power_transport_extra {
+	char *hostname;
+	char *ipmi_workarounds;    /* comma-separated libfreeipmi workaround names */
+	char *ssh_address;         /* host[:port]; empty: the hostname */
+};
+
+/*
+ * Read the extra transport settings of every mxq_power row. *ret (n
+ * entries) is owned by the caller: mxq_power_db_transport_extras_free().
+ * Returns 0 or negative errno.
+ */
+int mxq_power_db_transport_extras(struct mx_db *db, struct mxq_power_transport_extra **ret,
+				  size_t *ret_n);
+void mxq_power_db_transport_extras_free(struct mxq_power_transport_extra *x, size_t n);
+
+/*
+ * Node: record what the node's mxqd discovered about itself (MAC address of
+ * its primary interface, BMC LAN address). NULL or empty values are
+ * skipped; a value only fills an EMPTY column, so a setting made with
+ * `mxqadmin power set` wins. Returns the number of columns filled (0..2) or
+ * negative errno (-ENOENT: no row).
+ */
+int mxq_power_db_node_discovered(struct mx_db *db, const char *hostname, const char *mac,
+				 const char *bmc_address);
+
+/*
+ * Admin: set one per-host setting. KEY is one of transport_on, transport_off,
+ * bmc, mac, broadcast, rank, class, ipmi_workarounds, ssh; VALUE is checked
+ * (transport names, MAC syntax, integer rank). An event records the change
+ * (actor admin). Returns 0, -ENOENT for an unknown host, -EINVAL for a bad
+ * key or value (why in errbuf), other negative errno on database errors.
+ */
+int mxq_power_db_set(struct mx_db *db, const char *hostname, const char *key, const char *value,
+		     const char *admin_name, char *errbuf, size_t errlen);
+/* Check KEY=VALUE as mxq_power_db_set() would, without a database: a
+ * non-negative index, or -EINVAL with the reason in errbuf. */
+int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, size_t errlen);
+
 #endif

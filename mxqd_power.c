@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,9 @@
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
+#include "mxq_power_secrets.h"
+#include "mxqd_power_discover.h"
+#include "mxqd_power_transport.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -64,6 +68,18 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 		.exec_timeout_s = 60,
 		.poweroff_command = "/sbin/poweroff",
 		.node = true,
+		.secrets_path = SYSCONFDIR "/mxq/power-secrets",
+		.reconcile_s = 60,
+		.soft_off_deadline_s = 120,
+		.ipmi_timeout_s = 5,
+		.ipmi_retries = 2,
+		.ipmi_verify_s = 10,
+		.wol_port = 9,
+		.wol_count = 3,
+		.ssh_timeout_s = 10,
+		.ssh_drain_command = "drain",
+		.ssh_poweroff_command = "poweroff",
+		.ssh_known_hosts = SYSCONFDIR "/mxq/power-known-hosts",
 	};
 }
 
@@ -125,132 +141,336 @@ static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_
 /* ----------------------------------------------------------- transports */
 
 /*
- * Run the exec transport: CMD HOST ACTION, stdin /dev/null, stdout captured
- * (for "status"), killed after the timeout. Returns 0 on exit status 0,
- * otherwise -EIO with a reason in errbuf.
+ * The transports live in mxqd_power_exec.c (exec, self), mxqd_power_ipmi.c,
+ * mxqd_power_wol.c and mxqd_power_ssh.c behind mxqd_power_transport.h; this
+ * section picks one per host and action and logs what they report.
  */
-static int exec_transport(const char *host, const char *action, char *out, size_t outlen,
-			  char *errbuf, size_t errlen)
+
+/* A leader-side ssh drain already sent for one DRAINING period of a host. */
+struct ssh_drain_sent {
+	char *hostname;
+	int64_t state_since;
+};
+
+static struct {
+	struct mxq_power_secrets *secrets;
+	struct mxqd_power_transport_config cfg;
+	struct mxq_power_transport_extra *extras;  /* refreshed every tick */
+	size_t n_extras;
+	struct ssh_drain_sent *drains;
+	size_t n_drains;
+	uint64_t next_reconcile_ms;
+	char why[512];                              /* buffer of the *_impossible() answers */
+} tp;
+
+static int transports_init(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
-	const char *cmd = pm.opt.exec_command;
-	uint64_t deadline = mx_now_monotonic_ms() + pm.opt.exec_timeout_s * 1000ULL;
-	size_t got = 0;
-	int fd, status = 0;
-	pid_t pid;
+	int r;
 
-	if (!cmd) {
-		snprintf(errbuf, errlen, "no --power-exec-command configured");
-		return -ENOTSUP;
-	}
-	pid = mx_fork_with_pipe(&fd);
-	if (pid < 0)
-		return (int)pid;
-	if (pid == 0) {
-		sigset_t none;
-		int devnull = open("/dev/null", O_RDONLY);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, STDIN_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		mx_log_close_other_fds(-1);
-		execl(cmd, cmd, host, action, (char *)NULL);
-		_exit(127);
-	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	for (;;) {
-		char buf[512];
-		ssize_t n = read(fd, buf, sizeof(buf));
-		pid_t w;
-
-		if (n > 0) {
-			size_t take = (size_t)n;
-			if (out && got + 1 < outlen) {
-				if (take > outlen - 1 - got)
-					take = outlen - 1 - got;
-				memcpy(out + got, buf, take);
-				got += take;
-			}
-			continue;
-		}
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (mx_now_monotonic_ms() > deadline) {
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			close(fd);
-			snprintf(errbuf, errlen, "'%s %s %s' did not finish within %u s", cmd, host, action,
-				 pm.opt.exec_timeout_s);
-			return -ETIMEDOUT;
-		}
-		usleep(20000);
-	}
-	close(fd);
-	if (out)
-		out[got] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	tp.cfg = (struct mxqd_power_transport_config) {
+		.exec_command = opt->exec_command,
+		.exec_timeout_s = opt->exec_timeout_s,
+		.ipmi_timeout_ms = (unsigned)(opt->ipmi_timeout_s * 1000),
+		.ipmi_retries = opt->ipmi_retries,
+		.ipmi_verify_ms = (unsigned)(opt->ipmi_verify_s * 1000),
+		.wol_port = (uint16_t)opt->wol_port,
+		.wol_count = opt->wol_count,
+		.ssh_timeout_s = opt->ssh_timeout_s,
+		.ssh_drain_command = opt->ssh_drain_command,
+		.ssh_poweroff_command = opt->ssh_poweroff_command,
+		.ssh_default_known_hosts = opt->ssh_known_hosts,
+	};
+	if (!opt->manager)
 		return 0;
-	if (WIFEXITED(status))
-		snprintf(errbuf, errlen, "'%s %s %s' exited with status %d", cmd, host, action,
-			 WEXITSTATUS(status));
-	else
-		snprintf(errbuf, errlen, "'%s %s %s' ended by signal %d", cmd, host, action,
-			 WTERMSIG(status));
-	return -EIO;
+	/* a transport call outliving the lease cannot do harm (every write
+	 * is fenced), but keep the call bounds below --power-lease */
+	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
+	if (r == -ENOENT && !opt->secrets_path_given)
+		return 0; /* no secrets: ipmi and ssh hosts are reported as not managed */
+	return r;
+}
+
+static void transports_fini(void)
+{
+	mxq_power_secrets_free(tp.secrets);
+	tp.secrets = NULL;
+	mxq_power_db_transport_extras_free(tp.extras, tp.n_extras);
+	tp.extras = NULL;
+	tp.n_extras = 0;
+	for (size_t i = 0; i < tp.n_drains; i++)
+		free(tp.drains[i].hostname);
+	free(tp.drains);
+	tp.drains = NULL;
+	tp.n_drains = 0;
+}
+
+/* The transport's view of H (settings, extras, secrets). */
+static struct mxqd_power_target target_of(const struct mxq_power_host *h)
+{
+	struct mxqd_power_target t = {
+		.hostname = h->hostname,
+		.bmc_address = h->bmc_address,
+		.mac_address = h->mac_address,
+		.broadcast_address = h->broadcast_address,
+		.ipmi_workarounds = "",
+		.ssh_address = "",
+	};
+
+	for (size_t i = 0; i < tp.n_extras; i++) {
+		if (strcmp(tp.extras[i].hostname, h->hostname) == 0) {
+			t.ipmi_workarounds = tp.extras[i].ipmi_workarounds;
+			t.ssh_address = tp.extras[i].ssh_address;
+			break;
+		}
+	}
+	mxq_power_secrets_for(tp.secrets, h->hostname, &t.secrets);
+	return t;
+}
+
+static const char *impossible(const struct mxq_power_host *h, const char *which, const char *name,
+			      unsigned cap, const char *supported)
+{
+	const struct mxqd_power_transport *tr = mxqd_power_transport_find(name);
+	struct mxqd_power_target t;
+	const char *why;
+
+	if (!tr || !(tr->caps & cap)) {
+		snprintf(tp.why, sizeof(tp.why), "%s '%s' is not supported (supported: %s)", which, name,
+			 supported);
+		return tp.why;
+	}
+	if (!tr->unusable)
+		return NULL;
+	t = target_of(h);
+	why = tr->unusable(&t, &tp.cfg, tp.why, sizeof(tp.why));
+	if (why && why != tp.why) {
+		snprintf(tp.why, sizeof(tp.why), "%s", why);
+		why = tp.why;
+	}
+	return why;
 }
 
 /* Can the leader wake this host again? Nodes it could not wake are never
  * powered off. Returns NULL if yes, else why not. */
 static const char *wake_impossible(const struct mxq_power_host *h)
 {
-	if (strcmp(h->transport_on, "exec") == 0)
-		return pm.opt.exec_command ? NULL : "transport_on is exec but the leader has no --power-exec-command";
-	return "transport_on is not supported by this mxqd (supported: exec)";
+	return impossible(h, "transport_on", h->transport_on, MXQD_TRANSPORT_CAN_ON, "exec, ipmi, wol");
 }
 
 static const char *poweroff_impossible(const struct mxq_power_host *h)
 {
-	if (strcmp(h->transport_off, "self") == 0)
-		return NULL;
-	if (strcmp(h->transport_off, "exec") == 0)
-		return pm.opt.exec_command ? NULL : "transport_off is exec but the leader has no --power-exec-command";
-	return "transport_off is not supported by this mxqd (supported: self, exec)";
+	return impossible(h, "transport_off", h->transport_off, MXQD_TRANSPORT_CAN_OFF,
+			  "self, exec, ipmi, ssh");
 }
 
 static int actuate_wake(const struct mxq_power_host *h, char *errbuf, size_t errlen)
 {
-	if (strcmp(h->transport_on, "exec") == 0)
-		return exec_transport(h->hostname, "on", NULL, 0, errbuf, errlen);
-	snprintf(errbuf, errlen, "cannot wake with transport '%s'", h->transport_on);
-	return -ENOTSUP;
+	const struct mxqd_power_transport *tr = mxqd_power_transport_find(h->transport_on);
+	struct mxqd_power_target t = target_of(h);
+
+	if (!tr || !tr->power_on) {
+		snprintf(errbuf, errlen, "cannot wake with transport '%s'", h->transport_on);
+		return -ENOTSUP;
+	}
+	return tr->power_on(&t, &tp.cfg, errbuf, errlen);
 }
 
 static int actuate_power_off(const struct mxq_power_host *h, char *errbuf, size_t errlen)
 {
-	if (strcmp(h->transport_off, "self") == 0)
-		return 0; /* the node's own mxqd sees POWERING_OFF and powers off */
-	if (strcmp(h->transport_off, "exec") == 0)
-		return exec_transport(h->hostname, "off", NULL, 0, errbuf, errlen);
-	snprintf(errbuf, errlen, "cannot power off with transport '%s'", h->transport_off);
-	return -ENOTSUP;
+	const struct mxqd_power_transport *tr = mxqd_power_transport_find(h->transport_off);
+	struct mxqd_power_target t = target_of(h);
+
+	if (!tr || !tr->power_off) {
+		snprintf(errbuf, errlen, "cannot power off with transport '%s'", h->transport_off);
+		return -ENOTSUP;
+	}
+	/* soft first; refine_snapshot() escalates to hard off after the deadline */
+	return tr->power_off(&t, &tp.cfg, MXQD_POWER_OFF_SOFT, errbuf, errlen);
 }
 
-/* What the transport says about the power of HOST: 1 on, 0 off, <0 unknown. */
-static int transport_status(const struct mxq_power_host *h)
+/* The transport that can read HOST's real power state, or NULL. */
+static const struct mxqd_power_transport *status_transport(const struct mxq_power_host *h)
 {
-	char out[64], err[256];
+	const struct mxqd_power_transport *on = mxqd_power_transport_find(h->transport_on);
+	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
 
-	if (strcmp(h->transport_on, "exec") != 0 || !pm.opt.exec_command)
+	if (on && (on->caps & MXQD_TRANSPORT_CAN_STATUS) && !wake_impossible(h))
+		return on;
+	if (off && (off->caps & MXQD_TRANSPORT_CAN_STATUS) && !poweroff_impossible(h))
+		return off;
+	return NULL;
+}
+
+/* What the transport says about the power of HOST: 1 on, 0 off, <0 unknown
+ * (why in errbuf; -ENOTSUP when no transport of HOST can tell). */
+static int transport_status(const struct mxq_power_host *h, char *errbuf, size_t errlen)
+{
+	const struct mxqd_power_transport *tr = status_transport(h);
+	struct mxqd_power_target t = target_of(h);
+
+	if (!tr) {
+		snprintf(errbuf, errlen, "no transport of %s reads the power state", h->hostname);
 		return -ENOTSUP;
-	if (exec_transport(h->hostname, "status", out, sizeof(out), err, sizeof(err)) < 0)
-		return -EIO;
-	if (strncmp(out, "off", 3) == 0)
-		return 0;
-	if (strncmp(out, "on", 2) == 0)
-		return 1;
-	return -EINVAL;
+	}
+	return tr->status(&t, &tp.cfg, errbuf, errlen);
+}
+
+static void mark_failed(struct mxqd_server *server, const struct mxq_power_host *h,
+			struct mxq_power_node *n, const char *what, const char *err)
+{
+	int r;
+
+	mx_log_err("power: %s %s failed: %s", what, h->hostname, err);
+	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, MXQ_POWER_FAILED, err);
+	if (r < 0)
+		mx_log_err("power: cannot mark %s FAILED: %s", h->hostname, mx_db_error(server->db));
+	if (r == 1) {
+		n->state = MXQ_POWER_FAILED;
+		n->excluded = true; /* nothing more this tick */
+	}
+}
+
+/* POWERING_OFF: confirm with the transport; escalate soft -> hard off. A
+ * transport that can cut the power (ipmi) is asked every tick and its word
+ * beats the heartbeat; others only when the node's mxqd is gone. */
+static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_snapshot *s, size_t i)
+{
+	struct mxq_power_node *n = &s->nodes[i];
+	const struct mxq_power_host *h = &s->hosts[i];
+	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
+	bool can_cut = off && (off->caps & MXQD_TRANSPORT_CAN_HARD_OFF) && !poweroff_impossible(h);
+	struct mxqd_power_target t;
+	char err[512] = "";
+	int st;
+
+	if (!status_transport(h) || (!can_cut && !n->seen_down))
+		return;
+	st = transport_status(h, err, sizeof(err));
+	if (st < 0) {
+		mx_log_warning("power: %s: cannot read the power state: %s", h->hostname, err);
+		return;
+	}
+	if (st == 0) {
+		if (can_cut)
+			n->seen_down = true;
+		return;
+	}
+	n->seen_down = false; /* mxqd may be gone but the power is still on */
+	/* both times are whole seconds: +1 so that the deadline is never cut short */
+	if (!can_cut || s->now - n->state_since < (int64_t)ceil(pm.opt.soft_off_deadline_s) + 1)
+		return;
+	t = target_of(h);
+	mx_log_notice("power: %s still on %g s after soft off: hard power off", h->hostname,
+		      pm.opt.soft_off_deadline_s);
+	if (off->power_off(&t, &tp.cfg, MXQD_POWER_OFF_HARD, err, sizeof(err)) < 0)
+		mark_failed(server, h, n, "hard power off of", err);
+	else
+		n->seen_down = true;
+}
+
+/* Nodes whose mxqd is too old for the drain protocol (no answer to a drain
+ * after two ticks) and whose transport_off is ssh: run the drain command
+ * once per drain, then acknowledge on the node's behalf when its mxq_daemon
+ * row reached EXITED. */
+static void ssh_drain(struct mxqd_server *server, struct mxq_power_db_snapshot *s, size_t i)
+{
+	struct mxq_power_node *n = &s->nodes[i];
+	const struct mxq_power_host *h = &s->hosts[i];
+	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
+	struct ssh_drain_sent *d = NULL;
+	char err[512] = "";
+	int r;
+
+	if (!off || !off->run || n->drain_acked || h->node_ack[0] || poweroff_impossible(h))
+		return;
+	for (size_t k = 0; k < tp.n_drains; k++)
+		if (strcmp(tp.drains[k].hostname, h->hostname) == 0)
+			d = &tp.drains[k];
+	if (h->has_daemon && h->daemon_status == MXQ_DAEMON_STATUS_EXITED && d &&
+	    d->state_since == n->state_since) {
+		r = mxq_power_db_node_ack_drain(server->db, h->hostname);
+		if (r == 1) {
+			mx_log_notice("power: %s: mxqd exited after the ssh drain: drain acknowledged",
+				      h->hostname);
+			n->drain_acked = true;
+		} else if (r < 0) {
+			mx_log_err("power: %s: cannot acknowledge the drain: %s", h->hostname,
+				   mx_db_error(server->db));
+		}
+		return;
+	}
+	if ((d && d->state_since == n->state_since) || s->now - n->state_since < 2 * pm.opt.tick_s)
+		return;
+	if (!d) {
+		struct ssh_drain_sent *m = realloc(tp.drains, (tp.n_drains + 1) * sizeof(*m));
+		char *name = strdup(h->hostname);
+		if (!m || !name) {
+			free(name);
+			if (m)
+				tp.drains = m;
+			return;
+		}
+		tp.drains = m;
+		d = &tp.drains[tp.n_drains++];
+		d->hostname = name;
+	}
+	d->state_since = n->state_since;
+	{
+		struct mxqd_power_target t = target_of(h);
+		mx_log_notice("power: %s did not answer the drain: running '%s' over ssh", h->hostname,
+			      tp.cfg.ssh_drain_command);
+		if (off->run(&t, &tp.cfg, tp.cfg.ssh_drain_command, err, sizeof(err)) < 0)
+			mark_failed(server, h, n, "ssh drain of", err);
+	}
+}
+
+/* Bring recorded ON/OFF states into agreement with the real power state
+ * (the BMC's where a transport reads it, the heartbeat otherwise). */
+static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+{
+	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
+		struct mxq_power_node *n = &s->nodes[i];
+		const struct mxq_power_host *h = &s->hosts[i];
+		enum mxq_power_node_state to;
+		char err[512] = "", why[700];
+		int st;
+
+		/* a pending admin request acts on the node this very tick */
+		if (n->excluded || h->admin_request[0] ||
+		    (n->state != MXQ_POWER_ON && n->state != MXQ_POWER_OFF))
+			continue;
+		if (status_transport(h)) {
+			st = transport_status(h, err, sizeof(err));
+			if (st < 0) {
+				mx_log_warning("power: reconcile %s: %s", h->hostname, err);
+				continue;
+			}
+			if (st == 1 && n->state == MXQ_POWER_OFF && !n->seen_up) {
+				to = MXQ_POWER_ON;
+				snprintf(why, sizeof(why), "reconciled: %s reports power on although recorded "
+					 "OFF (switched on outside the power manager)", h->transport_on);
+			} else if (st == 0 && n->state == MXQ_POWER_ON) {
+				to = MXQ_POWER_OFF;
+				snprintf(why, sizeof(why), "reconciled: %s reports power off although recorded "
+					 "ON (switched off outside the power manager)", h->transport_on);
+			} else {
+				continue;
+			}
+		} else if (n->state == MXQ_POWER_ON && n->seen_down) {
+			to = MXQ_POWER_OFF;
+			snprintf(why, sizeof(why), "reconciled: no mxqd heartbeat and no transport reads "
+				 "the power state: recorded OFF");
+		} else {
+			continue;
+		}
+		if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, to, why) == 1) {
+			mx_log_notice("power: %s %s -> %s: %s", h->hostname, mxq_power_state_to_string(n->state),
+				      mxq_power_state_to_string(to), why);
+			n->state = to;
+			n->state_since = s->now;
+			n->seen_down = to == MXQ_POWER_OFF;
+		}
+	}
 }
 
 /* ------------------------------------------------------------- node side */
@@ -289,6 +509,9 @@ int mxqd_power_init(struct mxqd_server *server, const struct mxqd_power_options 
 			return -EINVAL;
 		}
 	}
+	r = transports_init(opt, errbuf, errlen);
+	if (r < 0)
+		return r;
 	if (opt->node)
 		return mxqd_hooks_register(&node_hooks);
 	return 0;
@@ -296,9 +519,19 @@ int mxqd_power_init(struct mxqd_server *server, const struct mxqd_power_options 
 
 int mxqd_power_node_register(struct mxqd_server *server)
 {
+	char mac[18], iface[256];
+	int r;
+
 	if (!pm.opt.node)
 		return 0;
-	return mxq_power_db_node_register(server->db, server->hostname);
+	r = mxq_power_db_node_register(server->db, server->hostname);
+	if (r < 0)
+		return r;
+	/* discovery: fills only empty columns, an admin's setting wins */
+	if (mxqd_power_discover_mac(NULL, NULL, mac, iface, sizeof(iface)) == 0 &&
+	    mxq_power_db_node_discovered(server->db, server->hostname, mac, NULL) > 0)
+		mx_log_info("power: recorded MAC address %s of %s for Wake-on-LAN", mac, iface);
+	return 0;
 }
 
 static int run_poweroff_command(void)
@@ -387,21 +620,39 @@ static void warn_other_config(struct mxqd_server *server)
 	mx_db_result_free(res);
 }
 
-/* Mark the snapshot's nodes the leader cannot act on, and ask the transport
- * about nodes whose power-off must be confirmed. */
-static void refine_snapshot(struct mxq_power_db_snapshot *s)
+/* Mark the snapshot's nodes the leader cannot act on, confirm power-offs
+ * with the transport (escalating soft to hard off), run ssh drains for old
+ * nodes, and reconcile recorded states with real ones when due. */
+static void refine_snapshot(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
 {
+	uint64_t now_ms = mx_now_monotonic_ms();
+	int r;
+
+	mxq_power_db_transport_extras_free(tp.extras, tp.n_extras);
+	tp.extras = NULL;
+	tp.n_extras = 0;
+	r = mxq_power_db_transport_extras(server->db, &tp.extras, &tp.n_extras);
+	if (r < 0)
+		mx_log_warning("power: cannot read transport settings: %s", mx_db_error(server->db));
+
 	for (size_t i = 0; i < s->snap.n_nodes; i++) {
 		struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
 
 		if (!n->excluded && (wake_impossible(h) || poweroff_impossible(h)))
 			n->excluded = true;
-		if (n->state == MXQ_POWER_POWERING_OFF && n->seen_down) {
-			int st = transport_status(h);
-			if (st == 1)
-				n->seen_down = false; /* mxqd is gone but the power is still on */
-		}
+		if (n->excluded || pm.cfg.dry_run || !mxq_power_lease_valid(&pm.lease))
+			continue;
+		if (n->state == MXQ_POWER_POWERING_OFF)
+			check_powering_off(server, s, i);
+		else if (n->state == MXQ_POWER_DRAINING)
+			ssh_drain(server, s, i);
+	}
+	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
+		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
+	if (pm.opt.reconcile_s > 0 && now_ms >= tp.next_reconcile_ms && !pm.cfg.dry_run) {
+		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
+		reconcile(server, s);
 	}
 }
 
@@ -480,7 +731,7 @@ static int leader_tick(struct mxqd_server *server)
 	r = mxq_power_db_snapshot_read(server->db, hb_timeout, &s);
 	if (r < 0)
 		return r;
-	refine_snapshot(s);
+	refine_snapshot(server, s);
 	if (!pm.cfg.dry_run)
 		apply_admin_requests(server, s);
 
@@ -556,4 +807,5 @@ void mxqd_power_fini(struct mxqd_server *server)
 			mx_log_notice("power: lease released");
 	}
 	mxq_power_config_done(&pm.cfg);
+	transports_fini();
 }

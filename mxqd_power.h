@@ -30,6 +30,20 @@ struct mxqd_power_options {
 	unsigned exec_timeout_s;      /* --power-exec-timeout, default 60 */
 	const char *poweroff_command; /* --poweroff-command for transport "self" */
 	bool node;                    /* take part as a node (default; --no-power-node) */
+	/* transports (issue 5); see mxqd_power_transport.h */
+	const char *secrets_path;     /* --power-secrets (default SYSCONFDIR/mxq/power-secrets) */
+	bool secrets_path_given;      /* a missing file is an error only when given */
+	double reconcile_s;           /* --power-reconcile-interval, default 60, 0 = never */
+	double soft_off_deadline_s;   /* --power-soft-off-deadline: soft -> hard off, default 120 */
+	double ipmi_timeout_s;        /* --power-ipmi-timeout: one session attempt, default 5 */
+	unsigned ipmi_retries;        /* --power-ipmi-retries: after timeouts, default 2 */
+	double ipmi_verify_s;         /* --power-ipmi-verify: on/hard off must show, default 10 */
+	unsigned wol_port;            /* --power-wol-port, default 9 */
+	unsigned wol_count;           /* --power-wol-count, default 3 */
+	unsigned ssh_timeout_s;       /* --power-ssh-timeout, default 10 (< lease) */
+	const char *ssh_drain_command;    /* --power-ssh-drain-command, default "drain" */
+	const char *ssh_poweroff_command; /* --power-ssh-poweroff-command, default "poweroff" */
+	const char *ssh_known_hosts;  /* --power-ssh-known-hosts (default SYSCONFDIR/mxq/power-known-hosts) */
 };
 
 /* Defaults for the options above. */
