@@ -1,0 +1,723 @@
+/*
+ * mxqd_energy - job energy accounting inside mxqd (see mxqd_energy.h).
+ *
+ * Configuration: mxqd --energy-* options (struct mxqd_energy_options).
+ * Sources (read by mxq_energy_source.c), tried in --energy-sources order
+ * (default rapl,hwmon,ipmi,model),
+ * the first one that reads is used, and on a failure the list is probed
+ * again at the next sample:
+ *   rapl   SYSFS/class/powercap/<zone>/energy_uj of every package-N and
+ *          dram zone (core/uncore are inside the package and not added;
+ *          intel-rapl-mmio duplicates the package and is skipped), wrap at
+ *          max_energy_range_uj handled;
+ *   hwmon  SYSFS/class/hwmon/hwmon* /energy*_input (µJ counters), else
+ *          power*_input or power*_average (µW, integrated by trapezoid);
+ *   ipmi   in-band DCMI power reading: not built into this mxqd yet (it
+ *          is listed so that a site's source list stays valid);
+ *   model  --energy-model IDLE_W:PER_SLOT_W x busy slots: an estimate.
+ *
+ * Sampling runs in the main loop (mxqd_energy_tick), not in a thread: every
+ * source here is a handful of sysfs reads (bench_energy: ~40 us) plus one
+ * /proc scan while jobs run (the dominant cost, ~20 us per process on a
+ * loaded test machine), nothing that blocks; the job set it splits energy
+ * among is owned by the main loop, and the status hooks take a sample at
+ * every job start and end, so interval boundaries are exact without any
+ * locking. Counters integrate exactly even when a loop turn is late; only
+ * the power and model sources interpolate over a late turn. A source that
+ * could block (IPMI through a BMC) would get a thread of its own.
+ *
+ * Attribution: each interval's energy is split at once (mxq_energy.c)
+ * into per-job accumulators, so a wrapped ring buffer never loses job
+ * energy; the ring holds the node's recent samples (power peaks, node
+ * samples to the database). CPU time per job is the sum of utime, stime,
+ * cutime and cstime of the processes in its session (sid = job_pid), read
+ * from /proc; the last interval of an ended job uses its rusage from the
+ * reaper's outcome.
+ *
+ * Errors: a failing source makes the interval unmeasured (jobs running in
+ * it become "partial") and is logged once until it works again. Database
+ * errors are logged once per flush; pending node increments and ended
+ * jobs' rows are kept and written at the next flush.
+ */
+#define _GNU_SOURCE
+#include "mxqd_energy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mx_log.h"
+#include "mx_util.h"
+#include "mxq_energy.h"
+#include "mxq_energy_source.h"
+
+#define BOOT_WINDOW_S 600       /* mxqd started this soon after boot: count boot energy */
+#define PRUNE_INTERVAL_MS (3600 * 1000ULL)
+#define UPGRADE_INTERVAL_MS (5 * 1000ULL) /* how often a preferred source is tried again */
+#define IDLE_LEARN_WEIGHT 0.2   /* weight of a new idle interval in the learned baseline */
+
+/* A job whose energy is being accumulated. */
+struct tracked {
+	struct tracked *next;
+	uint64_t job_id;
+	pid_t sid;
+	uint32_t slots;
+	uint64_t start_ms;      /* realtime of its first sample */
+	uint64_t end_ms;        /* realtime of its last sample; 0 while running */
+	uint64_t cpu_us;        /* session CPU time at the last sample */
+	uint64_t cpu_now_us;    /* scratch: this sample's reading */
+	unsigned procs;         /* scratch: processes found in its session */
+	struct mxq_energy_job_acc acc;
+	double timeline_j;      /* energy at the last timeline row */
+	uint64_t timeline_ms;
+};
+
+static struct {
+	struct mxqd_energy_options opt;
+	bool enabled;
+	enum mxq_energy_source_kind order[MXQ_ENERGY_SRC__COUNT];
+	size_t n_order;
+	struct mxq_energy_source_config cfg;
+	struct mxq_energy_source src;
+	bool have_src;
+	bool failing;           /* logged that no source works */
+	bool degraded;          /* a source failed since start: try to get back to the best */
+	struct mxq_energy_ring ring;
+	bool started;
+	uint64_t last_mono_ms;
+	uint64_t last_real_ms;
+	uint64_t next_sample_ms;
+	uint64_t next_flush_ms;
+	uint64_t next_prune_ms;
+	uint64_t next_upgrade_ms;
+	double energy_j;        /* node energy measured by this mxqd (plus boot estimate) */
+	double base_j;          /* mxq_power.energy_joules when this mxqd started */
+	bool base_loaded;
+	double watts;
+	double idle_w;          /* idle baseline: model idle, or learned from idle intervals */
+	bool idle_learned;
+	bool boot_counted;
+	/* node increments not yet in mxq_power */
+	double pend_total, pend_jobs, pend_idle, pend_boot, pend_shutdown;
+	bool db_failing;
+	struct tracked *jobs;
+	size_t n_jobs;
+	/* per-sample scratch, one entry per tracked job */
+	struct mxq_energy_share_in *in;
+	struct mxq_energy_share_out *out;
+	struct tracked **order_t;
+	size_t scratch_len;
+	pid_t *sids;
+	uint64_t *cpu;
+	unsigned *procs;
+} en;
+
+void mxqd_energy_options_init(struct mxqd_energy_options *opt)
+{
+	*opt = (struct mxqd_energy_options) {
+		.sources = "rapl,hwmon,ipmi,model",
+		.interval_s = 1,
+		.flush_s = 60,
+		.sysfs_root = "/sys",
+		.retention_days = 30,
+		.buffer_s = 3600,
+	};
+}
+
+static int opt_fail(char *errbuf, size_t errlen, const char *opt, const char *arg, const char *what)
+{
+	snprintf(errbuf, errlen, "%s: '%s' is not %s", opt, arg ? arg : "", what);
+	return -EINVAL;
+}
+
+int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt which,
+		       const char *arg, char *errbuf, size_t errlen)
+{
+	enum mxq_energy_source_kind order[MXQ_ENERGY_SRC__COUNT];
+	size_t n;
+	double v;
+	uint32_t u;
+
+	switch (which) {
+	case MXQD_ENERGY_OPT_SOURCES:
+		if (mxq_energy_source_list_parse(arg, order, &n, errbuf, errlen) < 0)
+			return -EINVAL;
+		snprintf(opt->sources, sizeof(opt->sources), "%s", arg);
+		return 0;
+	case MXQD_ENERGY_OPT_INTERVAL:
+		if (mx_strtod(arg, &v) < 0 || v < 0.05 || v > 3600)
+			return opt_fail(errbuf, errlen, "--energy-interval", arg, "seconds in 0.05..3600");
+		opt->interval_s = v;
+		return 0;
+	case MXQD_ENERGY_OPT_FLUSH:
+		if (mx_strtod(arg, &v) < 0 || v < 0.1 || v > 86400)
+			return opt_fail(errbuf, errlen, "--energy-flush-interval", arg, "seconds in 0.1..86400");
+		opt->flush_s = v;
+		return 0;
+	case MXQD_ENERGY_OPT_SYSFS_ROOT:
+		if (arg[0] != '/')
+			return opt_fail(errbuf, errlen, "--energy-sysfs-root", arg, "an absolute path");
+		opt->sysfs_root = arg;
+		return 0;
+	case MXQD_ENERGY_OPT_MODEL:
+		if (mxq_energy_parse_model(arg, &opt->model_idle_w, &opt->model_slot_w) < 0)
+			return opt_fail(errbuf, errlen, "--energy-model", arg,
+					"IDLE_WATTS:WATTS_PER_SLOT like 80:12.5");
+		opt->model_set = true;
+		return 0;
+	case MXQD_ENERGY_OPT_TIMELINE:
+		opt->timeline = true;
+		return 0;
+	case MXQD_ENERGY_OPT_RETENTION:
+		if (mx_strtou32(arg, &u) < 0 || u == 0)
+			return opt_fail(errbuf, errlen, "--energy-retention", arg, "a positive number of days");
+		opt->retention_days = u;
+		return 0;
+	case MXQD_ENERGY_OPT_BUFFER:
+		if (mx_strtod(arg, &v) < 0 || v < 1 || v > 7 * 86400)
+			return opt_fail(errbuf, errlen, "--energy-buffer", arg, "seconds in 1..604800");
+		opt->buffer_s = v;
+		return 0;
+	default:
+		snprintf(errbuf, errlen, "unknown energy option");
+		return -EINVAL;
+	}
+}
+
+/* ---------------------------------------------------------------- sources */
+
+/* First source of the list that probes fine. */
+static int select_source(void)
+{
+	for (size_t i = 0; i < en.n_order; i++) {
+		if (mxq_energy_source_probe(en.order[i], &en.cfg, &en.src) == 0) {
+			en.have_src = true;
+			return 0;
+		}
+	}
+	en.have_src = false;
+	return -ENOENT;
+}
+
+/*
+ * While a fallback source is in use, see whether a preferred one works
+ * again (a module loaded late, a file that came back). The new source takes
+ * its baseline reading now, so the next interval is measured by it without
+ * a gap.
+ */
+static void maybe_upgrade_source(void)
+{
+	struct mxq_energy_source better;
+	double ignored;
+	int r;
+
+	for (size_t i = 0; i < en.n_order; i++) {
+		bool same = en.order[i] == en.src.kind;
+
+		if (mxq_energy_source_probe(en.order[i], &en.cfg, &better) < 0 || (same && better.n_zones <= en.src.n_zones)) {
+			if (same)
+				return;
+			continue;
+		}
+		r = mxq_energy_source_read(&better, 0, 0, &ignored); /* baseline */
+		if (r < 0 && r != -EAGAIN)
+			continue;
+		mx_log_notice("energy: %s works again (%zu input(s)), measuring with it instead of %s "
+			      "(%zu input(s))", mxq_energy_source_kind_to_string(better.kind), better.n_zones,
+			      mxq_energy_source_kind_to_string(en.src.kind), en.src.n_zones);
+		en.src = better;
+		return;
+	}
+}
+
+/* ---------------------------------------------------------------- sampling */
+
+/* Each tracked running job's session CPU time into cpu_now_us and procs. */
+static int read_job_cpu(void)
+{
+	size_t n = 0, i = 0;
+	int r;
+
+	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next)
+		if (!t->end_ms)
+			en.sids[n++] = t->sid;
+	r = mxq_energy_sessions_cpu(en.sids, n, en.cpu, en.procs);
+	for (struct tracked *t = en.jobs; t && i < n; t = t->next) {
+		if (t->end_ms)
+			continue;
+		t->cpu_now_us = r < 0 ? 0 : en.cpu[i];
+		t->procs = r < 0 ? 0 : en.procs[i];
+		i++;
+	}
+	return r;
+}
+
+/*
+ * CPU time of a job whose session has no process left but whose end has
+ * not been handled yet (several jobs ending together): the rusage its
+ * reaper wrote into the spool, or UINT64_MAX (unknown) when not there yet.
+ * Counting it as 0 would hand its last interval to the jobs ended first.
+ */
+static uint64_t gone_job_cpu(const struct mxqd_server *server, const struct tracked *t)
+{
+	struct mxqd_outcome o;
+
+	if (mxqd_outcome_read(server->spooldir, t->job_id, &o) < 0)
+		return UINT64_MAX;
+	return o.utime_us + o.stime_us;
+}
+
+static uint32_t busy_slots(void)
+{
+	uint32_t n = 0;
+
+	for (struct tracked *t = en.jobs; t; t = t->next)
+		if (!t->end_ms)
+			n += t->slots;
+	return n;
+}
+
+/* Grow the per-sample scratch arrays to the number of tracked jobs. */
+static int ensure_scratch(void)
+{
+	size_t want = en.n_jobs;
+	void *a, *b, *c, *d, *e, *f;
+
+	if (want <= en.scratch_len)
+		return 0;
+	want = want < 16 ? 16 : want * 2;
+	d = realloc(en.sids, want * sizeof(*en.sids));
+	if (d)
+		en.sids = d;
+	e = realloc(en.cpu, want * sizeof(*en.cpu));
+	if (e)
+		en.cpu = e;
+	f = realloc(en.procs, want * sizeof(*en.procs));
+	if (f)
+		en.procs = f;
+	a = realloc(en.in, want * sizeof(*en.in));
+	if (a)
+		en.in = a;
+	b = realloc(en.out, want * sizeof(*en.out));
+	if (b)
+		en.out = b;
+	c = realloc(en.order_t, want * sizeof(*en.order_t));
+	if (c)
+		en.order_t = c;
+	if (!a || !b || !c || !d || !e || !f)
+		return -ENOMEM;
+	en.scratch_len = want;
+	return 0;
+}
+
+static void count_boot(double watts)
+{
+	char buf[64];
+	double up;
+
+	en.boot_counted = true;
+	if (mx_read_first_line("/proc/uptime", buf, sizeof(buf)) < 0)
+		return;
+	up = strtod(buf, NULL);
+	if (up <= 0 || up > BOOT_WINDOW_S)
+		return;
+	/* mxqd starts at boot on managed nodes: the time since the kernel
+	 * started, at the first measured power, is the boot's overhead */
+	en.pend_boot += up * watts;
+	en.pend_total += up * watts;
+	en.energy_j += up * watts;
+}
+
+/*
+ * Close the interval since the last sample. ENDED, if non-NULL, is a job
+ * whose processes are gone: its CPU time in this interval comes from
+ * ENDED_CPU_US (its total from rusage; UINT64_MAX when unknown).
+ */
+static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64_t ended_cpu_us)
+{
+	struct mxq_energy_sample smp = { 0 };
+	uint64_t now_mono = mx_now_monotonic_ms(), now_real = mx_now_realtime_ms(), dt;
+	size_t n = 0;
+	double interval_j = 0, unattributed = 0;
+	bool cpu_ok, valid;
+	int r;
+
+	if (ensure_scratch() < 0)
+		mx_log_err("energy: out of memory: some jobs are left out of this interval");
+	dt = now_mono - en.last_mono_ms;
+	if (!en.have_src && select_source() == 0) {
+		mx_log_notice("energy: measuring with %s (%s, %zu input(s))", mxq_energy_source_kind_to_string(en.src.kind),
+			      mxq_energy_method_to_string(en.src.method), en.src.n_zones);
+		en.failing = false;
+	}
+	r = en.have_src ? mxq_energy_source_read(&en.src, dt, busy_slots(), &interval_j) : -ENOENT;
+	if (r < 0 && r != -EAGAIN) {
+		if (!en.failing)
+			mx_log_warning("energy: source %s failed (%s); intervals are unmeasured until "
+				       "a source in '%s' works", en.have_src ? mxq_energy_source_kind_to_string(en.src.kind) : "-",
+				       strerror(-r), en.opt.sources);
+		en.failing = true;
+		en.degraded = true;
+		en.have_src = false; /* probe the list again next time */
+	} else if (r == 0 && en.failing) {
+		en.failing = false;
+	}
+	valid = en.started && r == 0;
+	cpu_ok = read_job_cpu() == 0;
+
+	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next) {
+		uint64_t now_cpu;
+
+		if (t->end_ms)
+			continue;
+		now_cpu = t == ended ? ended_cpu_us : t->procs ? t->cpu_now_us : gone_job_cpu(server, t);
+		en.in[n].slots = t->slots;
+		en.in[n].cpu_known = cpu_ok && now_cpu != UINT64_MAX;
+		en.in[n].cpu_us = en.in[n].cpu_known && now_cpu > t->cpu_us ? now_cpu - t->cpu_us : 0;
+		if (en.in[n].cpu_known)
+			t->cpu_us = now_cpu;
+		en.order_t[n++] = t;
+	}
+	if (valid && mxq_energy_attribute(interval_j, dt, en.idle_w, server->slots, en.in, n, en.out,
+					  &unattributed) == 0) {
+		double jobs_j = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			mxq_energy_job_acc_add(&en.order_t[i]->acc, &en.out[i], dt, en.src.method);
+			jobs_j += en.out[i].energy_j;
+			mx_log_debug("energy: %" PRIu64 " ms, %.3f J: job %" PRIu64 " cpu %s%" PRIu64
+				     " us -> %.3f J (active %.3f J)", dt, interval_j,
+				     en.order_t[i]->job_id, en.in[i].cpu_known ? "" : "unknown ",
+				     en.in[i].cpu_us, en.out[i].energy_j, en.out[i].active_j);
+		}
+		if (!en.boot_counted && dt > 0)
+			count_boot(interval_j * 1000.0 / (double)dt);
+		en.energy_j += interval_j;
+		en.pend_total += interval_j;
+		en.pend_jobs += jobs_j;
+		if (n == 0 && !server->accepting)
+			en.pend_shutdown += unattributed;
+		else
+			en.pend_idle += unattributed;
+		en.watts = dt ? interval_j * 1000.0 / (double)dt : en.watts;
+		if (n == 0 && !en.opt.model_set && dt > 0) {
+			en.idle_w = en.idle_learned ? (1 - IDLE_LEARN_WEIGHT) * en.idle_w +
+						      IDLE_LEARN_WEIGHT * en.watts : en.watts;
+			en.idle_learned = true;
+		}
+	} else if (en.started) {
+		for (size_t i = 0; i < n; i++)
+			mxq_energy_job_acc_gap(&en.order_t[i]->acc, dt);
+	}
+	smp.t_ms = now_real;
+	smp.energy_j = en.energy_j;
+	smp.watts = (float)en.watts;
+	smp.method = (uint8_t)en.src.method;
+	smp.valid = valid;
+	smp.jobs = (uint16_t)n;
+	mxq_energy_ring_push(&en.ring, &smp);
+	en.started = true;
+	en.last_mono_ms = now_mono;
+	en.last_real_ms = now_real;
+	en.next_sample_ms = now_mono + (uint64_t)(en.opt.interval_s * 1000);
+	if (en.have_src && en.degraded && now_mono >= en.next_upgrade_ms) {
+		maybe_upgrade_source();
+		en.next_upgrade_ms = now_mono + UPGRADE_INTERVAL_MS;
+	}
+}
+
+/* ---------------------------------------------------------------- database */
+
+static int write_job(struct mxqd_server *server, const struct tracked *t)
+{
+	const struct mxq_energy_job_acc *a = &t->acc;
+	int64_t n;
+
+	n = mx_db_exec(server->db,
+		"INSERT INTO mxq_power_job (job_id, hostname, energy_j, active_energy_j, avg_watts,"
+		" peak_watts, samples, method, completeness, idle_baseline_watts, date_start, date_end)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FROM_UNIXTIME(? / 1000), IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))"
+		" ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), energy_j = VALUES(energy_j),"
+		" active_energy_j = VALUES(active_energy_j), avg_watts = VALUES(avg_watts),"
+		" peak_watts = VALUES(peak_watts), samples = VALUES(samples), method = VALUES(method),"
+		" completeness = VALUES(completeness), idle_baseline_watts = VALUES(idle_baseline_watts),"
+		" date_start = VALUES(date_start), date_end = VALUES(date_end)",
+		"UsddddussdUUU", t->job_id, server->hostname, a->energy_j, a->active_j,
+		mxq_energy_job_acc_avg_watts(a), a->peak_w, a->samples,
+		mxq_energy_method_to_string(a->method),
+		mxq_energy_completeness_to_string(mxq_energy_job_acc_completeness(a)),
+		en.idle_w, t->start_ms, t->end_ms, t->end_ms);
+	if (n < 0)
+		return (int)n;
+	if (en.opt.timeline && en.last_real_ms > t->timeline_ms) {
+		uint64_t at = t->end_ms ? t->end_ms : en.last_real_ms;
+		double w = (a->energy_j - t->timeline_j) * 1000.0 /
+			   (double)(at - (t->timeline_ms ? t->timeline_ms : t->start_ms) + 1);
+		n = mx_db_exec(server->db,
+			"INSERT IGNORE INTO mxq_power_job_sample (job_id, sample_time, energy_j, watts)"
+			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)", "UUdd", t->job_id, at, a->energy_j, w);
+		if (n < 0)
+			return (int)n;
+		((struct tracked *)t)->timeline_ms = at;
+		((struct tracked *)t)->timeline_j = a->energy_j;
+	}
+	return 0;
+}
+
+static int write_node(struct mxqd_server *server)
+{
+	int64_t n;
+
+	if (!en.base_loaded) {
+		struct mx_db_result *res = NULL;
+
+		n = mx_db_query(server->db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
+				"s", server->hostname);
+		if (n < 0)
+			return (int)n;
+		if (n > 0 && mx_db_next(res))
+			en.base_j = mx_db_double(res, 0);
+		mx_db_result_free(res);
+		en.base_loaded = true;
+	}
+	n = mx_db_exec(server->db,
+		"UPDATE mxq_power SET current_watts = ?, energy_joules = energy_joules + ?,"
+		" energy_jobs_joules = energy_jobs_joules + ?, energy_idle_joules = energy_idle_joules + ?,"
+		" energy_boot_joules = energy_boot_joules + ?,"
+		" energy_shutdown_joules = energy_shutdown_joules + ?, energy_method = ?,"
+		" idle_baseline_watts = ?, energy_updated_at = NOW(3) WHERE hostname = ?",
+		"ddddddsds", en.watts, en.pend_total, en.pend_jobs, en.pend_idle, en.pend_boot,
+		en.pend_shutdown, mxq_energy_method_to_string(en.src.method), en.idle_w, server->hostname);
+	if (n < 0)
+		return (int)n;
+	en.pend_total = en.pend_jobs = en.pend_idle = en.pend_boot = en.pend_shutdown = 0;
+	n = mx_db_exec(server->db,
+		"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts)"
+		" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
+		"sUdd", server->hostname, en.last_real_ms, en.base_j + en.energy_j, en.watts);
+	return n < 0 ? (int)n : 0;
+}
+
+static int prune(struct mxqd_server *server)
+{
+	int64_t n;
+
+	n = mx_db_exec(server->db,
+		"DELETE FROM mxq_power_sample WHERE hostname = ? AND sample_time < NOW() - INTERVAL ? DAY",
+		"su", server->hostname, en.opt.retention_days);
+	if (n >= 0)
+		n = mx_db_exec(server->db,
+			"DELETE s FROM mxq_power_job_sample s JOIN mxq_power_job j USING (job_id)"
+			" WHERE j.hostname = ? AND s.sample_time < NOW() - INTERVAL ? DAY",
+			"su", server->hostname, en.opt.retention_days);
+	return n < 0 ? (int)n : 0;
+}
+
+static void tracked_remove(struct tracked *t)
+{
+	for (struct tracked **p = &en.jobs; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			free(t);
+			en.n_jobs--;
+			return;
+		}
+	}
+}
+
+/* Running jobs' energy so far, ended jobs not yet written, node totals. */
+static void flush(struct mxqd_server *server)
+{
+	struct tracked *t, *next;
+	int r = 0;
+
+	for (t = en.jobs; t && r >= 0; t = next) {
+		next = t->next;
+		r = write_job(server, t);
+		if (r >= 0 && t->end_ms)
+			tracked_remove(t);
+	}
+	if (r >= 0)
+		r = write_node(server);
+	if (r >= 0 && mx_now_monotonic_ms() >= en.next_prune_ms) {
+		r = prune(server);
+		en.next_prune_ms = mx_now_monotonic_ms() + PRUNE_INTERVAL_MS;
+	}
+	if (r < 0 && !en.db_failing)
+		mx_log_warning("energy: cannot write to the database: %s; retrying at the next flush",
+			       mx_db_error(server->db));
+	en.db_failing = r < 0;
+	en.next_flush_ms = mx_now_monotonic_ms() + (uint64_t)(en.opt.flush_s * 1000);
+}
+
+/* ------------------------------------------------------------------- hooks */
+
+static struct tracked *tracked_find(uint64_t job_id)
+{
+	for (struct tracked *t = en.jobs; t; t = t->next)
+		if (t->job_id == job_id && !t->end_ms)
+			return t;
+	return NULL;
+}
+
+static void hook_job_started(void *ctx, struct mxqd_server *server, const struct mxqd_job *job)
+{
+	struct tracked *t;
+
+	sample_now(server, NULL, 0); /* the interval before belongs to the jobs before */
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		mx_log_err("energy: job %" PRIu64 ": out of memory, not accounted", job->job_id);
+		return;
+	}
+	t->job_id = job->job_id;
+	t->sid = job->job_pid;
+	t->slots = job->slots;
+	t->start_ms = en.last_real_ms;
+	mxq_energy_job_acc_init(&t->acc);
+	t->next = en.jobs;
+	en.jobs = t;
+	en.n_jobs++;
+}
+
+static void hook_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
+			   int final_status)
+{
+	struct tracked *t = tracked_find(job->job_id);
+	uint64_t cpu = UINT64_MAX;
+	int64_t n;
+
+	if (!t) {
+		/* started by an earlier mxqd (adopted) or never started: keep
+		 * what an earlier mxqd measured, say it is incomplete */
+		n = mx_db_exec(server->db,
+			"INSERT INTO mxq_power_job (job_id, hostname, completeness, date_end)"
+			" VALUES (?, ?, 'none', NOW(3)) ON DUPLICATE KEY UPDATE date_end = NOW(3),"
+			" completeness = IF(energy_j > 0, 'partial', 'none')",
+			"Us", job->job_id, server->hostname);
+		if (n < 0)
+			mx_log_warning("energy: job %" PRIu64 ": cannot record: %s", job->job_id,
+				       mx_db_error(server->db));
+		return;
+	}
+	if (job->outcome)
+		cpu = job->outcome->utime_us + job->outcome->stime_us;
+	sample_now(server, t, cpu);
+	t->end_ms = en.last_real_ms;
+	if (write_job(server, t) == 0)
+		tracked_remove(t);
+	else
+		mx_log_warning("energy: job %" PRIu64 ": cannot record (retrying at the next flush): %s",
+			       job->job_id, mx_db_error(server->db));
+}
+
+static const struct mxqd_hooks energy_hooks = {
+	.job_started = hook_job_started,
+	.job_ended = hook_job_ended,
+};
+
+/* ------------------------------------------------------------------- public */
+
+int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_options *opt,
+		     char *errbuf, size_t errlen)
+{
+	size_t capacity;
+	int r;
+
+	en.opt = *opt;
+	r = mxq_energy_source_list_parse(opt->sources, en.order, &en.n_order, errbuf, errlen);
+	if (r < 0)
+		return r;
+	if (en.n_order == 0) {
+		mx_log_info("energy: accounting disabled (--energy-sources none)");
+		return 0;
+	}
+	en.cfg = (struct mxq_energy_source_config) {
+		.sysfs_root = opt->sysfs_root, .model_set = opt->model_set,
+		.model_idle_w = opt->model_idle_w, .model_slot_w = opt->model_slot_w,
+	};
+	capacity = (size_t)(opt->buffer_s / opt->interval_s) + 1;
+	r = mxq_energy_ring_init(&en.ring, capacity);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "energy: cannot allocate %zu samples: %s", capacity, strerror(-r));
+		return r;
+	}
+	if (opt->model_set)
+		en.idle_w = opt->model_idle_w;
+	if (select_source() == 0)
+		mx_log_notice("energy: measuring with %s (%s, %zu input(s)); ring of %zu samples "
+			      "(%zu bytes)", mxq_energy_source_kind_to_string(en.src.kind),
+			      mxq_energy_method_to_string(en.src.method), en.src.n_zones, capacity,
+			      capacity * sizeof(struct mxq_energy_sample));
+	else
+		mx_log_warning("energy: no source of '%s' works on this node (sysfs root %s); "
+			       "job energy is not measured until one does", opt->sources,
+			       opt->sysfs_root);
+	r = mxqd_hooks_register(&energy_hooks);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "energy: cannot register status hooks: %s", strerror(-r));
+		mxq_energy_ring_done(&en.ring);
+		return r;
+	}
+	en.enabled = true;
+	sample_now(server, NULL, 0); /* baseline */
+	en.next_flush_ms = mx_now_monotonic_ms() + (uint64_t)(opt->flush_s * 1000);
+	return 0;
+}
+
+void mxqd_energy_tick(struct mxqd_server *server, bool db_ok)
+{
+	uint64_t now;
+
+	if (!en.enabled)
+		return;
+	now = mx_now_monotonic_ms();
+	if (now >= en.next_sample_ms)
+		sample_now(server, NULL, 0);
+	if (db_ok && now >= en.next_flush_ms)
+		flush(server);
+}
+
+uint64_t mxqd_energy_next_in_ms(void)
+{
+	uint64_t now = mx_now_monotonic_ms(), next;
+
+	if (!en.enabled)
+		return UINT64_MAX;
+	next = en.next_sample_ms < en.next_flush_ms ? en.next_sample_ms : en.next_flush_ms;
+	return next > now ? next - now : 0;
+}
+
+void mxqd_energy_fini(struct mxqd_server *server)
+{
+	if (!en.enabled)
+		return;
+	sample_now(server, NULL, 0);
+	flush(server);
+	while (en.jobs) {
+		struct tracked *t = en.jobs;
+		en.jobs = t->next;
+		free(t);
+	}
+	en.n_jobs = 0;
+	free(en.in);
+	free(en.out);
+	free(en.order_t);
+	free(en.sids);
+	free(en.cpu);
+	free(en.procs);
+	en.sids = NULL;
+	en.cpu = NULL;
+	en.procs = NULL;
+	en.in = NULL;
+	en.out = NULL;
+	en.order_t = NULL;
+	en.scratch_len = 0;
+	mxq_energy_ring_done(&en.ring);
+	en.enabled = false;
+}

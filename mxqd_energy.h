@@ -1,0 +1,80 @@
+/*
+ * mxqd_energy - job energy accounting inside mxqd.
+ *
+ * Every mxqd samples its node's energy (RAPL/powercap counters, hwmon
+ * energy counters or power readings, or a configured linear model as the
+ * last resort), keeps the samples in a bounded ring buffer, splits each
+ * interval's energy among the jobs running in it (mxq_energy.c) and writes
+ * per-job energy to mxq_power_job (every flush interval while a job runs,
+ * and at its end), node totals to mxq_power and node samples to
+ * mxq_power_sample. It hooks into the job status hooks of mxqd.h; mxqd.c
+ * calls init, one tick per loop and fini.
+ */
+#ifndef MXQD_ENERGY_H
+#define MXQD_ENERGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mxqd.h"
+
+/* The mxqd options of this module, in the order of mxqd --help. */
+enum mxqd_energy_opt {
+	MXQD_ENERGY_OPT_SOURCES = 0,    /* --energy-sources LIST */
+	MXQD_ENERGY_OPT_INTERVAL,       /* --energy-interval SECONDS */
+	MXQD_ENERGY_OPT_FLUSH,          /* --energy-flush-interval SECONDS */
+	MXQD_ENERGY_OPT_SYSFS_ROOT,     /* --energy-sysfs-root DIR */
+	MXQD_ENERGY_OPT_MODEL,          /* --energy-model IDLE_W:PER_SLOT_W */
+	MXQD_ENERGY_OPT_TIMELINE,       /* --energy-timeline (no argument) */
+	MXQD_ENERGY_OPT_RETENTION,      /* --energy-retention DAYS */
+	MXQD_ENERGY_OPT_BUFFER,         /* --energy-buffer SECONDS */
+	MXQD_ENERGY_OPT__COUNT,
+};
+
+struct mxqd_energy_options {
+	char sources[128];      /* comma list of rapl, hwmon, ipmi, model; "none" disables */
+	double interval_s;      /* sampling interval, default 1 */
+	double flush_s;         /* running jobs and node totals to the database, default 60 */
+	const char *sysfs_root; /* where class/powercap and class/hwmon are, default /sys */
+	bool model_set;         /* --energy-model given */
+	double model_idle_w;    /* model: node power with no job */
+	double model_slot_w;    /* model: additional power per busy slot */
+	bool timeline;          /* write mxq_power_job_sample rows */
+	unsigned retention_days;/* node and job samples kept this long, default 30 */
+	double buffer_s;        /* history the ring buffer holds, default 3600 */
+};
+
+/* The defaults above. */
+void mxqd_energy_options_init(struct mxqd_energy_options *opt);
+
+/*
+ * Apply one option (WHICH, ARG; ARG is NULL for --energy-timeline). On a bad
+ * value returns -EINVAL with one line naming the option in errbuf.
+ */
+int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt which,
+		       const char *arg, char *errbuf, size_t errlen);
+
+/*
+ * Pick the first working source of the configured list, allocate the ring
+ * buffer and register the status hooks. A node without any working source
+ * is not an error: accounting is off and the reason is logged. Returns 0 or
+ * a negative errno (-ENOMEM, -ENOSPC for hooks) with a reason in errbuf.
+ */
+int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_options *opt,
+		     char *errbuf, size_t errlen);
+
+/*
+ * Per main-loop call: take a sample when one is due (cheap sysfs and /proc
+ * reads, never the database) and, when DB_OK, flush when due. Never fails:
+ * database errors are logged once and retried at the next flush.
+ */
+void mxqd_energy_tick(struct mxqd_server *server, bool db_ok);
+
+/* Milliseconds until the next sample or flush is due (UINT64_MAX if off). */
+uint64_t mxqd_energy_next_in_ms(void);
+
+/* Last sample and flush before exit; frees everything. */
+void mxqd_energy_fini(struct mxqd_server *server);
+
+#endif
