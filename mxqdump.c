@@ -253,7 +253,7 @@ static json_t *group_json(const struct mx_db_result *res)
 enum job_col {
 	J_ID, J_GROUP, J_USER, J_GROUP_NAME, J_COMMAND, J_STATUS, J_PRIORITY,
 	J_HOST, J_SERVER, J_PID, J_SLOTS, J_SUBMIT, J_START, J_END, J_NOW,
-	J_WSTATUS, J_WORKDIR, J_ARGV, J_CALLBACK,
+	J_WSTATUS, J_WORKDIR, J_ARGV, J_CALLBACK, J_ENERGY, J_ENERGY_METHOD, J_ENERGY_COMPLETE,
 };
 
 /* The active-status list is bound as one text parameter: FIND_IN_SET. */
@@ -262,8 +262,9 @@ static const char job_sql[] =
 	" j.job_status, j.job_priority, j.host_hostname, j.server_id, j.host_pid,"
 	" j.host_slots, UNIX_TIMESTAMP(j.date_submit), UNIX_TIMESTAMP(j.date_start),"
 	" UNIX_TIMESTAMP(j.date_end), UNIX_TIMESTAMP(), j.stats_status,"
-	" j.job_workdir, j.job_argv, j.job_callback"
+	" j.job_workdir, j.job_argv, j.job_callback, p.energy_j, p.method, p.completeness"
 	" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+	" LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
 	" WHERE (? IS NULL OR g.user_uid = CAST(? AS UNSIGNED))"
 	"   AND (? IS NULL OR BINARY g.user_name = ?)"
 	"   AND (? IS NULL OR j.group_id = CAST(? AS UNSIGNED))"
@@ -286,20 +287,23 @@ static int64_t job_runtime(const struct mx_db_result *res)
 
 static void print_job_header(void)
 {
-	printf("%8s %8s %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s\n",
+	printf("%8s %8s %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s %10s\n",
 	       "JOB_ID", "GROUP_ID", "USER", "STATUS", "HOST", "SERVER", "SUBMITTED",
-	       "STARTED", "ENDED", "RESULT", "RUNTIME");
+	       "STARTED", "ENDED", "RESULT", "RUNTIME", "ENERGY_J");
 }
 
 static void print_job_row(const struct mx_db_result *res)
 {
-	char st[16], d1[32], d2[32], d3[32], ex[32], rt[32] = "-";
+	char st[16], d1[32], d2[32], d3[32], ex[32], rt[32] = "-", en[32] = "-";
 	int status = (int)mx_db_i64(res, J_STATUS);
 	int64_t runtime = job_runtime(res);
 
 	if (runtime >= 0)
 		format_duration((uint64_t)runtime, rt, sizeof(rt));
-	printf("%8llu %8llu %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s\n",
+	if (!mx_db_is_null(res, J_ENERGY)) /* '~' marks a partial measurement */
+		snprintf(en, sizeof(en), "%.1f%s", mx_db_double(res, J_ENERGY),
+			 strcmp(mx_db_str(res, J_ENERGY_COMPLETE), "full") ? "~" : "");
+	printf("%8llu %8llu %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s %10s\n",
 	       (unsigned long long)mx_db_u64(res, J_ID),
 	       (unsigned long long)mx_db_u64(res, J_GROUP),
 	       mx_db_str(res, J_USER), job_status_name(status, st, sizeof(st)),
@@ -308,7 +312,7 @@ static void print_job_row(const struct mx_db_result *res)
 	       dash(format_date(mx_db_u64(res, J_START), d2, sizeof(d2))),
 	       dash(format_date(mx_db_u64(res, J_END), d3, sizeof(d3))),
 	       dash(format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS), ex, sizeof(ex))),
-	       rt);
+	       rt, en);
 }
 
 static json_t *job_json(const struct mx_db_result *res)
@@ -341,6 +345,10 @@ static json_t *job_json(const struct mx_db_result *res)
 	json_object_set_new(o, "date_end",
 		json_str_or_null(format_date(mx_db_u64(res, J_END), d, sizeof(d))));
 	json_object_set_new(o, "stats_status", json_integer(mx_db_i64(res, J_WSTATUS)));
+	json_object_set_new(o, "energy_j", mx_db_is_null(res, J_ENERGY) ? json_null()
+					   : json_real(mx_db_double(res, J_ENERGY)));
+	json_object_set_new(o, "energy_method", json_str_or_null(mx_db_str(res, J_ENERGY_METHOD)));
+	json_object_set_new(o, "energy_completeness", json_str_or_null(mx_db_str(res, J_ENERGY_COMPLETE)));
 	json_object_set_new(o, "result", json_str_or_null(
 		format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS), ex, sizeof(ex))));
 	json_object_set_new(o, "runtime_sec", runtime >= 0 ? json_integer(runtime) : json_null());

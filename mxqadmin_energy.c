@@ -1,0 +1,621 @@
+/*
+ * mxqadmin_energy - the energy queries of `mxqadmin power`:
+ *
+ *   power usage [--hosts H1,H2] --from T --to T [--json]
+ *         energy, average and peak power of nodes over a window, from the
+ *         node samples (mxq_power_sample) every mxqd writes
+ *   power job JOBID [--json]     one job's energy (mxq_power_job)
+ *   power jobs [--user U] [--group G] [--since T] [--limit N] [--json]
+ *   power metrics                Prometheus text format (node exporter
+ *                                textfile collector): node and cluster
+ *
+ * Times T: "now", an age "30m" / "-2h" / "7d" / "90s" / "1w", "@EPOCH",
+ * or local "YYYY-MM-DD[ HH:MM[:SS]]" (also with a T).
+ *
+ * Errors: bad input is one line naming it and exit status 2; database
+ * errors exit 1. Nothing is written to the database.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mx_db.h"
+#include "mx_util.h"
+#include "mxqadmin.h"
+
+
+struct energy_args {
+	const char *hosts;      /* comma list or NULL */
+	const char *user;
+	const char *group;
+	bool have_from, have_to, have_since;
+	double from, to, since; /* epoch seconds */
+	unsigned limit;
+	bool json;
+};
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mxqadmin: power: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* Parse a time argument into epoch seconds. 0 or -EINVAL. */
+static int parse_time(const char *s, double *ret)
+{
+	static const char *const formats[] = {
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d",
+	};
+	time_t now = time(NULL);
+
+	if (strcmp(s, "now") == 0) {
+		*ret = (double)now;
+		return 0;
+	}
+	if (s[0] == '@') {
+		double v;
+		if (mx_strtod(s + 1, &v) < 0 || v < 0)
+			return -EINVAL;
+		*ret = v;
+		return 0;
+	}
+	{
+		/* an age: "-30m" or "30m" (as the other power commands take it) */
+		static const struct { char unit; double seconds; } units[] = {
+			{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 },
+		};
+		const char *p = s[0] == '-' ? s + 1 : s;
+		size_t len = strlen(p);
+		char num[32];
+		double v;
+
+		for (size_t i = 0; len >= 2 && len - 1 < sizeof(num) && i < MX_ARRAY_SIZE(units); i++) {
+			if (units[i].unit != p[len - 1])
+				continue;
+			memcpy(num, p, len - 1);
+			num[len - 1] = '\0';
+			if (mx_strtod(num, &v) < 0 || v < 0)
+				return -EINVAL;
+			*ret = (double)now - v * units[i].seconds;
+			return 0;
+		}
+		if (s[0] == '-')
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < MX_ARRAY_SIZE(formats); i++) {
+		struct tm tm = { 0 };
+		const char *end = strptime(s, formats[i], &tm);
+		if (end && *end == '\0') {
+			tm.tm_isdst = -1;
+			*ret = (double)mktime(&tm);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void format_time(double epoch, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+
+	if (epoch <= 0 || !localtime_r(&t, &tm))
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int print_json(json_t *doc)
+{
+	int r = json_dumpf(doc, stdout, JSON_INDENT(2));
+
+	json_decref(doc);
+	if (r < 0)
+		return -EIO;
+	fputc('\n', stdout);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ usage */
+
+struct host_usage {
+	char host[65];
+	double energy_j, covered_s, peak_w;
+	unsigned samples;
+};
+
+/*
+ * Fold the samples of one host (time order) into its usage over [from,
+ * to]: each pair of consecutive samples is a segment of known energy;
+ * the part of it inside the window counts, linearly. A decreasing
+ * cumulative value (the node's row was reset) makes that segment unknown.
+ */
+static void usage_add_segment(struct host_usage *u, double t0, double e0, double t1, double e1,
+			      double from, double to)
+{
+	double a = t0 > from ? t0 : from, b = t1 < to ? t1 : to, frac, w;
+
+	if (t1 <= t0 || b <= a || e1 < e0)
+		return;
+	frac = (b - a) / (t1 - t0);
+	u->energy_j += (e1 - e0) * frac;
+	u->covered_s += b - a;
+	w = (e1 - e0) / (t1 - t0);
+	if (w > u->peak_w)
+		u->peak_w = w;
+}
+
+static bool host_selected(const char *hosts, const char *host)
+{
+	const char *p = hosts;
+	size_t len = strlen(host);
+
+	if (!hosts)
+		return true;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == len && strncmp(p, host, n) == 0)
+			return true;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return false;
+}
+
+static int cmd_usage(struct mx_db *db, const struct energy_args *a)
+{
+	struct mx_db_result *res = NULL;
+	struct host_usage *hosts = NULL, *u = NULL;
+	size_t n_hosts = 0;
+	double prev_t = 0, prev_e = 0, total_j = 0, total_peak = 0, window;
+	char from_s[32], to_s[32];
+	int64_t n;
+
+	if (!a->have_from || !a->have_to)
+		return bad("usage needs --from T and --to T");
+	if (a->to <= a->from)
+		return bad("usage: --to must be after --from");
+	window = a->to - a->from;
+	/* one sample before the window and one after it bound the edges; a
+	 * day of margin covers any sane flush interval */
+	n = mx_db_query(db, &res,
+		"SELECT hostname, UNIX_TIMESTAMP(sample_time), energy_j, watts FROM mxq_power_sample"
+		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
+		" ORDER BY hostname, sample_time", "dd", a->from, a->to);
+	if (n < 0) {
+		fprintf(stderr, "mxqadmin: power usage: %s\n", mx_db_error(db));
+		return 1;
+	}
+	while (mx_db_next(res)) {
+		const char *host = mx_db_str(res, 0);
+		double t = mx_db_double(res, 1), e = mx_db_double(res, 2);
+
+		if (!host_selected(a->hosts, host))
+			continue;
+		if (!u || strcmp(u->host, host) != 0) {
+			struct host_usage *nh = realloc(hosts, (n_hosts + 1) * sizeof(*hosts));
+			if (!nh) {
+				free(hosts);
+				mx_db_result_free(res);
+				fprintf(stderr, "mxqadmin: out of memory\n");
+				return 1;
+			}
+			hosts = nh;
+			u = &hosts[n_hosts++];
+			*u = (struct host_usage) { 0 };
+			snprintf(u->host, sizeof(u->host), "%s", host);
+		} else {
+			usage_add_segment(u, prev_t, prev_e, t, e, a->from, a->to);
+		}
+		if (t >= a->from && t <= a->to)
+			u->samples++;
+		prev_t = t;
+		prev_e = e;
+	}
+	mx_db_result_free(res);
+
+	format_time(a->from, from_s, sizeof(from_s));
+	format_time(a->to, to_s, sizeof(to_s));
+	for (size_t i = 0; i < n_hosts; i++) {
+		total_j += hosts[i].energy_j;
+		total_peak += hosts[i].peak_w;
+	}
+	if (a->json) {
+		json_t *doc = json_object(), *arr = json_array();
+		for (size_t i = 0; i < n_hosts; i++) {
+			const struct host_usage *h = &hosts[i];
+			json_array_append_new(arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}",
+				"host", h->host, "energy_j", h->energy_j,
+				"avg_watts", h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
+				"peak_watts", h->peak_w, "coverage", h->covered_s / window,
+				"samples", (json_int_t)h->samples));
+		}
+		json_object_set_new(doc, "from", json_string(from_s));
+		json_object_set_new(doc, "to", json_string(to_s));
+		json_object_set_new(doc, "hosts", arr);
+		json_object_set_new(doc, "energy_j", json_real(total_j));
+		json_object_set_new(doc, "avg_watts", json_real(total_j / window));
+		free(hosts);
+		return print_json(doc) < 0 ? 1 : 0;
+	}
+	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
+	printf("%-24s %14s %10s %10s %9s %8s\n", "HOST", "ENERGY_J", "KWH", "AVG_W", "PEAK_W", "COVERED");
+	for (size_t i = 0; i < n_hosts; i++) {
+		const struct host_usage *h = &hosts[i];
+		printf("%-24s %14.1f %10.4f %10.1f %9.1f %7.0f%%\n", h->host, h->energy_j,
+		       h->energy_j / 3.6e6, h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
+		       h->peak_w, 100.0 * h->covered_s / window);
+	}
+	printf("%-24s %14.1f %10.4f %10.1f %9s\n", "total", total_j, total_j / 3.6e6, total_j / window,
+	       "-");
+	if (n_hosts == 0)
+		printf("(no node samples in this window)\n");
+	free(hosts);
+	return 0;
+}
+
+/* -------------------------------------------------------------- job, jobs */
+
+enum job_col {
+	J_ID, J_HOST, J_ENERGY, J_ACTIVE, J_AVG, J_PEAK, J_SAMPLES, J_METHOD, J_COMPLETE, J_IDLE,
+	J_START, J_END, J_UPDATED, J_USER, J_GROUP_ID, J_GROUP_NAME, J_STATUS,
+};
+
+#define JOB_SELECT \
+	"SELECT p.job_id, p.hostname, p.energy_j, p.active_energy_j, p.avg_watts, p.peak_watts," \
+	" p.samples, p.method, p.completeness, p.idle_baseline_watts," \
+	" UNIX_TIMESTAMP(p.date_start), UNIX_TIMESTAMP(p.date_end), UNIX_TIMESTAMP(p.updated)," \
+	" g.user_name, j.group_id, g.group_name, j.job_status" \
+	" FROM mxq_power_job p LEFT JOIN mxq_job j ON j.job_id = p.job_id" \
+	" LEFT JOIN mxq_group g ON g.group_id = j.group_id"
+
+static json_t *job_json(struct mx_db_result *res)
+{
+	json_t *o = json_pack("{s:I, s:s, s:f, s:f, s:f, s:f, s:I, s:s, s:s, s:f}",
+		"job_id", (json_int_t)mx_db_u64(res, J_ID), "host", mx_db_str(res, J_HOST),
+		"energy_j", mx_db_double(res, J_ENERGY), "active_energy_j", mx_db_double(res, J_ACTIVE),
+		"avg_watts", mx_db_double(res, J_AVG), "peak_watts", mx_db_double(res, J_PEAK),
+		"samples", (json_int_t)mx_db_u64(res, J_SAMPLES), "method", mx_db_str(res, J_METHOD),
+		"completeness", mx_db_str(res, J_COMPLETE),
+		"idle_baseline_watts", mx_db_double(res, J_IDLE));
+	char buf[32];
+
+	format_time(mx_db_double(res, J_START), buf, sizeof(buf));
+	json_object_set_new(o, "date_start", json_string(buf));
+	if (mx_db_is_null(res, J_END)) {
+		json_object_set_new(o, "date_end", json_null());
+		json_object_set_new(o, "running", json_true());
+	} else {
+		format_time(mx_db_double(res, J_END), buf, sizeof(buf));
+		json_object_set_new(o, "date_end", json_string(buf));
+		json_object_set_new(o, "running", json_false());
+	}
+	json_object_set_new(o, "user", mx_db_is_null(res, J_USER) ? json_null()
+				      : json_string(mx_db_str(res, J_USER)));
+	json_object_set_new(o, "group_id", mx_db_is_null(res, J_GROUP_ID) ? json_null()
+					  : json_integer((json_int_t)mx_db_u64(res, J_GROUP_ID)));
+	json_object_set_new(o, "group_name", mx_db_is_null(res, J_GROUP_NAME) ? json_null()
+					    : json_string(mx_db_str(res, J_GROUP_NAME)));
+	return o;
+}
+
+static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_args *a)
+{
+	struct mx_db_result *res = NULL;
+	uint64_t id;
+	char start[32], end[32], upd[32];
+	int64_t n;
+
+	if (mx_strtou64(id_text, &id) < 0)
+		return bad("job: '%s' is not a job id", id_text);
+	n = mx_db_query(db, &res, JOB_SELECT " WHERE p.job_id = ?", "U", id);
+	if (n < 0) {
+		fprintf(stderr, "mxqadmin: power job: %s\n", mx_db_error(db));
+		return 1;
+	}
+	if (n == 0) {
+		mx_db_result_free(res);
+		fprintf(stderr, "mxqadmin: power job: no energy recorded for job %" PRIu64 "\n", id);
+		return 1;
+	}
+	mx_db_next(res);
+	if (a->json) {
+		int r = print_json(job_json(res));
+		mx_db_result_free(res);
+		return r < 0 ? 1 : 0;
+	}
+	format_time(mx_db_double(res, J_START), start, sizeof(start));
+	format_time(mx_db_double(res, J_END), end, sizeof(end));
+	format_time(mx_db_double(res, J_UPDATED), upd, sizeof(upd));
+	printf("job_id:              %" PRIu64 "\n", id);
+	printf("host:                %s\n", mx_db_str(res, J_HOST));
+	printf("user:                %s\n", mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-");
+	printf("group:               %s (%s)\n", mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
+	       mx_db_str(res, J_GROUP_NAME) ? mx_db_str(res, J_GROUP_NAME) : "-");
+	printf("energy:              %.1f J (%.6f kWh)\n", mx_db_double(res, J_ENERGY),
+	       mx_db_double(res, J_ENERGY) / 3.6e6);
+	printf("active energy:       %.1f J (above the idle baseline)\n", mx_db_double(res, J_ACTIVE));
+	printf("average power:       %.1f W\n", mx_db_double(res, J_AVG));
+	printf("peak power:          %.1f W\n", mx_db_double(res, J_PEAK));
+	printf("idle baseline:       %.1f W (node)\n", mx_db_double(res, J_IDLE));
+	printf("samples:             %" PRIu64 "\n", mx_db_u64(res, J_SAMPLES));
+	printf("method:              %s%s\n", mx_db_str(res, J_METHOD),
+	       strcmp(mx_db_str(res, J_METHOD), "model") == 0 ? " (an estimate)" : "");
+	printf("completeness:        %s\n", mx_db_str(res, J_COMPLETE));
+	printf("start:               %s\n", start);
+	printf("end:                 %s\n", mx_db_is_null(res, J_END) ? "(running)" : end);
+	printf("updated:             %s\n", upd);
+	mx_db_result_free(res);
+	return 0;
+}
+
+static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
+{
+	struct mx_db_result *res = NULL;
+	uint64_t gid = 0;
+	bool gid_given = a->group && mx_strtou64(a->group, &gid) == 0;
+	double total = 0;
+	int64_t n;
+
+	n = mx_db_query(db, &res, JOB_SELECT
+		" WHERE (? IS NULL OR g.user_name = ?)"
+		" AND (? IS NULL OR j.group_id = ? OR (? = 0 AND g.group_name = ?))"
+		" AND (? = 0 OR p.date_start >= FROM_UNIXTIME(?))"
+		" ORDER BY p.date_start DESC, p.job_id DESC LIMIT ?",
+		"ssslisidu", a->user, a->user, a->group, (int64_t)gid, gid_given ? 1 : 0, a->group,
+		a->have_since ? 1 : 0, a->since, a->limit);
+	if (n < 0) {
+		fprintf(stderr, "mxqadmin: power jobs: %s\n", mx_db_error(db));
+		return 1;
+	}
+	if (a->json) {
+		json_t *arr = json_array();
+		while (mx_db_next(res))
+			json_array_append_new(arr, job_json(res));
+		mx_db_result_free(res);
+		return print_json(arr) < 0 ? 1 : 0;
+	}
+	printf("%8s %-16s %-10s %8s %12s %12s %8s %8s %-7s %-8s %-19s\n", "JOB_ID", "HOST", "USER",
+	       "GROUP", "ENERGY_J", "ACTIVE_J", "AVG_W", "PEAK_W", "METHOD", "COMPLETE", "START");
+	while (mx_db_next(res)) {
+		char start[32];
+		format_time(mx_db_double(res, J_START), start, sizeof(start));
+		printf("%8" PRIu64 " %-16s %-10s %8s %12.1f %12.1f %8.1f %8.1f %-7s %-8s %-19s%s\n",
+		       mx_db_u64(res, J_ID), mx_db_str(res, J_HOST),
+		       mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-",
+		       mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
+		       mx_db_double(res, J_ENERGY), mx_db_double(res, J_ACTIVE), mx_db_double(res, J_AVG),
+		       mx_db_double(res, J_PEAK), mx_db_str(res, J_METHOD), mx_db_str(res, J_COMPLETE),
+		       start, mx_db_is_null(res, J_END) ? " (running)" : "");
+		total += mx_db_double(res, J_ENERGY);
+	}
+	printf("%" PRId64 " job(s), %.1f J (%.6f kWh)\n", n, total, total / 3.6e6);
+	mx_db_result_free(res);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void print_label(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+enum node_col { N_HOST, N_WATTS, N_TOTAL, N_JOBS, N_IDLE, N_BOOT, N_SHUTDOWN, N_UNUSED, N_AGE };
+
+static const struct {
+	const char *name, *type, *help;
+	enum node_col col;
+} node_metrics[] = {
+	{ "mxq_node_power_watts", "gauge", "Power of the node at its mxqd's last flush.", N_WATTS },
+	{ "mxq_node_energy_joules_total", "counter", "Energy measured on the node.", N_TOTAL },
+	{ "mxq_node_energy_jobs_joules_total", "counter", "Part of it attributed to jobs.", N_JOBS },
+	{ "mxq_node_energy_idle_joules_total", "counter", "Part of it with free slots or no jobs (idle).", N_IDLE },
+	{ "mxq_node_energy_boot_joules_total", "counter", "Overhead: energy of boots (estimated).", N_BOOT },
+	{ "mxq_node_energy_shutdown_joules_total", "counter", "Overhead: draining and stopping with no jobs.", N_SHUTDOWN },
+	{ "mxq_node_energy_update_age_seconds", "gauge", "Seconds since the node's mxqd last wrote its energy.", N_AGE },
+};
+
+struct node_row {
+	char host[65];
+	double v[N_AGE + 1];
+};
+
+static int cmd_metrics(struct mx_db *db)
+{
+	struct mx_db_result *res = NULL;
+	struct node_row *rows = NULL;
+	double cluster[N_AGE + 1] = { 0 };
+	double running_j = 0;
+	uint64_t running = 0;
+	size_t n_rows = 0;
+	int64_t n;
+
+	/* a node that is off draws nothing, whatever its mxqd wrote last */
+	n = mx_db_query(db, &res,
+		"SELECT hostname, IF(state IN ('OFF', 'FAILED'), 0, current_watts), energy_joules,"
+		" energy_jobs_joules, energy_idle_joules, energy_boot_joules, energy_shutdown_joules,"
+		" 0, TIMESTAMPDIFF(MICROSECOND, energy_updated_at, NOW(3)) / 1e6"
+		" FROM mxq_power WHERE energy_updated_at IS NOT NULL ORDER BY hostname", NULL);
+	if (n < 0)
+		goto db_error;
+	rows = calloc((size_t)n + 1, sizeof(*rows));
+	if (!rows) {
+		mx_db_result_free(res);
+		fprintf(stderr, "mxqadmin: out of memory\n");
+		return 1;
+	}
+	while (mx_db_next(res)) {
+		struct node_row *r = &rows[n_rows++];
+		snprintf(r->host, sizeof(r->host), "%s", mx_db_str(res, N_HOST));
+		for (unsigned c = N_WATTS; c <= N_AGE; c++)
+			r->v[c] = mx_db_double(res, c);
+	}
+	mx_db_result_free(res);
+	res = NULL;
+	n = mx_db_query(db, &res, "SELECT COUNT(*), COALESCE(SUM(energy_j), 0) FROM mxq_power_job"
+			" WHERE date_end IS NULL", NULL);
+	if (n < 0)
+		goto db_error;
+	if (mx_db_next(res)) {
+		running = mx_db_u64(res, 0);
+		running_j = mx_db_double(res, 1);
+	}
+	mx_db_result_free(res);
+
+	for (size_t m = 0; m < MX_ARRAY_SIZE(node_metrics); m++) {
+		enum node_col col = node_metrics[m].col;
+
+		printf("# HELP %s %s\n# TYPE %s %s\n", node_metrics[m].name, node_metrics[m].help,
+		       node_metrics[m].name, node_metrics[m].type);
+		for (size_t i = 0; i < n_rows; i++) {
+			printf("%s{host=\"", node_metrics[m].name);
+			print_label(rows[i].host);
+			printf("\"} %.3f\n", rows[i].v[col]);
+			cluster[col] += rows[i].v[col];
+		}
+	}
+	free(rows);
+	printf("# HELP mxq_cluster_power_watts Sum of the nodes' power.\n"
+	       "# TYPE mxq_cluster_power_watts gauge\nmxq_cluster_power_watts %.3f\n", cluster[N_WATTS]);
+	printf("# HELP mxq_cluster_energy_joules_total Energy measured on all nodes.\n"
+	       "# TYPE mxq_cluster_energy_joules_total counter\nmxq_cluster_energy_joules_total %.3f\n",
+	       cluster[N_TOTAL]);
+	printf("# HELP mxq_cluster_energy_jobs_joules_total Energy attributed to jobs on all nodes.\n"
+	       "# TYPE mxq_cluster_energy_jobs_joules_total counter\n"
+	       "mxq_cluster_energy_jobs_joules_total %.3f\n", cluster[N_JOBS]);
+	printf("# HELP mxq_cluster_energy_overhead_joules_total Idle, boot and shutdown energy on all nodes.\n"
+	       "# TYPE mxq_cluster_energy_overhead_joules_total counter\n"
+	       "mxq_cluster_energy_overhead_joules_total{kind=\"idle\"} %.3f\n"
+	       "mxq_cluster_energy_overhead_joules_total{kind=\"boot\"} %.3f\n"
+	       "mxq_cluster_energy_overhead_joules_total{kind=\"shutdown\"} %.3f\n",
+	       cluster[N_IDLE], cluster[N_BOOT], cluster[N_SHUTDOWN]);
+	printf("# HELP mxq_cluster_running_jobs_energy_joules Energy so far of the jobs running now.\n"
+	       "# TYPE mxq_cluster_running_jobs_energy_joules gauge\n"
+	       "mxq_cluster_running_jobs_energy_joules %.3f\n", running_j);
+	printf("# HELP mxq_cluster_running_jobs_measured Running jobs with an energy row.\n"
+	       "# TYPE mxq_cluster_running_jobs_measured gauge\n"
+	       "mxq_cluster_running_jobs_measured %" PRIu64 "\n", running);
+	return 0;
+
+db_error:
+	mx_db_result_free(res);
+	fprintf(stderr, "mxqadmin: power metrics: %s\n", mx_db_error(db));
+	return 1;
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void energy_usage(FILE *f)
+{
+	fprintf(f,
+"usage: mxqadmin power usage [--hosts H1,H2] --from T --to T [--json]\n"
+"       mxqadmin power job JOBID [--json]\n"
+"       mxqadmin power jobs [--user U] [--group ID|NAME] [--since T] [--limit N] [--json]\n"
+"       mxqadmin power metrics\n"
+"T: now, an age (30m, 2h, 7d), @EPOCH, or YYYY-MM-DD[ HH:MM[:SS]] (local time)\n");
+}
+
+int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt)
+{
+	static const struct option opts[] = {
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "from",  required_argument, NULL, 'f' },
+		{ "to",    required_argument, NULL, 't' },
+		{ "user",  required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "since", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "json",  no_argument,       NULL, 'j' },
+		{ "help",  no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct energy_args a = { .limit = 1000 };
+	const char *cmd = argv[0];
+	struct mx_db *db = NULL;
+	char errbuf[512];
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': a.hosts = optarg; break;
+		case 'u': a.user = optarg; break;
+		case 'g': a.group = optarg; break;
+		case 'j': a.json = true; break;
+		case 'f':
+			if (parse_time(optarg, &a.from) < 0)
+				return bad("--from: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+			a.have_from = true;
+			break;
+		case 't':
+			if (parse_time(optarg, &a.to) < 0)
+				return bad("--to: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+			a.have_to = true;
+			break;
+		case 's':
+			if (parse_time(optarg, &a.since) < 0)
+				return bad("--since: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+			a.have_since = true;
+			break;
+		case 'l':
+			if (mx_strtou32(optarg, &a.limit) < 0 || a.limit == 0)
+				return bad("--limit: '%s' is not a positive number", optarg);
+			break;
+		case 'h':
+			energy_usage(stdout);
+			return 0;
+		default:
+			return bad("%s: unknown or incomplete option '%s' (try 'mxqadmin power --help')",
+				   cmd, argv[optind - 1]);
+		}
+	}
+	if (strcmp(cmd, "job") == 0 && optind + 1 != argc)
+		return bad("usage: mxqadmin power job JOBID [--json]");
+	if (strcmp(cmd, "job") != 0 && optind != argc)
+		return bad("%s: unexpected argument '%s'", cmd, argv[optind]);
+	if (strcmp(cmd, "usage") && strcmp(cmd, "job") && strcmp(cmd, "jobs") && strcmp(cmd, "metrics"))
+		return bad("unknown energy command '%s'", cmd);
+	if (strcmp(cmd, "usage") == 0 && (!a.have_from || !a.have_to))
+		return bad("usage needs --from T and --to T");
+
+	if (mx_db_connect(&db, dbopt->defaults_file, dbopt->group ? dbopt->group : MX_DB_GROUP_CLIENT,
+			  errbuf, sizeof(errbuf)) < 0) {
+		fprintf(stderr, "mxqadmin: %s\n", errbuf);
+		return 1;
+	}
+	if (strcmp(cmd, "usage") == 0)
+		rc = cmd_usage(db, &a);
+	else if (strcmp(cmd, "job") == 0)
+		rc = cmd_job(db, argv[optind], &a);
+	else if (strcmp(cmd, "jobs") == 0)
+		rc = cmd_jobs(db, &a);
+	else
+		rc = cmd_metrics(db);
+	mx_db_close(db);
+	return rc;
+}
