@@ -38,7 +38,6 @@
 #include "mxq_client.h"
 #include "mxq_status.h"
 #include "mxqd.h"
-#include "mxqd_energy.h"
 #include "mxqd_power.h"
 
 #ifndef MXQ_VERSION
@@ -53,7 +52,6 @@
 
 struct options {
 	struct mxqd_power_options power;
-	struct mxqd_energy_options energy;
 	bool daemonize;
 	const char *pid_file;
 	const char *log_file;
@@ -97,15 +95,18 @@ static void usage(FILE *f)
 "      --power-exec-timeout S    limit for one exec transport call (default 60)\n"
 "      --poweroff-command CMD    self transport: how this node powers off (default /sbin/poweroff)\n"
 "      --no-power-node           do not take part in power management as a node\n"
-"\njob energy accounting (see mxq_energy(7)):\n"
-"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,model; none: off)\n"
-"      --energy-interval S       sampling interval (default 1)\n"
-"      --energy-flush-interval S running jobs and node totals to the database (default 60)\n"
-"      --energy-sysfs-root DIR   where class/powercap and class/hwmon are (default /sys)\n"
-"      --energy-model IDLE_W:SLOT_W  linear model: last-resort source and idle baseline\n"
-"      --energy-timeline         also store a time series per job\n"
-"      --energy-retention DAYS   keep node and job samples this long (default 30)\n"
-"      --energy-buffer S         history held in memory (default 3600)\n"
+"      --power-secrets FILE      BMC and ssh credentials, mode 0600 (default " SYSCONFDIR "/mxq/power-secrets)\n"
+"      --power-reconcile-interval S  compare recorded and real power states (default 60, 0 = never)\n"
+"      --power-soft-off-deadline S   ipmi: soft off, then hard off after S (default 120)\n"
+"      --power-ipmi-timeout S    one IPMI session attempt (default 5)\n"
+"      --power-ipmi-retries N    further attempts after a timeout (default 2)\n"
+"      --power-ipmi-verify S     how long power on/hard off may take to show (default 10)\n"
+"      --power-wol-port PORT     UDP port of Wake-on-LAN packets (default 9)\n"
+"      --power-wol-count N       magic packets per wake (default 3)\n"
+"      --power-ssh-timeout S     limit for one ssh command, connect included (default 10)\n"
+"      --power-ssh-drain-command CMD     ssh: drain an old node (default drain)\n"
+"      --power-ssh-poweroff-command CMD  ssh: power the node off (default poweroff)\n"
+"      --power-ssh-known-hosts FILE      default known_hosts (default " SYSCONFDIR "/mxq/power-known-hosts)\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -140,8 +141,10 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
 		OPT_POWER_EXEC, OPT_POWER_EXEC_TIMEOUT, OPT_POWEROFF_CMD, OPT_NO_POWER_NODE,
+		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
+		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
+		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS,
 	};
-	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
 		{ "daemon-name",         required_argument, NULL, 'N' },
 		{ "server-id",           required_argument, NULL, 'N' }, /* upstream name */
@@ -175,14 +178,18 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "power-exec-timeout",  required_argument, NULL, OPT_POWER_EXEC_TIMEOUT },
 		{ "poweroff-command",    required_argument, NULL, OPT_POWEROFF_CMD },
 		{ "no-power-node",       no_argument,       NULL, OPT_NO_POWER_NODE },
-		{ "energy-sources",      required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_SOURCES },
-		{ "energy-interval",     required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_INTERVAL },
-		{ "energy-flush-interval", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_FLUSH },
-		{ "energy-sysfs-root",   required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_SYSFS_ROOT },
-		{ "energy-model",        required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_MODEL },
-		{ "energy-timeline",     no_argument,       NULL, OPT_ENERGY + MXQD_ENERGY_OPT_TIMELINE },
-		{ "energy-retention",    required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_RETENTION },
-		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
+		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
+		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
+		{ "power-soft-off-deadline", required_argument, NULL, OPT_PT_SOFT_OFF },
+		{ "power-ipmi-timeout",  required_argument, NULL, OPT_PT_IPMI_TIMEOUT },
+		{ "power-ipmi-retries",  required_argument, NULL, OPT_PT_IPMI_RETRIES },
+		{ "power-ipmi-verify",   required_argument, NULL, OPT_PT_IPMI_VERIFY },
+		{ "power-wol-port",      required_argument, NULL, OPT_PT_WOL_PORT },
+		{ "power-wol-count",     required_argument, NULL, OPT_PT_WOL_COUNT },
+		{ "power-ssh-timeout",   required_argument, NULL, OPT_PT_SSH_TIMEOUT },
+		{ "power-ssh-drain-command", required_argument, NULL, OPT_PT_SSH_DRAIN },
+		{ "power-ssh-poweroff-command", required_argument, NULL, OPT_PT_SSH_POWEROFF },
+		{ "power-ssh-known-hosts", required_argument, NULL, OPT_PT_SSH_KNOWN_HOSTS },
 		{ "help",                no_argument,       NULL, 'h' },
 		{ "version",             no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -278,15 +285,52 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			break;
 		case OPT_POWEROFF_CMD: o->power.poweroff_command = optarg; break;
 		case OPT_NO_POWER_NODE: o->power.node = false; break;
+		case OPT_PT_SECRETS:
+			o->power.secrets_path = optarg;
+			o->power.secrets_path_given = true;
+			break;
+		case OPT_PT_RECONCILE:
+			if (parse_seconds("--power-reconcile-interval", optarg, 0, &o->power.reconcile_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_SOFT_OFF:
+			if (parse_seconds("--power-soft-off-deadline", optarg, 0, &o->power.soft_off_deadline_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_IPMI_TIMEOUT:
+			if (parse_seconds("--power-ipmi-timeout", optarg, 0.1, &o->power.ipmi_timeout_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_IPMI_RETRIES:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 > 10)
+				return fail("--power-ipmi-retries: '%s' is not a number from 0 to 10", optarg);
+			o->power.ipmi_retries = u32;
+			break;
+		case OPT_PT_IPMI_VERIFY:
+			if (parse_seconds("--power-ipmi-verify", optarg, 0, &o->power.ipmi_verify_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_WOL_PORT:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0 || u32 > 65535)
+				return fail("--power-wol-port: '%s' is not a UDP port", optarg);
+			o->power.wol_port = u32;
+			break;
+		case OPT_PT_WOL_COUNT:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0 || u32 > 100)
+				return fail("--power-wol-count: '%s' is not a number from 1 to 100", optarg);
+			o->power.wol_count = u32;
+			break;
+		case OPT_PT_SSH_TIMEOUT:
+			if (parse_seconds("--power-ssh-timeout", optarg, 1, &secs) < 0)
+				return -EINVAL;
+			o->power.ssh_timeout_s = (unsigned)secs;
+			break;
+		case OPT_PT_SSH_DRAIN: o->power.ssh_drain_command = optarg; break;
+		case OPT_PT_SSH_POWEROFF: o->power.ssh_poweroff_command = optarg; break;
+		case OPT_PT_SSH_KNOWN_HOSTS: o->power.ssh_known_hosts = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("mxqd %s\n", MXQ_VERSION); exit(0);
 		default:
-			if (c >= OPT_ENERGY && c < OPT_ENERGY + MXQD_ENERGY_OPT__COUNT) {
-				char err[256];
-				if (mxqd_energy_option(&o->energy, c - OPT_ENERGY, optarg, err, sizeof(err)) < 0)
-					return fail("%s", err);
-				break;
-			}
 			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
@@ -570,7 +614,6 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		if (ls.db_ok && (r = mxqd_jobs_handle_cancel(s)) < 0)
 			db_failed(s, &ls, r, "reading cancellations");
 		mxqd_jobs_escalate_kills(s);
-		mxqd_energy_tick(s, ls.db_ok);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
 		if (ls.db_ok) {
@@ -598,8 +641,6 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		{
 			uint64_t wait_ms = s->poll_interval_ms, tick_ms = mxqd_power_next_tick_in_ms();
 			if (tick_ms < wait_ms)
-				wait_ms = tick_ms ? tick_ms : 1;
-			if ((tick_ms = mxqd_energy_next_in_ms()) < wait_ms)
 				wait_ms = tick_ms ? tick_ms : 1;
 			timeout.tv_sec = (time_t)(wait_ms / 1000);
 			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
@@ -636,7 +677,6 @@ int main(int argc, char **argv)
 	mxq_client_set_program("mxqd");
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
 	mxqd_power_options_init(&opt.power);
-	mxqd_energy_options_init(&opt.energy);
 	if (parse_options(argc, argv, &server, &opt) < 0)
 		return 1;
 	if (opt.power.check_config) {
@@ -662,10 +702,6 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
-	if (mxqd_energy_init(&server, &opt.energy, errbuf, sizeof(errbuf)) < 0) {
-		fail("%s", errbuf);
-		return 1;
-	}
 
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
@@ -706,7 +742,6 @@ int main(int argc, char **argv)
 			   "run mxqadmin db upgrade)", mx_db_error(server.db));
 
 	serve(&server, &sigs);
-	mxqd_energy_fini(&server);
 	mxqd_power_fini(&server);
 
 	if (daemon_unregister(&server) < 0)
