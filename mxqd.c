@@ -38,6 +38,7 @@
 #include "mxq_client.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_energy.h"
 #include "mxqd_power.h"
 
 #ifndef MXQ_VERSION
@@ -52,6 +53,7 @@
 
 struct options {
 	struct mxqd_power_options power;
+	struct mxqd_energy_options energy;
 	bool daemonize;
 	const char *pid_file;
 	const char *log_file;
@@ -107,6 +109,15 @@ static void usage(FILE *f)
 "      --power-ssh-drain-command CMD     ssh: drain an old node (default drain)\n"
 "      --power-ssh-poweroff-command CMD  ssh: power the node off (default poweroff)\n"
 "      --power-ssh-known-hosts FILE      default known_hosts (default " SYSCONFDIR "/mxq/power-known-hosts)\n"
+"\njob energy accounting (see mxq_energy(7)):\n"
+"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,model; none: off)\n"
+"      --energy-interval S       sampling interval (default 1)\n"
+"      --energy-flush-interval S running jobs and node totals to the database (default 60)\n"
+"      --energy-sysfs-root DIR   where class/powercap and class/hwmon are (default /sys)\n"
+"      --energy-model IDLE_W:SLOT_W  linear model: last-resort source and idle baseline\n"
+"      --energy-timeline         also store a time series per job\n"
+"      --energy-retention DAYS   keep node and job samples this long (default 30)\n"
+"      --energy-buffer S         history held in memory (default 3600)\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -145,6 +156,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS,
 	};
+	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
 		{ "daemon-name",         required_argument, NULL, 'N' },
 		{ "server-id",           required_argument, NULL, 'N' }, /* upstream name */
@@ -178,6 +190,14 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "power-exec-timeout",  required_argument, NULL, OPT_POWER_EXEC_TIMEOUT },
 		{ "poweroff-command",    required_argument, NULL, OPT_POWEROFF_CMD },
 		{ "no-power-node",       no_argument,       NULL, OPT_NO_POWER_NODE },
+		{ "energy-sources",      required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_SOURCES },
+		{ "energy-interval",     required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_INTERVAL },
+		{ "energy-flush-interval", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_FLUSH },
+		{ "energy-sysfs-root",   required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_SYSFS_ROOT },
+		{ "energy-model",        required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_MODEL },
+		{ "energy-timeline",     no_argument,       NULL, OPT_ENERGY + MXQD_ENERGY_OPT_TIMELINE },
+		{ "energy-retention",    required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_RETENTION },
+		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
 		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
 		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
 		{ "power-soft-off-deadline", required_argument, NULL, OPT_PT_SOFT_OFF },
@@ -331,6 +351,12 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("mxqd %s\n", MXQ_VERSION); exit(0);
 		default:
+			if (c >= OPT_ENERGY && c < OPT_ENERGY + MXQD_ENERGY_OPT__COUNT) {
+				char err[256];
+				if (mxqd_energy_option(&o->energy, c - OPT_ENERGY, optarg, err, sizeof(err)) < 0)
+					return fail("%s", err);
+				break;
+			}
 			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
@@ -614,6 +640,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		if (ls.db_ok && (r = mxqd_jobs_handle_cancel(s)) < 0)
 			db_failed(s, &ls, r, "reading cancellations");
 		mxqd_jobs_escalate_kills(s);
+		mxqd_energy_tick(s, ls.db_ok);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
 		if (ls.db_ok) {
@@ -641,6 +668,8 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		{
 			uint64_t wait_ms = s->poll_interval_ms, tick_ms = mxqd_power_next_tick_in_ms();
 			if (tick_ms < wait_ms)
+				wait_ms = tick_ms ? tick_ms : 1;
+			if ((tick_ms = mxqd_energy_next_in_ms()) < wait_ms)
 				wait_ms = tick_ms ? tick_ms : 1;
 			timeout.tv_sec = (time_t)(wait_ms / 1000);
 			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
@@ -677,6 +706,7 @@ int main(int argc, char **argv)
 	mxq_client_set_program("mxqd");
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
 	mxqd_power_options_init(&opt.power);
+	mxqd_energy_options_init(&opt.energy);
 	if (parse_options(argc, argv, &server, &opt) < 0)
 		return 1;
 	if (opt.power.check_config) {
@@ -702,6 +732,10 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
+	if (mxqd_energy_init(&server, &opt.energy, errbuf, sizeof(errbuf)) < 0) {
+		fail("%s", errbuf);
+		return 1;
+	}
 
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
@@ -742,6 +776,7 @@ int main(int argc, char **argv)
 			   "run mxqadmin db upgrade)", mx_db_error(server.db));
 
 	serve(&server, &sigs);
+	mxqd_energy_fini(&server);
 	mxqd_power_fini(&server);
 
 	if (daemon_unregister(&server) < 0)
