@@ -31,6 +31,9 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 /* ---- helpers shared by the subcommands (in mxqadmin_qualify.c) ---- */
 
 struct mx_db;
+/* power set HOST KEY=VALUE... (mxqadmin_power_set.c); pos[0] is HOST, npos >= 2.
+ * Returns the exit status. */
+int mxqadmin_power_set(struct mx_db *db, int npos, char **pos);
 
 /*
  * Connect with the global options. On failure prints one "mxqadmin: ..."

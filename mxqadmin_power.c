@@ -1225,6 +1225,11 @@ static int cmd_explain(struct mx_db *db, const struct power_args *a)
 	return a->have_group ? explain_group(db, a) : explain_host(db, a);
 }
 
+static int cmd_set(struct mx_db *db, const struct power_args *a)
+{
+	return mxqadmin_power_set(db, a->npos, a->pos);
+}
+
 /* ------------------------------------------------------------------ */
 /* dispatch                                                            */
 
@@ -1240,6 +1245,7 @@ static const struct power_cmd power_cmds[] = {
 	{ "off",     cmd_admin,   P_REASON, 1, 1, "off HOST --reason R" },
 	{ "exclude", cmd_admin,   P_REASON, 1, 1, "exclude HOST [--reason R]" },
 	{ "include", cmd_admin,   P_REASON, 1, 1, "include HOST [--reason R]" },
+	{ "set",     cmd_set,     0, 2, 32, "set HOST KEY=VALUE... (transport_on transport_off bmc mac broadcast rank class ipmi_workarounds ssh)" },
 };
 
 static void power_usage(FILE *f)

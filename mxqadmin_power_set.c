@@ -1,0 +1,58 @@
+/*
+ * mxqadmin_power_set - `mxqadmin power set HOST KEY=VALUE ...`: per-host
+ * transport settings in mxq_power (transport_on, transport_off, bmc, mac,
+ * broadcast, rank, class, ipmi_workarounds, ssh).
+ *
+ * Every pair is checked before anything is written, so a bad pair leaves
+ * the row untouched; each change is recorded as an admin event. Secrets do
+ * not go here: they live in the power manager's secrets file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mxq_power_db.h"
+#include "mxqadmin.h"
+
+int mxqadmin_power_set(struct mx_db *db, int npos, char **pos)
+{
+	const char *host = pos[0];
+	struct passwd *pw = getpwuid(getuid());
+	char who[256], err[512], key[64];
+
+	snprintf(who, sizeof(who), "%s", pw && pw->pw_name ? pw->pw_name : "admin");
+	for (int i = 1; i < npos; i++) {
+		const char *eq = strchr(pos[i], '=');
+
+		if (!eq || eq == pos[i] || (size_t)(eq - pos[i]) >= sizeof(key)) {
+			fprintf(stderr, "mxqadmin: power set: '%s' is not KEY=VALUE\n", pos[i]);
+			return 1;
+		}
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - pos[i]), pos[i]);
+		if (mxq_power_db_set_check(key, eq + 1, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mxqadmin: power set %s: %s\n", host, err);
+			return 1;
+		}
+	}
+	for (int i = 1; i < npos; i++) {
+		const char *eq = strchr(pos[i], '=');
+		int r;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - pos[i]), pos[i]);
+		r = mxq_power_db_set(db, host, key, eq + 1, who, err, sizeof(err));
+		if (r == -ENOENT) {
+			fprintf(stderr, "mxqadmin: power set: unknown host '%s' (not in mxq_power)\n", host);
+			return 1;
+		}
+		if (r < 0) {
+			fprintf(stderr, "mxqadmin: power set %s %s: %s\n", host, pos[i],
+				r == -EINVAL ? err : mx_db_error(db));
+			return 1;
+		}
+		printf("%s: %s\n", host, pos[i]);
+	}
+	return 0;
+}

@@ -1,0 +1,340 @@
+#!/bin/sh
+# tests/test_ipmi.sh - the ipmi transport of the power manager against
+# simulated BMCs (OpenIPMI's ipmi_sim) on 127.0.0.1.
+#
+# Every simulated node gets its own ipmi_sim (state dir, lan.conf, .emu
+# file and chassis_control script written here). The chassis script keeps
+# the power state in a file (answers "get power" with power:0/1), logs
+# every call with a timestamp, stops the node's mxqd when the power goes
+# off, and ignores a soft off when the node's ignore_soft file exists.
+#
+#   n1  on, soft off honoured                      -> OFF, no hard off
+#   n2  on, soft off ignored                       -> hard off after the deadline
+#   n3  wrong password in the secrets file         -> FAILED, reason, bounded
+#   n4  BMC stopped                                -> FAILED, reason, bounded
+#   n5  switched on at the BMC behind the leader's back -> reconciled, event
+# plus: the BMC password never shows in any /proc/*/cmdline, log or table;
+# a secrets file readable by group or others is refused, naming the file.
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+POWER_LEASE=8
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+. "$MXQ_SRC_DIR/tests/lib/power.sh"
+
+command -v ipmi_sim >/dev/null || { echo "not ok 1 - ipmi_sim installed (package openipmi)"; exit 1; }
+
+D=$MXQ_TEST_DIR/ipmi
+mkdir -p "$D"
+PW=$(mxq__random_hex 8)          # throwaway BMC password of this run
+printf '%s\n' "$PW" >"$D/pw.pattern"
+SOFT_DEADLINE=3
+IPMI_TIMEOUT=2
+IPMI_RETRIES=1
+RECONCILE=3
+bmc__pids=
+sampler_pid=
+
+# ------------------------------------------------------------ simulated BMCs
+
+free_udp_port() {
+	local _p
+	while :; do
+		_p=$(mxq__random_port)
+		ss -Huln "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return; }
+	done
+}
+
+# bmc_start NAME: write the files of NAME's BMC and start it (power off).
+bmc_start() {
+	local _n _d _port _pid _end
+	_n=$1
+	_d=$D/$1
+	mkdir -p "$_d/state"
+	rm -rf "$_d/state"/*
+	[ -f "$_d/port" ] || free_udp_port >"$_d/port"
+	_port=$(cat "$_d/port")
+	[ -f "$_d/power" ] || echo 0 >"$_d/power"
+	cat >"$_d/chassis.sh" <<EOF
+#!/bin/sh
+# chassis_control of the simulated node $_n
+d=$_d
+echo "\$(date +%s.%N) \$*" >>"\$d/chassis.log"
+stop_node() {
+	f=$MXQ_TEST_DIR/mxqd/$_n/mxqd.pid
+	[ -f "\$f" ] || return 0
+	pid=\$(cat "\$f")
+	tr '\0' '\n' <"/proc/\$pid/cmdline" 2>/dev/null | grep -qx -- "$_n" && kill -TERM "\$pid"
+	return 0
+}
+case "\$1 \$2" in
+"get power") echo "power:\$(cat "\$d/power")" ;;
+"set power") echo "\$3" >"\$d/power"; [ "\$3" = 0 ] && stop_node ;;
+"set shutdown") [ -e "\$d/ignore_soft" ] || { echo 0 >"\$d/power"; stop_node; } ;;
+esac
+exit 0
+EOF
+	chmod 755 "$_d/chassis.sh"
+	cat >"$_d/lan.conf" <<EOF
+name "$_n"
+set_working_mc 0x20
+  startlan 1
+    addr 127.0.0.1 $_port
+    priv_limit admin
+    allowed_auths_callback none md2 md5 straight
+    allowed_auths_user none md2 md5 straight
+    allowed_auths_operator none md2 md5 straight
+    allowed_auths_admin none md2 md5 straight
+    guid $(mxq__random_hex 16)
+  endlan
+  chassis_control "$_d/chassis.sh"
+user 2 true "admin" "$PW" admin 10 none md2 md5 straight
+EOF
+	chmod 600 "$_d/lan.conf"
+	cat >"$_d/node.emu" <<EOF
+mc_setbmc 0x20
+mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 dynsens
+mc_enable 0x20
+EOF
+	ipmi_sim -n -c "$_d/lan.conf" -f "$_d/node.emu" -s "$_d/state" </dev/null >"$_d/sim.out" 2>&1 &
+	_pid=$!
+	echo "$_pid" >"$_d/pid"
+	bmc__pids="$bmc__pids $_pid"
+	_end=$(( $(now_cs) + 500 ))
+	until ss -Huln "sport = :$_port" 2>/dev/null | grep -q .; do
+		if ! mxq__alive "$_pid" || [ "$(now_cs)" -ge "$_end" ]; then
+			echo "ipmi_sim of $_n did not start" | diag
+			diag <"$_d/sim.out"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+bmc_stop() {
+	local _pid
+	_pid=$(cat "$D/$1/pid")
+	kill -TERM "$_pid" 2>/dev/null
+	wait "$_pid" 2>/dev/null
+	echo >"$D/$1/pid"
+}
+
+chassis_power() {
+	cat "$D/$1/power"
+}
+
+chassis_is() {
+	[ "$(chassis_power "$1")" = "$2" ]
+}
+
+# seconds (with fraction) of the first chassis log line matching $2
+chassis_time() {
+	grep -m1 -- "$2" "$D/$1/chassis.log" 2>/dev/null | cut -d' ' -f1
+}
+
+mxq_test_cleanup_hook() {
+	local _p
+	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null
+	mxqd_cleanup
+	power_cleanup
+	for _p in $bmc__pids; do
+		kill -TERM "$_p" 2>/dev/null
+		wait "$_p" 2>/dev/null
+	done
+}
+
+# rows: transport ipmi both ways, state OFF (the chassis is off); an
+# optional admin request (ON) in the same statement
+add_node() {
+	mxq_sql "INSERT INTO mxq_power (hostname, state, transport_on, transport_off, bmc_address,
+		ipmi_workarounds, reason, admin_request, admin_request_reason) VALUES ('$1', 'OFF',
+		'ipmi', 'ipmi', '127.0.0.1:$(cat "$D/$1/port")', 'opensesspriv', 'test node',
+		'${2:-}', 'test: ${2:-}')"
+}
+
+admin_request() {
+	mxq_sql "UPDATE mxq_power SET admin_request = '$2', admin_request_reason = 'test: $2',
+		admin_off = $( [ "$2" = OFF ] && echo 1 || echo 0 ) WHERE hostname = '$1'"
+}
+
+fail_reason() {
+	mxq_sql "SELECT failure_reason FROM mxq_power WHERE hostname = '$1'"
+}
+
+secs_between() { # cs1 cs2 -> seconds with two decimals
+	echo "$1 $2" | awk '{ printf "%.2f", ($2 - $1) / 100 }'
+}
+
+# ----------------------------------------------------------------- setup
+
+section "setup"
+for n in n1 n2 n3 n4 n5; do
+	bmc_start "$n" || { not_ok "start the simulated BMC of $n"; tap_done; exit 1; }
+done
+ok "five simulated BMCs run on 127.0.0.1"
+touch "$D/n2/ignore_soft"
+bmc_stop n4
+
+cat >"$D/secrets" <<EOF
+# power secrets of test_ipmi.sh (throwaway)
+[default]
+ipmi_user = admin
+ipmi_password = $PW
+
+[n3]
+ipmi_password = $(mxq__random_hex 8)
+EOF
+chmod 600 "$D/secrets"
+# n1, n2, n5 are configured the way an admin would: mxqadmin power set
+for n in n1 n2 n5; do
+	mxq_sql "INSERT INTO mxq_power (hostname, state, reason) VALUES ('$n', 'OFF', 'test node')"
+	out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power set "$n" transport_on=ipmi \
+		transport_off=ipmi "bmc=127.0.0.1:$(cat "$D/$n/port")" ipmi_workarounds=opensesspriv 2>&1)
+	is "mxqadmin power set $n ...: exit 0" "$?" 0
+done
+is "mxqadmin power set wrote the settings" "$(mxq_sql "SELECT CONCAT_WS(' ', transport_on,
+	transport_off, bmc_address, ipmi_workarounds) FROM mxq_power WHERE hostname = 'n1'")" \
+	"ipmi ipmi 127.0.0.1:$(cat "$D/n1/port") opensesspriv"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power set n1 rank=5 transport_on=bogus 2>&1)
+rc=$?
+check "mxqadmin power set with a bad transport: refused (exit $rc)" [ "$rc" -ne 0 ]
+contains "mxqadmin power set: the message names the bad value" "$out" "'bogus' is not a transport"
+is "mxqadmin power set: nothing written on bad input" \
+	"$(mxq_sql "SELECT efficiency_rank FROM mxq_power WHERE hostname = 'n1'")" 100
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power set n1 mac=52:54:00:zz:00:01 2>&1)
+contains "mxqadmin power set: a bad MAC is refused" "$out" "not a MAC address"
+
+# the password must never appear in a process's arguments: sample them
+(
+	while :; do
+		grep -lsF -f "$D/pw.pattern" /proc/[0-9]*/cmdline >>"$D/cmdline.hits" 2>/dev/null
+		sleep 0.1
+	done
+) &
+sampler_pid=$!
+
+# --- secrets file permissions
+section "secrets file permissions"
+power_conf "$D/power.conf" idle_time=1h
+for mode in 0640 0604; do
+	cp "$D/secrets" "$D/secrets.$mode"
+	chmod "$mode" "$D/secrets.$mode"
+	out=$("$mxqd_bin" --power-manager --check-config --power-config "$D/power.conf" \
+		--power-secrets "$D/secrets.$mode" 2>&1)
+	rc=$?
+	check "secrets file mode $mode: refused (exit $rc)" [ "$rc" -ne 0 ]
+	contains "secrets file mode $mode: the message names the file" "$out" "$D/secrets.$mode"
+done
+out=$("$mxqd_bin" --power-manager --check-config --power-config "$D/power.conf" \
+	--power-secrets "$D/secrets" 2>&1)
+is "secrets file mode 0600: accepted" "$?" 0
+
+power_leader_start leader "$D/power.conf" --power-secrets "$D/secrets" \
+	--power-soft-off-deadline "$SOFT_DEADLINE" --power-ipmi-timeout "$IPMI_TIMEOUT" \
+	--power-ipmi-retries "$IPMI_RETRIES" --power-ipmi-verify 3 \
+	--power-reconcile-interval "$RECONCILE" ||
+	{ not_ok "start the power manager"; tap_done; exit 1; }
+wait_for 15 "(SELECT holder FROM mxq_power_leader WHERE id = 1) LIKE 'leader/%'"
+ok "the power manager holds the lease"
+
+# ------------------------------------------------------------ power on
+section "power on"
+t0=$(now_cs)
+admin_request n1 ON
+admin_request n2 ON
+power_wait_state 15 n1 POWERING_ON ON && power_wait_state 15 n2 POWERING_ON ON
+check "n1: chassis powered on" wait_until 10 chassis_is n1 1
+check "n2: chassis powered on" wait_until 10 chassis_is n2 1
+contains "n1: Chassis Control power up reached the BMC" "$(cat "$D/n1/chassis.log")" "set power 1"
+# the node boots: its mxqd registers
+mxqd_start n1 --slots 1 --memory 1G && mxqd_start n2 --slots 1 --memory 1G
+check "n1 and n2 registered and are ON" power_wait_state 15 n1 ON
+power_wait_state 15 n2 ON
+
+# ----------------------------------------------------------- soft off
+section "soft off, hard off after the deadline"
+admin_request n1 OFF
+admin_request n2 OFF
+check "n1: OFF after a soft off" power_wait_state 30 n1 OFF
+contains "n1: the BMC got a soft shutdown" "$(cat "$D/n1/chassis.log")" "set shutdown 1"
+if grep -q "set power 0" "$D/n1/chassis.log"; then
+	not_ok "n1: no hard off when the soft off worked"
+else
+	ok "n1: no hard off when the soft off worked"
+fi
+is "n1: chassis off" "$(chassis_power n1)" 0
+check "n2: OFF (soft off ignored)" power_wait_state 40 n2 OFF
+is "n2: chassis off" "$(chassis_power n2)" 0
+ts=$(chassis_time n2 "set shutdown 1")
+th=$(chassis_time n2 "set power 0")
+if [ -n "$ts" ] && [ -n "$th" ]; then
+	gap=$(echo "$ts $th" | awk '{ printf "%.2f", $2 - $1 }')
+	check "n2: hard off came ${gap}s after the soft off (deadline ${SOFT_DEADLINE}s)" \
+		awk "BEGIN { exit !($gap >= $SOFT_DEADLINE && $gap < $SOFT_DEADLINE + 5) }"
+else
+	not_ok "n2: soft off then hard off in the chassis log"
+	diag <"$D/n2/chassis.log"
+fi
+contains "n2: the leader logged the escalation" "$(cat "$(power_leader_log leader)")" \
+	"n2 still on"
+mxqd_wait n1 10
+mxqd_wait n2 10
+
+# ------------------------------------------------------------ failures
+section "wrong password and stopped BMC"
+# a tick, then the wake attempts (timeout x attempts), plus 3 s for ticks,
+# polling and the wrong-password node handled in the same tick
+bound=$(awk "BEGIN { print $IPMI_TIMEOUT * ($IPMI_RETRIES + 1) + 3 }")
+t0=$(now_cs)
+add_node n3 ON
+add_node n4 ON
+power_wait_state 20 n3 FAILED
+t3=$(now_cs)
+power_wait_state 20 n4 FAILED
+t4=$(now_cs)
+is "n3: FAILED" "$(power_state n3)" FAILED
+contains "n3: reason says wrong password" "$(fail_reason n3)" "wrong password"
+contains "n3: reason names the BMC" "$(fail_reason n3)" "127.0.0.1:$(cat "$D/n3/port")"
+d3=$(secs_between "$t0" "$t3")
+check "n3: failed within ${d3}s (bound ${bound}s)" awk "BEGIN { exit !($d3 <= $bound) }"
+is "n4: FAILED" "$(power_state n4)" FAILED
+contains "n4: reason says the BMC did not answer" "$(fail_reason n4)" "did not answer"
+d4=$(secs_between "$t0" "$t4")
+check "n4: failed within ${d4}s (bound ${bound}s)" awk "BEGIN { exit !($d4 <= $bound) }"
+is "n3: chassis still off" "$(chassis_power n3)" 0
+
+# ---------------------------------------------------------- reconcile
+section "reconciliation"
+ev0=$(power_last_event_id)
+t0=$(now_cs)
+echo 1 >"$D/n5/power"      # someone pressed the power button
+power_wait_state 20 n5 ON
+t5=$(now_cs)
+d5=$(secs_between "$t0" "$t5")
+is "n5: recorded ON after being switched on at the BMC" "$(power_state n5)" ON
+check "n5: reconciled within ${d5}s (interval ${RECONCILE}s + a tick and a BMC call)" \
+	awk "BEGIN { exit !($d5 <= $RECONCILE + 2) }"
+ev=$(mxq_sql "SELECT CONCAT(from_state, '>', to_state, ' ', actor, ': ', reason)
+	FROM mxq_power_event WHERE hostname = 'n5' AND event_id > $ev0")
+contains "n5: an event records the reconciliation" "$ev" "OFF>ON leader: reconciled"
+echo 0 >"$D/n5/power"
+check "n5: switched off at the BMC: recorded OFF again" power_wait_state 20 n5 OFF
+
+# ------------------------------------------------------------ secrecy
+section "the password stays secret"
+kill "$sampler_pid" 2>/dev/null
+wait "$sampler_pid" 2>/dev/null
+sampler_pid=
+if [ -s "$D/cmdline.hits" ]; then
+	not_ok "no process had the BMC password in its arguments"
+	sort -u "$D/cmdline.hits" | diag
+else
+	ok "no process had the BMC password in its arguments"
+fi
+hits=$(grep -rlsF -f "$D/pw.pattern" "$MXQ_TEST_DIR/mxqd" 2>/dev/null)
+is "no mxqd log or output contains the BMC password" "$hits" ""
+is "no mxq_power or mxq_power_event text contains the BMC password" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE reason LIKE '%$PW%'") $(mxq_sql \
+	"SELECT COUNT(*) FROM mxq_power WHERE CONCAT(reason, failure_reason, explanation) LIKE '%$PW%'")" \
+	"0 0"
+
+tap_done
