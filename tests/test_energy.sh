@@ -1,0 +1,258 @@
+#!/bin/sh
+# tests/test_energy.sh - job energy accounting of mxqd against a fake
+# powercap tree and a private MariaDB.
+#
+# A background writer (perl, one process, 100 steps per second) plays a
+# node's power profile into SYSFS/class/powercap: package-0 gets 70 % of
+# the power, dram 30 %; a "core" zone that the package contains counts too,
+# and must not be added. package-0 wraps at a small max_energy_range_uj
+# (several times during a job). The profile is a schedule file of
+# "EPOCH_MS WATTS" lines the test appends to; the writer logs the true
+# cumulative energy of every step, so expected values are integrals of
+# that log, not of anything mxqd computed.
+#
+#   1. one job on a 1-slot node: its energy equals the truth over its
+#      recorded window within 1 %; its row is visible with energy > 0 while
+#      it runs, within one flush interval
+#   2. the source disappears (energy_uj removed) during a job: the job is
+#      recorded partial with the energy measured before, mxqd keeps running
+#      and measures again once the file is back
+#   3. jobs + idle + boot + shutdown energy equal the node total within 1 %
+#   4. two jobs on a 2-slot node, a busy loop and one that burns a third
+#      of each 100 ms: active energy splits 3:1 within 2 %
+#   5. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
+
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+
+mxqadmin_bin=$MXQ_BUILD_DIR/mxqadmin
+mxqdump_bin=$MXQ_BUILD_DIR/mxqdump
+W=$MXQ_TEST_DIR/work
+SYS=$MXQ_TEST_DIR/sys
+PC=$SYS/class/powercap
+mkdir -p "$W" "$PC/intel-rapl:0" "$PC/intel-rapl:0:0" "$PC/intel-rapl:1"
+echo package-0 >"$PC/intel-rapl:0/name"
+echo core >"$PC/intel-rapl:0:0/name"
+echo dram >"$PC/intel-rapl:1/name"
+echo 100000000 >"$PC/intel-rapl:0/max_energy_range_uj"    # 100 J: wraps every few seconds
+echo 65532610987 >"$PC/intel-rapl:1/max_energy_range_uj"
+echo 262143328850 >"$PC/intel-rapl:0:0/max_energy_range_uj"
+
+SCHED=$W/schedule
+TRUTH=$W/truth
+STOP=$W/writer.stop
+now_ms() {
+	_t=$(date +%s%N)
+	echo $((_t / 1000000))
+}
+echo "0 40" >"$SCHED"
+
+# The writer: every 10 ms integrate the scheduled power (the last schedule
+# line whose time has come) and publish the counters atomically (rename),
+# unless ZONE.gone exists; log "EPOCH_MS TOTAL_UJ".
+perl -MTime::HiRes=time,sleep -e '
+	my ($pc, $sched, $truth, $stop) = @ARGV;
+	my @zones = (["intel-rapl:0", 0.7, 100000000], ["intel-rapl:1", 0.3, 65532610987],
+		     ["intel-rapl:0:0", 0.5, 262143328850]);
+	my %e = map { $_->[0] => 5000000 } @zones;   # counters start somewhere
+	my ($total, $last) = (0, time);
+	open(my $log, ">", $truth) or die; select((select($log), $| = 1)[0]);
+	while (!-e $stop) {
+		my $now = time;
+		my $w = 0;
+		if (open(my $s, "<", $sched)) {
+			while (<$s>) { my ($t, $p) = split; $w = $p if $t <= $now * 1000; }
+			close $s;
+		}
+		my $d = $w * ($now - $last) * 1e6;
+		$total += $d;
+		$last = $now;
+		for my $z (@zones) {
+			my ($n, $share, $max) = @$z;
+			$e{$n} = ($e{$n} + $d * $share) % $max;
+			next if -e "$pc/$n.gone";
+			open(my $f, ">", "$pc/$n/energy_uj.tmp") or next;
+			printf $f "%d\n", $e{$n};
+			close $f;
+			rename("$pc/$n/energy_uj.tmp", "$pc/$n/energy_uj");
+		}
+		printf $log "%.3f %.0f\n", $now * 1000, $total;
+		sleep 0.01;
+	}' "$PC" "$SCHED" "$TRUTH" "$STOP" &
+writer_pid=$!
+
+mxq_test_cleanup_hook() {
+	mxqd_cleanup
+	: >"$STOP"
+	kill "$writer_pid" 2>/dev/null
+	wait "$writer_pid" 2>/dev/null
+}
+
+# True energy (J) between two epoch times in ms (decimals allowed),
+# interpolated in the writer's log.
+truth_between() {
+	awk -v a="$1" -v b="$2" '
+		function at(t,   i) {
+			for (i = 2; i <= n; i++)
+				if (T[i] >= t)
+					return E[i-1] + (E[i] - E[i-1]) * (t - T[i-1]) / (T[i] - T[i-1])
+			return -1e18
+		}
+		{ n++; T[n] = $1; E[n] = $2 }
+		END { printf "%.3f\n", (at(b) - at(a)) / 1e6 }' "$TRUTH"
+}
+
+# |a - b| <= pct % of |b| ?
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN {
+		d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
+		exit !(m > 0 && d <= m * p / 100) }'
+}
+
+sql1() {
+	mxq_sql "$@" | head -n 1
+}
+
+wait_until 10 test -s "$PC/intel-rapl:0/energy_uj" || not_ok "the writer publishes counters"
+
+E_OPTS="--energy-sysfs-root $SYS --energy-interval 0.25 --energy-flush-interval 1 --energy-model 10:0"
+
+# ------------------------------------------- 1. one job, truth within 1 %
+
+section "1. one job on a 1-slot node"
+check "start mxqd enode1" mxqd_start enode1 --slots 1 $E_OPTS
+contains "mxqd measures with rapl" "$(cat "$(mxqd_dir enode1)/mxqd.log")" "measuring with rapl (counter, 2 input(s))"
+
+j1=$(submit -N e1 -t 10m sleep 4)
+check "job 1 submitted" test -n "$j1"
+wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j1"
+# change the power in the middle of the job
+echo "$(( $(now_ms) + 1500 )) 70" >>"$SCHED"
+check "running job's energy visible within one flush interval" \
+	wait_for 3 "SELECT COUNT(*) = 1 FROM mxq_power_job WHERE job_id = $j1 AND date_end IS NULL AND energy_j > 0"
+wait_for 20 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j1"
+row=$(mxq_sql "SELECT UNIX_TIMESTAMP(date_start) * 1000, UNIX_TIMESTAMP(date_end) * 1000, energy_j,
+	completeness, method, samples FROM mxq_power_job WHERE job_id = $j1")
+set -- $row
+want=$(truth_between "$1" "$2")
+echo "# job $j1: recorded $3 J over $(( ${2%.*} - ${1%.*} )) ms, truth $want J, $4, $5, $6 samples"
+check "job energy equals the true energy within 1 %" within "$3" "$want" 1
+is "job completeness" "$4" full
+is "job method" "$5" counter
+dur=$(mxq_sql "SELECT TIMESTAMPDIFF(SECOND, date_start, date_end) FROM mxq_job WHERE job_id = $j1")
+check "energy window matches the job's runtime" test "$(( ${2%.*} - ${1%.*} ))" -ge 3500 -a "$dur" -le 6
+
+# ----------------------------------------- 2. the source disappears
+
+section "2. source disappears during a job"
+j2=$(submit -N e2 -t 10m sleep 4)
+wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j2"
+sleep 1.5
+: >"$PC/intel-rapl:0.gone"
+rm -f "$PC/intel-rapl:0/energy_uj"
+wait_for 20 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j2"
+row=$(mxq_sql "SELECT completeness, energy_j > 5, method FROM mxq_power_job WHERE job_id = $j2")
+set -- $row
+is "job with a failed source is partial" "$1" partial
+is "its measured energy is kept (not zero)" "$2" 1
+check "mxqd still runs" mxq__alive "$(mxqd_pid enode1)"
+rm -f "$PC/intel-rapl:0.gone"
+check "mxqd measures with rapl again" wait_until 15 grep -q "rapl works again" "$(mxqd_dir enode1)/mxqd.log"
+j3=$(submit -N e3 -t 10m sleep 1)
+wait_for 15 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j3"
+is "next job measured by counters again" \
+	"$(sql1 "SELECT CONCAT(method, ' ', completeness) FROM mxq_power_job WHERE job_id = $j3")" "counter full"
+
+# --------------------------------------------- 3. node total identity
+
+section "3. jobs + idle + overhead = node total"
+mxqd_stop enode1
+is "mxqd enode1 exits 0" "$mxqd_rc" 0
+row=$(mxq_sql "SELECT energy_joules,
+	(SELECT COALESCE(SUM(energy_j), 0) FROM mxq_power_job WHERE hostname = 'enode1')
+	+ energy_idle_joules + energy_boot_joules + energy_shutdown_joules,
+	energy_jobs_joules FROM mxq_power WHERE hostname = 'enode1'")
+set -- $row
+echo "# node total $1 J, jobs + idle + overhead $2 J (jobs $3 J)"
+check "node total is positive" awk -v a="$1" 'BEGIN { exit !(a > 50) }'
+check "jobs + idle + overhead equal the node total within 1 %" within "$2" "$1" 1
+samples=$(sql1 "SELECT COUNT(*) > 1 FROM mxq_power_sample WHERE hostname = 'enode1'")
+is "node samples stored" "$samples" 1
+
+# ------------------------------------------------- 4. 3:1 CPU split
+
+section "4. two jobs, 3:1 CPU time"
+cat >"$W/burn.sh" <<'EOF'
+# burn.sh T0_US T1_US BUSY_US PERIOD_US: from T0 to T1 burn BUSY of every
+# PERIOD (aligned to T0), sleep the rest without forking.
+t0=$1 t1=$2 busy=$3 period=$4
+fifo=$(mktemp -u) && mkfifo "$fifo" && exec 9<>"$fifo" && rm -f "$fifo"
+now() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+nap() { local us=$1; ((us > 0)) || return 0; read -t "$((us / 1000000)).$(printf %06d $((us % 1000000)))" -u 9; }
+nap $(( t0 - $(now) ))
+k=0
+while :; do
+	start=$((t0 + k * period))
+	((start >= t1)) && break
+	stop=$((start + busy)); ((stop > t1)) && stop=$t1
+	while ((${EPOCHREALTIME/./} < stop)); do :; done
+	k=$((k + 1))
+	nap $(( t0 + k * period - ${EPOCHREALTIME/./} ))
+done
+EOF
+check "start mxqd enode2" mxqd_start enode2 --slots 2 $E_OPTS --energy-interval 2 --debug
+t0=$(( $(now_ms) + 2500 ))
+t1=$(( t0 + 12000 ))
+# idle (10 W = the baseline) while the jobs wait, 40 W while they burn
+{ echo "$(now_ms) 10"; echo "$t0 40"; echo "$t1 10"; } >>"$SCHED"
+ja=$(submit -N busy -t 10m bash "$W/burn.sh" "${t0}000" "${t1}000" 100000 100000)
+jb=$(submit -N third -t 10m bash "$W/burn.sh" "${t0}000" "${t1}000" 33333 100000)
+wait_for 30 "SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($ja, $jb) AND date_end IS NOT NULL"
+row=$(mxq_sql "SELECT a.active_energy_j, b.active_energy_j, a.active_energy_j / b.active_energy_j
+	FROM mxq_power_job a, mxq_power_job b WHERE a.job_id = $ja AND b.job_id = $jb")
+set -- $row
+cpu=$(mxq_sql "SELECT (a.stats_utime_sec + a.stats_stime_sec + (a.stats_utime_usec + a.stats_stime_usec) / 1e6)
+	/ (b.stats_utime_sec + b.stats_stime_sec + (b.stats_utime_usec + b.stats_stime_usec) / 1e6)
+	FROM mxq_job a, mxq_job b WHERE a.job_id = $ja AND b.job_id = $jb")
+echo "# active energy: busy job $1 J, third job $2 J, ratio $3; CPU time ratio $cpu"
+# The split below is what mxqd computes; whether the jobs really got 3:1
+# CPU time depends on the machine's load (2 cores, a database, a writer).
+if within "$cpu" 3 2; then
+	check "active energy splits 3:1 within 2 %" within "$3" 3 2
+else
+	ok "active energy splits 3:1 within 2 % # SKIP the jobs got $cpu:1 CPU time, not 3:1 (load)"
+fi
+check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
+mxqd_stop enode2
+
+# ------------------------------------------------------- 5. queries
+
+section "5. queries"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power job "$j1" 2>&1)
+contains "mxqadmin power job shows the energy" "$out" "energy"
+contains "mxqadmin power job shows the completeness" "$out" "full"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power jobs --json 2>&1)
+contains "mxqadmin power jobs --json lists job 1" "$out" "\"job_id\": $j1"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power usage --hosts enode1,enode2 \
+	--from "-10m" --to now 2>&1)
+contains "mxqadmin power usage reports enode1" "$out" "enode1"
+set -- $(mxq_sql "SELECT UNIX_TIMESTAMP(MIN(sample_time)), UNIX_TIMESTAMP(MAX(sample_time))
+	FROM mxq_power_sample WHERE hostname = 'enode2'")
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power usage --hosts enode2 --from "@$1" --to "@$2" 2>&1)
+got=$(printf '%s\n' "$out" | awk '$1 == "enode2" { print $2 }')
+want=$(truth_between "$(awk -v t="$1" 'BEGIN { printf "%.3f", t * 1000 }')" \
+	"$(awk -v t="$2" 'BEGIN { printf "%.3f", t * 1000 }')")
+echo "# usage of enode2 from its first to its last node sample: $got J, truth $want J"
+check "power usage equals the true node energy within 1 %" within "$got" "$want" 1
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power metrics 2>&1)
+contains "metrics: node energy" "$out" 'mxq_node_energy_joules_total{host="enode1"}'
+contains "metrics: cluster total" "$out" "mxq_cluster_energy_joules_total"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power usage --from yesterday-ish --to now 2>&1)
+contains "bad time: one line naming it" "$out" "yesterday-ish"
+out=$("$mxqdump_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" --jobs --inactive --user "$(id -un)" 2>&1)
+contains "mxqdump shows job energy" "$out" "ENERGY_J"
+out=$("$mxqdump_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" --jobs -J "$j1" --json 2>&1)
+contains "mxqdump --json shows the completeness" "$out" "\"energy_completeness\": \"full\""
+
+tap_done
