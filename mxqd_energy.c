@@ -75,6 +75,7 @@ struct tracked {
 	struct mxq_energy_job_acc acc;
 	double timeline_j;      /* energy at the last timeline row */
 	uint64_t timeline_ms;
+	bool load_earlier;      /* adopted: add what an earlier mxqd wrote before writing */
 };
 
 static struct {
@@ -433,10 +434,43 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 
 /* ---------------------------------------------------------------- database */
 
-static int write_job(struct mxqd_server *server, const struct tracked *t)
+/* Add the energy an earlier mxqd recorded for an adopted job. */
+static int load_earlier(struct mxqd_server *server, struct tracked *t)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+
+	n = mx_db_query(server->db, &res,
+		"SELECT energy_j, active_energy_j, samples, peak_watts, avg_watts,"
+		" UNIX_TIMESTAMP(date_start) * 1000 FROM mxq_power_job WHERE job_id = ?", "U", t->job_id);
+	if (n < 0)
+		return (int)n;
+	if (n > 0 && mx_db_next(res)) {
+		double e = mx_db_double(res, 0), avg = mx_db_double(res, 4);
+		uint64_t start = (uint64_t)mx_db_double(res, 5);
+
+		t->acc.energy_j += e;
+		t->acc.active_j += mx_db_double(res, 1);
+		t->acc.samples += (uint32_t)mx_db_u64(res, 2);
+		if (mx_db_double(res, 3) > t->acc.peak_w)
+			t->acc.peak_w = mx_db_double(res, 3);
+		if (avg > 0)
+			t->acc.measured_ms += (uint64_t)(e / avg * 1000);
+		if (start && start < t->start_ms)
+			t->start_ms = start;
+	}
+	mx_db_result_free(res);
+	t->load_earlier = false;
+	return 0;
+}
+
+static int write_job(struct mxqd_server *server, struct tracked *t)
 {
 	const struct mxq_energy_job_acc *a = &t->acc;
 	int64_t n;
+
+	if (t->load_earlier && (n = load_earlier(server, t)) < 0)
+		return (int)n;
 
 	n = mx_db_exec(server->db,
 		"INSERT INTO mxq_power_job (job_id, hostname, energy_j, active_energy_j, avg_watts,"
@@ -463,8 +497,8 @@ static int write_job(struct mxqd_server *server, const struct tracked *t)
 			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)", "UUdd", t->job_id, at, a->energy_j, w);
 		if (n < 0)
 			return (int)n;
-		((struct tracked *)t)->timeline_ms = at;
-		((struct tracked *)t)->timeline_j = a->energy_j;
+		t->timeline_ms = at;
+		t->timeline_j = a->energy_j;
 	}
 	return 0;
 }
@@ -565,15 +599,14 @@ static struct tracked *tracked_find(uint64_t job_id)
 	return NULL;
 }
 
-static void hook_job_started(void *ctx, struct mxqd_server *server, const struct mxqd_job *job)
+/* Start accumulating JOB from the sample just taken. */
+static struct tracked *track(const struct mxqd_job *job)
 {
-	struct tracked *t;
+	struct tracked *t = calloc(1, sizeof(*t));
 
-	sample_now(server, NULL, 0); /* the interval before belongs to the jobs before */
-	t = calloc(1, sizeof(*t));
 	if (!t) {
 		mx_log_err("energy: job %" PRIu64 ": out of memory, not accounted", job->job_id);
-		return;
+		return NULL;
 	}
 	t->job_id = job->job_id;
 	t->sid = job->job_pid;
@@ -583,6 +616,34 @@ static void hook_job_started(void *ctx, struct mxqd_server *server, const struct
 	t->next = en.jobs;
 	en.jobs = t;
 	en.n_jobs++;
+	return t;
+}
+
+static void hook_job_started(void *ctx, struct mxqd_server *server, const struct mxqd_job *job)
+{
+	sample_now(server, NULL, 0); /* the interval before belongs to the jobs before */
+	track(job);
+}
+
+/*
+ * Jobs re-adopted after a restart of mxqd never pass job_started: account
+ * them from now on, marked partial (the time without an mxqd is lost), on
+ * top of what the earlier mxqd wrote (loaded before the first write).
+ */
+static void track_adopted(struct mxqd_server *server)
+{
+	for (const struct mxqd_job *job = server->jobs; job; job = job->next) {
+		struct tracked *t;
+
+		if (!job->adopted || job->ended || job->job_pid <= 0 || tracked_find(job->job_id))
+			continue;
+		t = track(job);
+		if (!t)
+			return;
+		t->acc.incomplete = true;
+		t->load_earlier = true;
+		mx_log_info("energy: job %" PRIu64 " (re-adopted) is accounted from now on", job->job_id);
+	}
 }
 
 static void hook_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
@@ -677,8 +738,10 @@ void mxqd_energy_tick(struct mxqd_server *server, bool db_ok)
 	if (!en.enabled)
 		return;
 	now = mx_now_monotonic_ms();
-	if (now >= en.next_sample_ms)
+	if (now >= en.next_sample_ms) {
 		sample_now(server, NULL, 0);
+		track_adopted(server);
+	}
 	if (db_ok && now >= en.next_flush_ms)
 		flush(server);
 }

@@ -20,7 +20,9 @@
 #   3. jobs + idle + boot + shutdown energy equal the node total within 1 %
 #   4. two jobs on a 2-slot node, a busy loop and one that burns a third
 #      of each 100 ms: active energy splits 3:1 within 2 %
-#   5. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
+#   5. a job re-adopted by a restarted mxqd keeps the earlier energy,
+#      adds the rest and is partial
+#   6. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -226,9 +228,29 @@ fi
 check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
 mxqd_stop enode2
 
-# ------------------------------------------------------- 5. queries
+# ------------------------------------- 5. a job re-adopted after SIGQUIT
 
-section "5. queries"
+section "5. re-adopted job"
+check "start mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS
+j4=$(submit -N e4 -t 10m sleep 10)
+wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j4"
+sleep 1.5
+mxqd_stop enode3 QUIT
+before=$(sql1 "SELECT energy_j FROM mxq_power_job WHERE job_id = $j4 AND date_end IS NULL")
+check "SIGQUIT flushed the running job's energy" awk -v a="$before" 'BEGIN { exit !(a > 10) }'
+check "restart mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS
+wait_for 20 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j4"
+row=$(mxq_sql "SELECT completeness, energy_j FROM mxq_power_job WHERE job_id = $j4")
+set -- $row
+echo "# re-adopted job: $2 J ($before J before the restart), $1"
+is "re-adopted job is partial" "$1" partial
+check "re-adopted job keeps the earlier energy and adds the rest" \
+	awk -v a="$2" -v b="$before" 'BEGIN { exit !(a > b + 10) }'
+mxqd_stop enode3
+
+# ------------------------------------------------------- 6. queries
+
+section "6. queries"
 out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power job "$j1" 2>&1)
 contains "mxqadmin power job shows the energy" "$out" "energy"
 contains "mxqadmin power job shows the completeness" "$out" "full"
