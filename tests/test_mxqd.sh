@@ -318,8 +318,6 @@ while IFS='|' read -r desc cnf args; do
 	bad_run -M "$cnf" "$@"
 	check "bad input ($desc): exit status non-zero (got $bad_rc)" \
 		test "$bad_rc" -ne 0 -a "$bad_rc" -ne 124
-	# BUG: getopt_long prints its own "unrecognized option" line before
-	# mxqd's "try 'mxqd --help'": two lines for an unknown option.
 	is "bad input ($desc): one line on stderr" "$(printf '%s\n' "$bad_err" | grep -c .)" 1
 	[ "$(printf '%s\n' "$bad_err" | grep -c .)" = 1 ] || printf '%s\n' "$bad_err" | diag
 done <<'EOF'
