@@ -37,7 +37,7 @@
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxq_power_secrets.h"
-#include "mxqd_power_discover.h"
+#include "mxq_discover.h"
 #include "mxqd_power_transport.h"
 
 #ifndef SYSCONFDIR
@@ -146,6 +146,12 @@ static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_
  * section picks one per host and action and logs what they report.
  */
 
+/* The last "cannot read the power state" reason logged for a host. */
+struct host_warning {
+	char *hostname;
+	char *text;
+};
+
 /* A leader-side ssh drain already sent for one DRAINING period of a host. */
 struct ssh_drain_sent {
 	char *hostname;
@@ -161,7 +167,53 @@ static struct {
 	size_t n_drains;
 	uint64_t next_reconcile_ms;
 	char why[512];                              /* buffer of the *_impossible() answers */
+	struct host_warning *warned;
+	size_t n_warned;
 } tp;
+
+/* Log that HOST's power state cannot be read once, not on every tick:
+ * again only when the reason changed or after a good read. */
+static void warn_unreadable(const char *host, const char *why)
+{
+	struct host_warning *w = NULL, *m;
+	char *text;
+
+	for (size_t i = 0; i < tp.n_warned && !w; i++)
+		if (strcmp(tp.warned[i].hostname, host) == 0)
+			w = &tp.warned[i];
+	if (w && strcmp(w->text, why) == 0)
+		return;
+	mx_log_warning("power: %s: cannot read the power state: %s", host, why);
+	text = strdup(why);
+	if (!text)
+		return;
+	if (w) {
+		free(w->text);
+		w->text = text;
+		return;
+	}
+	m = realloc(tp.warned, (tp.n_warned + 1) * sizeof(*m));
+	if (!m || !(m[tp.n_warned].hostname = strdup(host))) {
+		if (m)
+			tp.warned = m;
+		free(text);
+		return;
+	}
+	tp.warned = m;
+	m[tp.n_warned++].text = text;
+}
+
+static void warn_readable(const char *host)
+{
+	for (size_t i = 0; i < tp.n_warned; i++) {
+		if (strcmp(tp.warned[i].hostname, host) == 0) {
+			free(tp.warned[i].hostname);
+			free(tp.warned[i].text);
+			tp.warned[i] = tp.warned[--tp.n_warned];
+			return;
+		}
+	}
+}
 
 static int transports_init(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
@@ -202,6 +254,13 @@ static void transports_fini(void)
 	free(tp.drains);
 	tp.drains = NULL;
 	tp.n_drains = 0;
+	for (size_t i = 0; i < tp.n_warned; i++) {
+		free(tp.warned[i].hostname);
+		free(tp.warned[i].text);
+	}
+	free(tp.warned);
+	tp.warned = NULL;
+	tp.n_warned = 0;
 }
 
 /* The transport's view of H (settings, extras, secrets). */
@@ -347,9 +406,10 @@ static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_s
 		return;
 	st = transport_status(h, err, sizeof(err));
 	if (st < 0) {
-		mx_log_warning("power: %s: cannot read the power state: %s", h->hostname, err);
+		warn_unreadable(h->hostname, err);
 		return;
 	}
+	warn_readable(h->hostname);
 	if (st == 0) {
 		if (can_cut)
 			n->seen_down = true;
@@ -442,9 +502,10 @@ static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *
 		if (status_transport(h)) {
 			st = transport_status(h, err, sizeof(err));
 			if (st < 0) {
-				mx_log_warning("power: reconcile %s: %s", h->hostname, err);
+				warn_unreadable(h->hostname, err);
 				continue;
 			}
+			warn_readable(h->hostname);
 			if (st == 1 && n->state == MXQ_POWER_OFF && !n->seen_up) {
 				to = MXQ_POWER_ON;
 				snprintf(why, sizeof(why), "reconciled: %s reports power on although recorded "
@@ -528,7 +589,7 @@ int mxqd_power_node_register(struct mxqd_server *server)
 	if (r < 0)
 		return r;
 	/* discovery: fills only empty columns, an admin's setting wins */
-	if (mxqd_power_discover_mac(NULL, NULL, mac, iface, sizeof(iface)) == 0 &&
+	if (mxq_discover_mac(NULL, NULL, mac, iface, sizeof(iface)) == 0 &&
 	    mxq_power_db_node_discovered(server->db, server->hostname, mac, NULL) > 0)
 		mx_log_info("power: recorded MAC address %s of %s for Wake-on-LAN", mac, iface);
 	return 0;

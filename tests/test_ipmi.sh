@@ -269,7 +269,7 @@ th=$(chassis_time n2 "set power 0")
 if [ -n "$ts" ] && [ -n "$th" ]; then
 	gap=$(echo "$ts $th" | awk '{ printf "%.2f", $2 - $1 }')
 	check "n2: hard off came ${gap}s after the soft off (deadline ${SOFT_DEADLINE}s)" \
-		awk "BEGIN { exit !($gap >= $SOFT_DEADLINE && $gap < $SOFT_DEADLINE + 5) }"
+		awk "BEGIN { exit !($gap >= $SOFT_DEADLINE && $gap < $SOFT_DEADLINE + 10) }"
 else
 	not_ok "n2: soft off then hard off in the chassis log"
 	diag <"$D/n2/chassis.log"
@@ -281,25 +281,37 @@ mxqd_wait n2 10
 
 # ------------------------------------------------------------ failures
 section "wrong password and stopped BMC"
-# a tick, then the wake attempts (timeout x attempts), plus 3 s for ticks,
-# polling and the wrong-password node handled in the same tick
-bound=$(awk "BEGIN { print $IPMI_TIMEOUT * ($IPMI_RETRIES + 1) + 3 }")
+# The transport call itself is bounded by timeout x attempts: measured in
+# the leader's log from taking up the request to the failure (1 s slack
+# for a loaded machine). End to end (ticks, polling) only "no hang".
+bound=$(awk "BEGIN { print $IPMI_TIMEOUT * ($IPMI_RETRIES + 1) + 1 }")
 t0=$(now_cs)
 add_node n3 ON
 add_node n4 ON
-power_wait_state 20 n3 FAILED
-t3=$(now_cs)
-power_wait_state 20 n4 FAILED
+power_wait_state 30 n3 FAILED
+power_wait_state 30 n4 FAILED
 t4=$(now_cs)
 is "n3: FAILED" "$(power_state n3)" FAILED
 contains "n3: reason says wrong password" "$(fail_reason n3)" "wrong password"
 contains "n3: reason names the BMC" "$(fail_reason n3)" "127.0.0.1:$(cat "$D/n3/port")"
-d3=$(secs_between "$t0" "$t3")
-check "n3: failed within ${d3}s (bound ${bound}s)" awk "BEGIN { exit !($d3 <= $bound) }"
 is "n4: FAILED" "$(power_state n4)" FAILED
 contains "n4: reason says the BMC did not answer" "$(fail_reason n4)" "did not answer"
-d4=$(secs_between "$t0" "$t4")
-check "n4: failed within ${d4}s (bound ${bound}s)" awk "BEGIN { exit !($d4 <= $bound) }"
+# seconds between the leader's log lines "power: HOST: test: ON" and "WAKE HOST failed"
+wake_secs() {
+	awk -v h="$1" '
+	function t(s) { split(s, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+	index($0, "power: " h ": test: ON") { s = t($2) }
+	index($0, "WAKE " h " failed") && s != "" { printf "%.2f", t($2) - s; exit }
+	' "$(power_leader_log leader)"
+}
+d3=$(wake_secs n3)
+d4=$(wake_secs n4)
+check "n3: the wrong password failed in ${d3:-?}s (bound ${bound}s, no retry)" \
+	awk "BEGIN { exit !(\"$d3\" != \"\" && $d3 + 0 <= 1) }"
+check "n4: the stopped BMC failed in ${d4:-?}s (bound ${bound}s: ${IPMI_TIMEOUT}s x $((IPMI_RETRIES + 1)) attempts)" \
+	awk "BEGIN { exit !(\"$d4\" != \"\" && $d4 >= $IPMI_TIMEOUT * ($IPMI_RETRIES + 1) - 0.5 && $d4 <= $bound) }"
+dt=$(secs_between "$t0" "$t4")
+check "n3 and n4: both FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 20) }"
 is "n3: chassis still off" "$(chassis_power n3)" 0
 
 # ---------------------------------------------------------- reconcile
@@ -312,7 +324,7 @@ t5=$(now_cs)
 d5=$(secs_between "$t0" "$t5")
 is "n5: recorded ON after being switched on at the BMC" "$(power_state n5)" ON
 check "n5: reconciled within ${d5}s (interval ${RECONCILE}s + a tick and a BMC call)" \
-	awk "BEGIN { exit !($d5 <= $RECONCILE + 2) }"
+	awk "BEGIN { exit !($d5 <= $RECONCILE + 3) }"
 ev=$(mxq_sql "SELECT CONCAT(from_state, '>', to_state, ' ', actor, ': ', reason)
 	FROM mxq_power_event WHERE hostname = 'n5' AND event_id > $ev0")
 contains "n5: an event records the reconciliation" "$ev" "OFF>ON leader: reconciled"

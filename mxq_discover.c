@@ -1,9 +1,9 @@
 /*
- * mxqd_power_discover - self-discovery of a node (see mxqd_power_discover.h).
+ * mxq_discover - self-discovery of a node (see mxq_discover.h).
  * Reads /proc/net/route and /sys/class/net only; no logging.
  */
 #define _GNU_SOURCE
-#include "mxqd_power_discover.h"
+#include "mxq_discover.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,7 +57,7 @@ static int default_route_iface(const char *proc, char *iface, size_t len)
 	return r;
 }
 
-int mxqd_power_discover_mac(const char *proc_root, const char *sysfs_root, char ret_mac[18],
+int mxq_discover_mac(const char *proc_root, const char *sysfs_root, char ret_mac[18],
 			    char *ret_iface, size_t iface_len)
 {
 	const char *proc = proc_root ? proc_root : "/proc", *sys = sysfs_root ? sysfs_root : "/sys";

@@ -1,12 +1,12 @@
 /*
- * mxqd_power_discover - what a node's mxqd can learn about itself for the
+ * mxq_discover - what a node's mxqd can learn about itself for the
  * power manager: the MAC address of its primary interface (for
  * Wake-on-LAN). The BMC's LAN address would need in-band IPMI
  * (/dev/ipmi0); it is not discovered yet and is set with
  * `mxqadmin power set HOST bmc=ADDRESS`.
  */
-#ifndef MXQD_POWER_DISCOVER_H
-#define MXQD_POWER_DISCOVER_H
+#ifndef MXQ_DISCOVER_H
+#define MXQ_DISCOVER_H
 
 #include <stddef.h>
 
@@ -17,7 +17,7 @@
  * to /proc and /sys when NULL (tests point them at a fake tree). Returns 0
  * or negative errno (-ENOENT: nothing found); ret_iface may be NULL.
  */
-int mxqd_power_discover_mac(const char *proc_root, const char *sysfs_root, char ret_mac[18],
+int mxq_discover_mac(const char *proc_root, const char *sysfs_root, char ret_mac[18],
 			    char *ret_iface, size_t iface_len);
 
 #endif
