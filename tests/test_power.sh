@@ -1,0 +1,314 @@
+#!/bin/sh
+# tests/test_power.sh - the power manager end to end: a leader mxqd with
+# the exec transport (tests/lib/power-exec.sh starts and stops the nodes'
+# mxqds), real mxqsub jobs, a private MariaDB.
+#
+#   a. idle nodes are drained and powered off (events, actor, epoch, reason)
+#   b. work only one OFF node qualifies for wakes exactly that node
+#      (prerequisites/tags, --gpu, --whitelist), the others stay OFF
+#   c. no wake while an ON node has room for the demand
+#   d. mxqadmin power off/on: drained although busy, never woken
+#      automatically, woken by the admin
+#   e. a failing power-on: FAILED with the reason, demand planned elsewhere,
+#      left alone until mxqadmin power clear
+#   f. boot deadline: "on" works but the node never registers -> FAILED
+#   g. dry_run = yes: decisions logged, nothing changed
+#   h. mxqd --check-config names every error with file:line
+#   i. a DRAINING node with a running job: the leader cancels the drain
+#
+# Every wait is a bounded poll on a condition; "stays" checks sample the
+# state for a few leader ticks.
+
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+. "$MXQ_SRC_DIR/tests/lib/power.sh"
+
+W=$MXQ_TEST_DIR/work
+mkdir -p "$W"
+CONF=$MXQ_TEST_DIR/power.conf
+power_conf "$CONF" idle_time=2s boot_deadline=5s
+
+# A job that records where and when it ran.
+job() {
+	# shellcheck disable=SC2016 # expanded by the job's shell
+	submit -m 64M -w "$W" "$@" sh -c \
+		'echo "$MXQ_HOSTNAME $(date +%s.%N)" >"ran.$MXQ_JOBID"'
+}
+# A job that runs until the file $W/release.NAME exists (at most 60 s).
+held_job() {
+	_name=$1
+	shift
+	# shellcheck disable=SC2016
+	submit -m 64M -w "$W" "$@" sh -c \
+		'echo "$MXQ_HOSTNAME" >"ran.$MXQ_JOBID"; i=0
+		while [ ! -e "release.$0" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' "$_name"
+}
+ran_on() {
+	cut -d' ' -f1 "$W/ran.$1" 2>/dev/null
+}
+# SECS HOST STATE: true when HOST's state stays STATE for SECS seconds
+# (sampled every 0.1 s); prints what it saw otherwise.
+stays() {
+	_end=$(( $(now_cs) + $1 * 100 ))
+	while [ "$(now_cs)" -lt "$_end" ]; do
+		_st=$(power_state "$2")
+		if [ "$_st" != "$3" ]; then
+			echo "$2 left $3: now $_st" | diag
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+# JOB stays queued for SECS seconds
+stays_queued() {
+	_end=$(( $(now_cs) + $2 * 100 ))
+	while [ "$(now_cs)" -lt "$_end" ]; do
+		[ "$(status_of "$1")" = 0 ] || { echo "job $1: status $(status_of "$1")" | diag; return 1; }
+		sleep 0.1
+	done
+}
+
+# ------------------------------------------------------------------ nodes
+
+section "nodes"
+check "node n1 (plain) boots" power_node_add n1
+check "node g1 (--gpus 1) boots" power_node_add g1 --gpus 1
+check "node t1 (--tags special) boots" power_node_add t1 --tags special
+check "node w1 (plain, whitelist target) boots" power_node_add w1
+check "node b1 (4 slots) boots" power_node_add b1 --slots 4 --memory 4G
+check "node f1 (--tags etag, rank 10) boots" power_node_add f1 --tags etag
+check "node a1 (--tags etag, rank 50) boots" power_node_add a1 --tags etag
+mxq_sql "UPDATE mxq_power SET efficiency_rank = 10 WHERE hostname = 'f1';
+	UPDATE mxq_power SET efficiency_rank = 50 WHERE hostname = 'a1'"
+ALL="n1 g1 t1 w1 b1 f1 a1"
+mark0=$(power_last_event_id)
+
+# ------------------------------------------- a. idle nodes are powered off
+
+section "a. idle nodes are drained and powered off"
+check "leader1 starts" power_leader_start leader1 "$CONF"
+check "leader1 holds the lease" wait_for 10 \
+	"(SELECT holder FROM mxq_power_leader) LIKE 'leader1/%'"
+E1=$(power_epoch)
+for h in $ALL; do
+	check "$h: idle, powered off" power_wait_state 30 "$h" OFF
+done
+is "n1: events ON>DRAINING>POWERING_OFF>OFF by the leader, epoch $E1" \
+	"$(power_events n1 "$mark0")" \
+	"ON>DRAINING leader $E1
+DRAINING>POWERING_OFF leader $E1
+POWERING_OFF>OFF leader $E1"
+contains "n1: the drain event says why (idle time)" \
+	"$(mxq_sql "SELECT reason FROM mxq_power_event WHERE hostname = 'n1'
+		AND to_state = 'DRAINING' AND event_id > $mark0")" "idle time 2s"
+is "n1: mxq_power.reason is readable" "$(mxq_sql "SELECT reason FROM mxq_power
+	WHERE hostname = 'n1'")" "power-off confirmed"
+is "n1: writer_epoch is the leader's" \
+	"$(mxq_sql "SELECT writer_epoch FROM mxq_power WHERE hostname = 'n1'")" "$E1"
+running=
+for h in $ALL; do
+	power_node_running "$h" && running="$running $h"
+done
+is "no node's mxqd runs any more" "$running" ""
+is "every node: 3 leader events of epoch $E1" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE event_id > $mark0
+		AND actor = 'leader' AND epoch = $E1")" 21
+
+# ---------------------------------- b. wake exactly the qualified OFF node
+
+section "b. work only one OFF node qualifies for"
+mark=$(power_last_event_id)
+jp=$(job -N needs-special --prerequisites special)
+jg=$(job -N needs-gpu --gpu)
+jw=$(job -N only-w1 --whitelist w1)
+check "prerequisites job finished" job_wait 30 "$jp" 1000
+check "gpu job finished" job_wait 30 "$jg" 1000
+check "whitelist job finished" job_wait 30 "$jw" 1000
+is "prerequisites 'special': ran on t1 (--tags special)" "$(ran_on "$jp")" t1
+is "--gpu: ran on g1 (--gpus 1)" "$(ran_on "$jg")" g1
+is "--whitelist w1: ran on w1" "$(ran_on "$jw")" w1
+is "woken: exactly g1, t1, w1" "$(power_wakes "$mark")" "g1 t1 w1"
+is "t1: OFF>POWERING_ON (leader), POWERING_ON>ON (node registered)" \
+	"$(power_events t1 "$mark" | head -n 2)" \
+	"OFF>POWERING_ON leader $E1
+POWERING_ON>ON node 0"
+contains "t1: the wake names the group" \
+	"$(mxq_sql "SELECT reason FROM mxq_power_event WHERE hostname = 't1'
+		AND to_state = 'POWERING_ON' AND event_id > $mark")" \
+	"group $(group_of "$jp")"
+for h in n1 b1 f1 a1; do
+	is "$h: stayed OFF (no event)" "$(power_events "$h" "$mark")" ""
+done
+for h in g1 t1 w1; do
+	check "$h: powered off again after its job" power_wait_state 30 "$h" OFF
+done
+
+# ------------------------------------ c. no wake when an ON node has room
+
+section "c. no wake while an ON node has room"
+ja=$(held_job A --whitelist b1)
+check "b1 woken for its held job" power_wait_state 20 b1 ON
+check "held job A runs on b1" job_wait 20 "$ja" 200
+mark=$(power_last_event_id)
+# b1 is paused (SIGSTOP) while B is submitted, so that the leader sees B
+# pending for two ticks with b1 ON and room on it; b1's heartbeat stays
+# fresh enough (the leader's timeout is 3 heartbeats + 5 s)
+b1_pid=$(power_node_pid b1)
+kill -STOP "$b1_pid"
+t_sub=$(mxq_sql "SELECT UNIX_TIMESTAMP(NOW(3))")
+jb=$(job -N anywhere)
+check "the leader ticks twice while B is queued" wait_for 10 \
+	"(SELECT UNIX_TIMESTAMP(last_tick_at) FROM mxq_power_leader) > $t_sub + 2 * $POWER_TICK"
+is "B still queued" "$(status_of "$jb")" 0
+kill -CONT "$b1_pid"
+check "job B finished" job_wait 20 "$jb" 1000
+is "job B ran on b1 (3 free slots)" "$(ran_on "$jb")" b1
+is "no node woken for B" "$(power_wakes "$mark")" ""
+contains "b1: explanation: busy" \
+	"$(mxq_sql "SELECT explanation FROM mxq_power WHERE hostname = 'b1'")" "busy"
+
+# ---------------------------------------------------------- d. admin off
+
+section "d. mxqadmin power off / on"
+mark=$(power_last_event_id)
+admin_check off b1 x
+check "b1 DRAINING although job A runs" power_wait_state 10 b1 DRAINING
+contains "b1: reason says admin power off" \
+	"$(mxq_sql "SELECT reason FROM mxq_power WHERE hostname = 'b1'")" "admin power off"
+check "b1 stays DRAINING while A runs (no cancel for an admin drain)" stays 2 b1 DRAINING
+: >"$W/release.A"
+check "job A finished" job_wait 20 "$ja" 1000
+check "b1 powered off" power_wait_state 20 b1 OFF
+is "b1: DRAINING>POWERING_OFF>OFF by the leader" \
+	"$(power_events b1 "$mark" | grep leader)" \
+	"ON>DRAINING leader $E1
+DRAINING>POWERING_OFF leader $E1
+POWERING_OFF>OFF leader $E1"
+is "b1: admin_off = 1" "$(mxq_sql "SELECT admin_off FROM mxq_power WHERE hostname = 'b1'")" 1
+mark=$(power_last_event_id)
+jc=$(job -N only-b1 --whitelist b1)
+check "job for b1 only stays queued" stays_queued "$jc" 3
+is "b1 not woken automatically" "$(power_events b1 "$mark")" ""
+contains "b1: explanation says admin off" \
+	"$(mxq_sql "SELECT explanation FROM mxq_power WHERE hostname = 'b1'")" "admin off"
+out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power explain --group "$(group_of "$jc")" 2>&1)
+contains "mxqadmin power explain --group: says admin off" "$out" "admin off"
+admin_check on b1 y
+check "job for b1 finished after the admin's wake" job_wait 30 "$jc" 1000
+is "it ran on b1" "$(ran_on "$jc")" b1
+is "b1: admin_off = 0" "$(mxq_sql "SELECT admin_off FROM mxq_power WHERE hostname = 'b1'")" 0
+
+# ---------------------------------------------------- e. failing power-on
+
+section "e. a failing power-on"
+power_node_flag f1 fail_on on
+mark=$(power_last_event_id)
+jd=$(job -N etag --prerequisites etag)
+check "f1 (most efficient) FAILED" power_wait_state 20 f1 FAILED
+contains "f1: failure_reason names the exit status" \
+	"$(mxq_sql "SELECT failure_reason FROM mxq_power WHERE hostname = 'f1'")" \
+	"f1 on' exited with status 1"
+check "etag job finished (re-planned onto a1)" job_wait 30 "$jd" 1000
+is "etag job ran on a1" "$(ran_on "$jd")" a1
+is "f1: OFF>POWERING_ON>FAILED" "$(power_events f1 "$mark")" \
+	"OFF>POWERING_ON leader $E1
+POWERING_ON>FAILED leader $E1"
+mark=$(power_last_event_id)
+je=$(job -N only-f1 --whitelist f1)
+check "FAILED f1 left alone while a job waits for it" stays 3 f1 FAILED
+is "f1: no event while FAILED" "$(power_events f1 "$mark")" ""
+contains "f1: explanation points to mxqadmin power clear" \
+	"$(mxq_sql "SELECT explanation FROM mxq_power WHERE hostname = 'f1'")" \
+	"mxqadmin power clear f1"
+
+# ------------------------------------------------------ f. boot deadline
+
+section "f. boot deadline"
+power_node_flag f1 fail_on off
+power_node_flag f1 fake_on on
+admin_check clear f1 retry
+check "f1 woken again after the clear" wait_for 10 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'f1'
+	AND to_state = 'POWERING_ON' AND event_id > $mark) = 1"
+t0=$(now_cs)
+check "f1 FAILED after the 5 s boot deadline" power_wait_state 20 f1 FAILED
+waited=$(( $(now_cs) - t0 ))
+check "not before the deadline (${waited}0 ms)" [ "$waited" -ge 350 ]
+contains "f1: reason: did not come back within 5s" \
+	"$(mxq_sql "SELECT failure_reason FROM mxq_power WHERE hostname = 'f1'")" \
+	"did not come back within 5s"
+power_node_flag f1 fake_on off
+admin_check clear f1 fixed
+check "job for f1 finished after the clear" job_wait 30 "$je" 1000
+is "it ran on f1" "$(ran_on "$je")" f1
+for h in $ALL; do
+	power_wait_state 30 "$h" OFF >/dev/null
+done
+
+# ------------------------------------------------------------ g. dry run
+
+section "g. dry run"
+check "leader1 stops" mxqd_stop leader1
+check "n1 powered on by hand" power_node_boot n1
+jf=$(job -N only-w1-dry --whitelist w1)
+DRY=$MXQ_TEST_DIR/power-dry.conf
+power_conf "$DRY" idle_time=2s boot_deadline=5s dry_run=yes
+mark=$(power_last_event_id)
+check "dry-run leader starts" power_leader_start dry1 "$DRY"
+check "dry run: would drain n1 (logged)" wait_until 15 \
+	grep -q "dry run: would DRAIN n1" "$(power_leader_log dry1)"
+check "dry run: would wake w1 (logged)" wait_until 15 \
+	grep -q "dry run: would WAKE w1" "$(power_leader_log dry1)"
+ED=$(power_epoch)
+is "leader row says dry_run" "$(mxq_sql "SELECT dry_run FROM mxq_power_leader")" 1
+is "dry run: no events" "$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE event_id > $mark")" 0
+is "dry run: n1 still ON, w1 still OFF" "$(power_state n1) $(power_state w1)" "ON OFF"
+is "dry run: no row written with its epoch" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_power WHERE writer_epoch = $ED")" 0
+is "dry run: job still queued" "$(status_of "$jf")" 0
+check "dry-run leader stops" mxqd_stop dry1
+check "leader2 starts (dry_run = no)" power_leader_start leader2 "$CONF"
+check "the queued job runs on w1 now" job_wait 30 "$jf" 1000
+check "n1 powered off now" power_wait_state 30 n1 OFF
+
+# --------------------------------------------------------- h. check-config
+
+section "h. --check-config"
+BAD=$MXQ_TEST_DIR/bad.conf
+printf '%s\n' "# two errors" "idle_tim = 5m" "warm_pool = 1" "max_booting = two" >"$BAD"
+out=$("$mxqd_bin" --check-config --power-config "$BAD" 2>&1)
+rc=$?
+check "broken power.conf: exit status non-zero" [ "$rc" -ne 0 ]
+contains "names the first error's file:line" "$out" "$BAD:2:"
+contains "names the second error's file:line" "$out" "$BAD:4:"
+contains "suggests the key" "$out" "idle_time"
+out=$("$mxqd_bin" --check-config --power-config "$CONF" 2>&1)
+is "good power.conf: exit status 0" "$?" 0
+
+# --------------------------------------------- i. drain cancelled by work
+
+section "i. a DRAINING node that got a job"
+E2=$(power_epoch)
+jg2=$(held_job G --whitelist n1)
+check "n1 woken for its held job" power_wait_state 20 n1 ON
+check "held job G runs on n1" job_wait 20 "$jg2" 200
+mark=$(power_last_event_id)
+mxq_sql "UPDATE mxq_power SET state = 'DRAINING', desired_state = 'OFF', state_since = NOW(3),
+	node_ack = '', node_ack_at = NULL WHERE hostname = 'n1'"
+check "the leader cancels the drain: n1 ON" power_wait_state 10 n1 ON
+is "n1: DRAINING>ON by the leader" "$(power_events n1 "$mark")" "DRAINING>ON leader $E2"
+contains "n1: reason says the drain was cancelled" \
+	"$(mxq_sql "SELECT reason FROM mxq_power WHERE hostname = 'n1'")" "drain cancelled"
+is "n1: desired_state ON again" \
+	"$(mxq_sql "SELECT desired_state FROM mxq_power WHERE hostname = 'n1'")" ON
+: >"$W/release.G"
+check "job G finished" job_wait 20 "$jg2" 1000
+
+# ------------------------------------------------------------------- end
+
+section "end"
+is "no job lost: all FINISHED" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_status <> 1000")" 0
+is "group counters agree with the jobs" "$(counter_mismatches)" ""
+tap_done

@@ -1,0 +1,162 @@
+#!/bin/sh
+# tests/test_power_leader.sh - the power manager's leader election with
+# fencing (DESIGN 5.3), with real mxqd candidates against a private
+# MariaDB and nodes switched by the exec transport.
+#
+#   1. two candidates: exactly one holds the lease, the whole time
+#   2. kill -9 of the leader: the other leads within lease + one tick
+#   3. a leader paused (SIGSTOP) past its lease, then resumed (SIGCONT):
+#      it writes nothing afterwards - every event and mxq_power
+#      writer_epoch after the takeover carries the new epoch - and logs
+#      that it lost the lease (three rounds, paused at random moments
+#      while idle nodes are due to be drained)
+#   4. a candidate with a different power.conf warns (config hash)
+
+POWER_TICK=0.5
+POWER_LEASE=2
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+. "$MXQ_SRC_DIR/tests/lib/power.sh"
+
+CONF=$MXQ_TEST_DIR/power.conf
+power_conf "$CONF" idle_time=1s
+
+# Name of the candidate holding the lease (from the holder string
+# "host/daemon[pid:start]"), empty when none holds an unexpired lease.
+leader_name() {
+	mxq_sql "SELECT SUBSTRING_INDEX(holder, '/', 1) FROM mxq_power_leader
+		WHERE id = 1 AND lease_expires > NOW(3)"
+}
+other_of() {
+	if [ "$1" = c1 ]; then echo c2; else echo c1; fi
+}
+# seconds.milliseconds of $1 - $2 (both "s.frac"), for messages
+secs_diff() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'
+}
+# true when $1 <= $2 (decimal numbers)
+le() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'
+}
+
+section "nodes"
+check "node p1 boots" power_node_add p1
+check "node p2 boots" power_node_add p2
+
+# ------------------------------------------------ 1. one holder at a time
+
+section "1. two candidates, one leader"
+check "candidate c1 starts" power_leader_start c1 "$CONF"
+check "candidate c2 starts" power_leader_start c2 "$CONF"
+check "a leader is elected" wait_for 10 \
+	"(SELECT lease_expires > NOW(3) FROM mxq_power_leader WHERE id = 1)"
+first=$(mxq_sql "SELECT CONCAT(holder, ' ', epoch) FROM mxq_power_leader")
+samples=0
+bad=
+end=$(( $(now_cs) + 400 ))
+while [ "$(now_cs)" -lt "$end" ]; do
+	cur=$(mxq_sql "SELECT CONCAT(holder, ' ', epoch, ' ', lease_expires > NOW(3))
+		FROM mxq_power_leader")
+	samples=$((samples + 1))
+	[ "$cur" = "$first 1" ] || bad="$bad
+sample $samples: $cur (first: $first)"
+done
+is "$samples samples over 4 s: always the same holder and epoch, lease unexpired" "$bad" ""
+n_leaders=$(cat "$(power_leader_log c1)" "$(power_leader_log c2)" |
+	grep -c "is the power manager now")
+is "exactly one candidate became the power manager" "$n_leaders" 1
+check "idle nodes powered off meanwhile" power_wait_state 15 p1 OFF
+check "(both)" power_wait_state 15 p2 OFF
+
+# ------------------------------------------------------- 2. kill -9
+
+section "2. kill -9 of the leader"
+L=$(leader_name)
+O=$(other_of "$L")
+E=$(power_epoch)
+t_kill=$(date +%s.%N)
+mxqd_signal "$L" KILL
+check "the other candidate ($O) leads" wait_for 15 \
+	"(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
+mxqd_forget "$L"
+is "epoch incremented" "$(power_epoch)" $((E + 1))
+t_acq=$(mxq_sql "SELECT UNIX_TIMESTAMP(acquired_at) FROM mxq_power_leader")
+took=$(secs_diff "$t_acq" "$t_kill")
+bound=$(awk -v l="$POWER_LEASE" -v t="$POWER_TICK" 'BEGIN { printf "%.3f", l + t + 0.5 }')
+echo "# takeover $took s after kill -9 (lease $POWER_LEASE s, tick $POWER_TICK s)"
+check "takeover within lease + tick + 0.5 s slack ($took <= $bound)" le "$took" "$bound"
+check "the killed candidate starts again" power_leader_start "$L" "$CONF"
+
+# ---------------------------------------------------- 3. pause and resume
+
+section "3. a paused leader is fenced"
+round=0
+while [ "$round" -lt 3 ]; do
+	round=$((round + 1))
+	L=$(leader_name)
+	O=$(other_of "$L")
+	E_old=$(power_epoch)
+	# activity: two idle nodes the leader is about to drain (idle 1 s)
+	power_node_boot p1 >/dev/null
+	power_node_boot p2 >/dev/null
+	# pause the leader at a random moment of the next 1.5 s
+	sleep "$(awk -v r="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.2f", (r % 150) / 100 }')"
+	mxqd_signal "$L" STOP
+	t_stop=$(date +%s.%N)
+	if ! wait_for 15 "(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3)
+		FROM mxq_power_leader)"; then
+		not_ok "round $round: $O took over from the paused $L"
+		mxqd_signal "$L" CONT
+		continue
+	fi
+	E_new=$(power_epoch)
+	T=$(mxq_sql "SELECT acquired_at FROM mxq_power_leader")
+	t_acq=$(mxq_sql "SELECT UNIX_TIMESTAMP(acquired_at) FROM mxq_power_leader")
+	ok "round $round: $O took over from the paused $L ($(secs_diff "$t_acq" "$t_stop") s after SIGSTOP), epoch $E_old -> $E_new"
+	# what the rows carried at the takeover
+	mxq_sql "SELECT hostname, writer_epoch FROM mxq_power ORDER BY hostname" \
+		>"$MXQ_TEST_DIR/we.$round"
+	# the new leader powers the nodes off while the old one is paused
+	power_wait_state 15 p1 OFF >/dev/null
+	power_wait_state 15 p2 OFF >/dev/null
+	mxqd_signal "$L" CONT
+	check "round $round: resumed $L logs that it lost the lease" wait_until 10 \
+		grep -q "lost the power manager lease (epoch $E_old)" "$(power_leader_log "$L")"
+	# let both run a few more ticks, with new activity due
+	power_node_boot p1 >/dev/null
+	power_wait_state 15 p1 OFF >/dev/null
+	is "round $round: no leader event after the takeover with another epoch than $E_new" \
+		"$(mxq_sql "SELECT CONCAT(event_id, ' ', hostname, ' ', from_state, '>', to_state,
+			' epoch ', epoch) FROM mxq_power_event WHERE actor = 'leader'
+			AND event_time >= '$T' AND epoch <> $E_new")" ""
+	is "round $round: no event of epoch $E_old after the takeover" \
+		"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE epoch = $E_old
+			AND event_time >= '$T'")" 0
+	check "round $round: the new leader acted (events of epoch $E_new)" [ \
+		"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE epoch = $E_new")" -gt 0 ]
+	changed=$(mxq_sql "SELECT hostname, writer_epoch FROM mxq_power ORDER BY hostname" |
+		diff "$MXQ_TEST_DIR/we.$round" - | grep '^>' | grep -v "	$E_new\$")
+	is "round $round: every writer_epoch written since carries $E_new" "$changed" ""
+	is "round $round: $O still leads" "$(leader_name)" "$O"
+	is "round $round: leader row epoch still $E_new" "$(power_epoch)" "$E_new"
+done
+n_lost=$(cat "$(power_leader_log c1)" "$(power_leader_log c2)" | grep -c "lost the power manager lease")
+is "lease lost exactly once per round (3)" "$n_lost" 3
+
+# ------------------------------------------------- 4. different config
+
+section "4. a candidate with another power.conf"
+CONF2=$MXQ_TEST_DIR/power-other.conf
+power_conf "$CONF2" idle_time=5s
+check "candidate c3 (idle_time 5s) starts" power_leader_start c3 "$CONF2"
+check "c3 warns about the leader's other config hash" wait_until 10 \
+	grep -q "power.conf with hash $(mxq_sql "SELECT config_hash FROM mxq_power_leader")" \
+	"$(power_leader_log c3)"
+grep "power.conf with hash" "$(power_leader_log c3)" | head -n 1 | diag
+contains "the warning names the leader" "$(grep "power.conf with hash" "$(power_leader_log c3)")" \
+	"$(leader_name)/"
+check "c3 stops" mxqd_stop c3
+is "c3 never led" "$(grep -c "is the power manager now" "$(power_leader_log c3)")" 0
+
+tap_done
