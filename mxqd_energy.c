@@ -28,11 +28,12 @@
  *
  * Attribution: each interval's energy is split at once (mxq_energy.c)
  * into per-job accumulators, so a wrapped ring buffer never loses job
- * energy; the ring holds the node's recent samples (power peaks, node
- * samples to the database). CPU time per job is the sum of utime, stime,
- * cutime and cstime of the processes in its session (sid = job_pid), read
- * from /proc; the last interval of an ended job uses its rusage from the
- * reaper's outcome.
+ * energy. The ring holds the node's recent samples; one per flush interval
+ * goes to mxq_power_sample, also those missed while the database was
+ * away, as far as the ring reaches back. CPU time per job is the sum of
+ * utime, stime, cutime and cstime of the processes in its session (sid =
+ * job_pid), read from /proc; the last interval of an ended job uses its
+ * rusage from the reaper's outcome.
  *
  * Errors: a failing source makes the interval unmeasured (jobs running in
  * it become "partial") and is logged once until it works again. Database
@@ -106,6 +107,8 @@ static struct {
 	/* node increments not yet in mxq_power */
 	double pend_total, pend_jobs, pend_idle, pend_boot, pend_shutdown;
 	bool db_failing;
+	uint64_t node_written_ms;  /* last node sample in mxq_power_sample */
+	double node_written_j;
 	struct tracked *jobs;
 	size_t n_jobs;
 	/* per-sample scratch, one entry per tracked job */
@@ -503,6 +506,38 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 	return 0;
 }
 
+/*
+ * Node samples from the ring: one per flush interval since the last one
+ * written, so a database outage shorter than the ring leaves no gap in
+ * mxq_power_sample. Each row's watts is the average since the previous row.
+ */
+static int write_node_samples(struct mxqd_server *server)
+{
+	uint64_t step = (uint64_t)(en.opt.flush_s * 1000 * 0.9);
+
+	for (size_t i = 0; i < en.ring.count; i++) {
+		const struct mxq_energy_sample *smp = mxq_energy_ring_get(&en.ring, i);
+		bool newest = i + 1 == en.ring.count;
+		double watts = smp->watts;
+		int64_t n;
+
+		if (smp->t_ms <= en.node_written_ms || (!newest && smp->t_ms < en.node_written_ms + step))
+			continue;
+		if (en.node_written_ms && smp->t_ms > en.node_written_ms)
+			watts = (smp->energy_j - en.node_written_j) * 1000.0 /
+				(double)(smp->t_ms - en.node_written_ms);
+		n = mx_db_exec(server->db,
+			"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts)"
+			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
+			"sUdd", server->hostname, smp->t_ms, en.base_j + smp->energy_j, watts);
+		if (n < 0)
+			return (int)n;
+		en.node_written_ms = smp->t_ms;
+		en.node_written_j = smp->energy_j;
+	}
+	return 0;
+}
+
 static int write_node(struct mxqd_server *server)
 {
 	int64_t n;
@@ -530,11 +565,7 @@ static int write_node(struct mxqd_server *server)
 	if (n < 0)
 		return (int)n;
 	en.pend_total = en.pend_jobs = en.pend_idle = en.pend_boot = en.pend_shutdown = 0;
-	n = mx_db_exec(server->db,
-		"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts)"
-		" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
-		"sUdd", server->hostname, en.last_real_ms, en.base_j + en.energy_j, en.watts);
-	return n < 0 ? (int)n : 0;
+	return write_node_samples(server);
 }
 
 static int prune(struct mxqd_server *server)

@@ -218,14 +218,18 @@ cpu=$(mxq_sql "SELECT (a.stats_utime_sec + a.stats_stime_sec + (a.stats_utime_us
 	/ (b.stats_utime_sec + b.stats_stime_sec + (b.stats_utime_usec + b.stats_stime_usec) / 1e6)
 	FROM mxq_job a, mxq_job b WHERE a.job_id = $ja AND b.job_id = $jb")
 echo "# active energy: busy job $1 J, third job $2 J, ratio $3; CPU time ratio $cpu"
-# The split below is what mxqd computes; whether the jobs really got 3:1
-# CPU time depends on the machine's load (2 cores, a database, a writer).
+# Whether the jobs really got 3:1 CPU time depends on the machine's load (2
+# cores, a database, a writer). When they did not, their share also varied
+# from interval to interval, and a constant fake power split interval by
+# interval no longer sums to the ratio of the totals: both checks are then
+# skipped, saying why. The split arithmetic itself is checked in test_energy.
 if within "$cpu" 3 2; then
 	check "active energy splits 3:1 within 2 %" within "$3" 3 2
+	check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
 else
 	ok "active energy splits 3:1 within 2 % # SKIP the jobs got $cpu:1 CPU time, not 3:1 (load)"
+	ok "active energy split follows the jobs' CPU times within 2 % # SKIP (load, see above)"
 fi
-check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
 mxqd_stop enode2
 
 # ------------------------------------- 5. a job re-adopted after SIGQUIT
