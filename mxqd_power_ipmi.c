@@ -276,9 +276,13 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 		return op == OP_STATUS || st < 0 ? st : 0;  /* already there: nothing to do */
 	}
 	r = chassis_control(ctx, t, c, ops[op].control, ops[op].what, errbuf, errlen);
+	if (r >= 0 && op == OP_SOFT_OFF) {
+		/* soft off: the OS takes its time; reading the status back shows
+		 * the BMC still answers, the leader watches and escalates */
+		st = read_power(ctx, t, c, errbuf, errlen);
+		r = st < 0 ? st : 0;
+	}
 	if (r < 0 || op == OP_SOFT_OFF) {
-		/* soft off: the OS takes its time; the status read above proved
-		 * the BMC answers, the leader watches and escalates */
 		close_session(ctx);
 		return r;
 	}

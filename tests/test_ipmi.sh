@@ -13,6 +13,7 @@
 #   n3  wrong password in the secrets file         -> FAILED, reason, bounded
 #   n4  BMC stopped                                -> FAILED, reason, bounded
 #   n5  switched on at the BMC behind the leader's back -> reconciled, event
+#   n6  chassis control broken                 -> FAILED, completion code
 # plus: the BMC password never shows in any /proc/*/cmdline, log or table;
 # a secrets file readable by group or others is refused, naming the file.
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -59,6 +60,7 @@ bmc_start() {
 # chassis_control of the simulated node $_n
 d=$_d
 echo "\$(date +%s.%N) \$*" >>"\$d/chassis.log"
+[ -e "\$d/broken" ] && exit 1    # a BMC error: completion code 0xFF
 stop_node() {
 	f=$MXQ_TEST_DIR/mxqd/$_n/mxqd.pid
 	[ -f "\$f" ] || return 0
@@ -167,10 +169,11 @@ secs_between() { # cs1 cs2 -> seconds with two decimals
 # ----------------------------------------------------------------- setup
 
 section "setup"
-for n in n1 n2 n3 n4 n5; do
+for n in n1 n2 n3 n4 n5 n6; do
 	bmc_start "$n" || { not_ok "start the simulated BMC of $n"; tap_done; exit 1; }
 done
-ok "five simulated BMCs run on 127.0.0.1"
+ok "six simulated BMCs run on 127.0.0.1"
+touch "$D/n6/broken"
 touch "$D/n2/ignore_soft"
 bmc_stop n4
 
@@ -313,6 +316,10 @@ check "n4: the stopped BMC failed in ${d4:-?}s (bound ${bound}s: ${IPMI_TIMEOUT}
 dt=$(secs_between "$t0" "$t4")
 check "n3 and n4: both FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 20) }"
 is "n3: chassis still off" "$(chassis_power n3)" 0
+add_node n6 ON
+power_wait_state 20 n6 FAILED
+is "n6: FAILED" "$(power_state n6)" FAILED
+contains "n6: reason names the unexpected completion code" "$(fail_reason n6)" "completion code 0xff"
 
 # ---------------------------------------------------------- reconcile
 section "reconciliation"
