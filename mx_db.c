@@ -42,9 +42,15 @@ struct mx_db_result {
 };
 
 /* Session settings that make behaviour independent of the server's config:
- * zero dates are what MXQ has always stored for "not yet". */
+ * zero dates are what MXQ has always stored for "not yet". READ COMMITTED:
+ * under REPEATABLE READ a daemon's claim UPDATE takes gap locks on mxq_job
+ * and then (trigger) the group row, while mxqsub holds the group row and
+ * inserts into that gap -- a deadlock on every busy queue. Every decision
+ * here is a single conditional statement, which needs no snapshot across
+ * statements; where a transaction must see a row stay put it locks it. */
 static const char *session_setup =
-	"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'";
+	"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',"
+	" SESSION tx_isolation = 'READ-COMMITTED'";
 
 static int map_error(struct mx_db *db, unsigned code, const char *msg)
 {

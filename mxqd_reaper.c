@@ -86,8 +86,10 @@ static void set_job_environment(const struct mxqd_reaper_args *a, const char *ho
 	setenv("MXQ_TIME", num, 1);
 }
 
-/* The job process: never returns. Errors go to the job's stderr if open. */
-static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmpdir)
+/* The job process: never returns. Errors go to the job's stderr if open.
+ * EXEC_FD (close-on-exec) stays open until the exec replaces us: the reaper
+ * waits for its end of file before it looks at the job's memory. */
+static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmpdir, int exec_fd)
 {
 	const struct mxqd_job *job = a->job;
 	const char *home = "/", *shell = "/bin/sh";
@@ -126,7 +128,9 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	if (fd_in < 0 || dup2(fd_in, STDIN_FILENO) < 0 || dup2(fd_out, STDOUT_FILENO) < 0 ||
 	    dup2(fd_err, STDERR_FILENO) < 0)
 		_exit(126);
-	close_range(3, ~0U, 0);
+	if (exec_fd > 3)
+		close_range(3, (unsigned)exec_fd - 1, 0);
+	close_range((unsigned)exec_fd + 1, ~0U, 0);
 	if (chdir(job->workdir) < 0) {
 		fprintf(stderr, "mxqd: job %" PRIu64 ": cannot change to workdir %s: %s\n",
 			job->job_id, job->workdir, strerror(errno));
@@ -194,7 +198,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	sigset_t chld;
 	struct rusage ru;
 	pid_t pid;
-	int status = 0, fd;
+	int status = 0, fd, exec_fd = -1;
 
 	setsid();
 	mx_log_close_other_fds(a->report_fd);
@@ -217,7 +221,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		mx_log_warning("job %" PRIu64 ": cannot chown tmpdir %s: %m", job->job_id, tmpdir);
 
 	start_ms = mx_now_monotonic_ms();
-	pid = fork();
+	pid = mx_fork_with_pipe(&exec_fd);
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
@@ -227,10 +231,18 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		sigaction(SIGHUP, &sa, NULL);
 		sigaction(SIGPIPE, &sa, NULL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		exec_job(a, tmpdir);
+		exec_job(a, tmpdir, exec_fd);
+	}
+	if (pid > 0) {
+		/* until the exec, the child is a copy of this reaper: its memory
+		 * is not the job's and must not count against the job's limit */
+		char c;
+		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
+			;
+		close(exec_fd);
 	}
 	if (pid < 0) {
-		mx_log_err("job %" PRIu64 ": cannot fork: %m", job->job_id);
+		mx_log_err("job %" PRIu64 ": cannot fork: %s", job->job_id, strerror((int)-pid));
 		outcome.wait_status = 126 << 8;
 		snprintf(line, sizeof(line), "0\n");
 		if (write(a->report_fd, line, strlen(line)) < 0) {

@@ -228,7 +228,7 @@ contains "memory limit: the log says why" "$(cat "$(mxqd_dir node4)/mxqd.log")" 
 check "memory limit: peak RSS recorded above the limit" \
 	test "$(mxq_sql "SELECT stats_max_sumrss FROM mxq_job WHERE job_id = $m_job")" -gt 20480
 
-# BUG: the reaper samples the job's memory right after fork(), while the
+# (fixed) the reaper used to sample the job's memory right after fork(), while the
 # child is still a copy of the reaper (about 2-3.5 MB RSS) and has not
 # exec'd the command yet, so jobs with small limits are KILLED for memory
 # they never used. `sleep` needs about 1.7 MB; under a 2M limit about half
