@@ -12,6 +12,8 @@
 #   chg   host key changed                      -> FAILED naming the file
 #   ex    the command exits 3                   -> FAILED with the status
 #   hang  the command hangs                     -> cut at the timeout
+# and old1 is woken again by Wake-on-LAN: a UDP listener on 127.0.0.1 checks
+# the magic packets (6 x ff, the MAC 16 times), --power-wol-count of them.
 #
 # sshd runs in a private mount namespace (Debian's sshd needs /run/sshd).
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -26,11 +28,16 @@ chmod 700 "$D"
 # root's login shell may take seconds (a slow .bashrc on a loaded machine)
 SSH_TIMEOUT=10
 sshd_pid=
+wol_pid=
 
 mxq_test_cleanup_hook() {
 	local _p
 	mxqd_cleanup
 	power_cleanup
+	if [ -n "$wol_pid" ]; then
+		kill -TERM "$wol_pid" 2>/dev/null
+		wait "$wol_pid" 2>/dev/null
+	fi
 	if [ -n "$sshd_pid" ]; then
 		kill -TERM "$sshd_pid" 2>/dev/null
 		wait "$sshd_pid" 2>/dev/null
@@ -150,6 +157,15 @@ EOF
 chmod 600 "$D/secrets"
 
 WOL_PORT=$(free_tcp_port)
+# a Wake-on-LAN "network": every UDP datagram on 127.0.0.1:WOL_PORT as hex
+python3 -u -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+while True:
+    print(s.recv(4096).hex(), flush=True)
+' "$WOL_PORT" >"$D/wol.received" 2>"$D/wol.err" &
+wol_pid=$!
 add_node() { # HOST STATE
 	mxq_sql "INSERT INTO mxq_power (hostname, state, transport_on, transport_off, mac_address,
 		broadcast_address, ssh_address, reason) VALUES ('$1', '$2', 'wol', 'ssh',
@@ -167,7 +183,7 @@ mxqd_start old1 --no-power-node --slots 1 --memory 1G ||
 
 power_conf "$D/power.conf" idle_time=1h shutdown_deadline=60s
 power_leader_start leader "$D/power.conf" --power-secrets "$D/secrets" \
-	--power-ssh-timeout "$SSH_TIMEOUT" --power-wol-port "$WOL_PORT" \
+	--power-ssh-timeout "$SSH_TIMEOUT" --power-wol-port "$WOL_PORT" --power-wol-count 3 \
 	--power-reconcile-interval 0 ||
 	{ not_ok "start the power manager"; tap_done; exit 1; }
 wait_for 15 "(SELECT holder FROM mxq_power_leader WHERE id = 1) LIKE 'leader/%'"
@@ -194,6 +210,18 @@ is "old1: the node recorded the poweroff" "$(cat "$D/old1.power" 2>/dev/null)" o
 mxqd_wait old1 10
 is "old1: events ON>DRAINING>POWERING_OFF>OFF" "$(power_events old1 | cut -d' ' -f1 | tr '\n' ' ')" \
 	"ON>DRAINING DRAINING>POWERING_OFF POWERING_OFF>OFF "
+
+section "wake by Wake-on-LAN"
+mxq_sql "UPDATE mxq_power SET admin_request = 'ON', admin_request_reason = 'test',
+	admin_off = 0 WHERE hostname = 'old1'"
+check "old1: woken (POWERING_ON)" power_wait_state 20 old1 POWERING_ON FAILED
+want=ffffffffffff$(printf '525400000001%.0s' 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+wol_got() {
+	[ "$(grep -c . "$D/wol.received")" -ge 3 ]
+}
+wait_until 5 wol_got
+is "old1: three magic packets arrived" "$(grep -c . "$D/wol.received")" 3
+is "old1: each is 6 x ff and its MAC 16 times" "$(sort -u "$D/wol.received")" "$want"
 
 section "refusals and failures"
 t0=$(now_cs)
