@@ -1,58 +1,248 @@
 #!/bin/sh
-# demo.sh - the README's demo: a private MariaDB, two mxqd acting as two
-# nodes, a batch of jobs in three groups (one of them failing on purpose),
-# then what mxqdump shows. Everything lives in a temporary directory and is
-# removed on exit, also on Ctrl-C.
-set -eu
+# demo.sh - the README's demo (./dev.sh demo): a simulated, power-managed
+# cluster on this machine, time-scaled so that it runs in about two minutes.
+#
+# A private MariaDB, two power manager candidates and six nodes of
+# different kinds and classes (tests/lib/cluster.sh): simulated BMCs
+# (ipmi_sim), Wake-on-LAN, and a script switch (exec). A workload with
+# bursts and idle gaps, GPU-, bigmem- and ssd-restricted groups included,
+# goes through while a live view shows node power states and the queue.
+# The summary: jobs, power cycles, energy against an always-on cluster.
+# Everything lives in a temporary directory and is removed at the end,
+# also on Ctrl-C. Needs root for nothing; talks only to 127.0.0.1.
+#
+#   sh tests/demo.sh            (DEMO_VIEW_INTERVAL=2, DEMO_MAX_SECONDS=240)
+set -u
 MXQ_SRC_DIR=$(cd "$(dirname -- "$0")/.." && pwd)
 MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-$MXQ_SRC_DIR}
 export MXQ_SRC_DIR MXQ_BUILD_DIR
 . "$MXQ_SRC_DIR/tests/lib/mariadb.sh"
-. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 
 say() { printf '\n== %s\n' "$*"; }
+die() { echo "demo: $*" >&2; exit 1; }
+
+CLUSTER_BOOT_DELAY=2.5
+CLUSTER_TICK=1
+CLUSTER_LEASE=10
+IDLE_TIME=5
+VIEW_INTERVAL=${DEMO_VIEW_INTERVAL:-2}
+MAX_SECONDS=${DEMO_MAX_SECONDS:-240}
 
 say "starting a private MariaDB"
-mxq_db_start >/dev/null
-echo "database ready in $MXQ_TEST_DIR"
+mxq_db_start >/dev/null || die "cannot start MariaDB"
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+. "$MXQ_SRC_DIR/tests/lib/cluster.sh"
+mxqadmin() { "$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" "$@"; }
+echo "database and cluster files in $MXQ_TEST_DIR (removed at the end)"
 
-say "starting two nodes: node1 (4 slots), node2 (2 slots, tag 'bigmem')"
-mxqd_start node1 --slots 4 --memory 4G >/dev/null
-mxqd_start node2 --slots 2 --memory 8G --tags bigmem >/dev/null
-"$MXQ_BUILD_DIR/mxqadmin" power list 2>/dev/null || true
+say "building the simulated cluster"
+cluster_init || die "cannot set up the cluster"
+conf=$CLUSTER_DIR/power.conf
+cluster_conf "$conf" idle_time=${IDLE_TIME}s boot_deadline=30s
+#                 host  kind rank class  idle:slot W   mxqd options
+cluster_node_add std1 ipmi 1 std    60:15  --slots 4 --memory 4G &&
+cluster_node_add std2 ipmi 2 std    65:15  --slots 4 --memory 4G &&
+cluster_node_add big1 exec 3 bigmem 90:20  --slots 4 --memory 16G --tags bigmem &&
+cluster_node_add ssd1 wol  4 ssd    70:20  --slots 2 --memory 4G --tags ssd &&
+cluster_node_add gpu1 exec 5 gpu    150:50 --slots 2 --memory 8G --gpus 1 --tags gpu &&
+cluster_node_add old1 exec 8 old    120:30 --slots 2 --memory 2G ||
+	die "cannot declare the nodes"
+printf '  %-5s %-5s %-4s %-7s %-7s %s\n' HOST KIND RANK CLASS "IDLE W" "MXQD OPTIONS"
+for n in std1 std2 big1 ssd1 gpu1 old1; do
+	printf '  %-5s %-5s %-4s %-7s %-7s %s\n' "$n" "$(cluster_node_kind "$n")" \
+		"$(mxq_sql "SELECT efficiency_rank FROM mxq_power WHERE hostname = '$n'")" \
+		"$(mxq_sql "SELECT node_class FROM mxq_power WHERE hostname = '$n'")" \
+		"$(cut -d: -f1 "$CLUSTER_DIR/nodes/$n/watts")" \
+		"$(grep -v -- '--energy\|^model$\|:' "$CLUSTER_DIR/nodes/$n/opts" | tr '\n' ' ')"
+done
+cluster_has ipmi || echo "  (the ipmi transport is not in this mxqd: std1 and std2 use exec)"
+cluster_has wol || echo "  (the wol transport is not in this mxqd: ssd1 uses exec)"
+echo "  old1 stands for an old-style node; it is switched by the exec transport"
+echo "  (the ssh transport is shown by tests/test_ssh.sh, not simulated here)"
+if cluster_has energy; then
+	echo "  every node's mxqd accounts job energy with its power model (IDLE:PER_SLOT watts)"
+else
+	echo "  energy accounting is not in this mxqd: energy figures below are modelled"
+fi
 
-say "submitting 24 jobs in three groups"
+say "powering on every node (boot takes ${CLUSTER_BOOT_DELAY}s), then two power manager candidates"
+cluster_boot_all 60 || die "the nodes did not come up"
+cluster_leader_start svc1 "$conf" >/dev/null || die "cannot start svc1"
+wait_for 20 "(SELECT holder FROM mxq_power_leader WHERE id = 1) LIKE 'svc1/%'" >/dev/null ||
+	die "svc1 did not take the lease"
+cluster_leader_start svc2 "$conf" >/dev/null || die "cannot start svc2"
+echo "svc1 holds the lease, svc2 stands by; policy: idle_time ${IDLE_TIME}s, no warm pool," \
+	"tick ${CLUSTER_TICK}s"
+
+# ------------------------------------------------------------- workload
 work=$MXQ_TEST_DIR/work
 mkdir -p "$work"
-i=0
-while [ $i -lt 12 ]; do
-	"$MXQ_BUILD_DIR/mxqsub" -w "$work" --group-name demo-short -m 100M -t 5m \
-		sh -c 'echo "job $MXQ_JOBID on $MXQ_HOSTNAME"; sleep 0.5' >/dev/null
-	i=$((i + 1))
-done
-i=0
-while [ $i -lt 8 ]; do
-	"$MXQ_BUILD_DIR/mxqsub" -w "$work" --group-name demo-bigmem -m 1G --prerequisites bigmem \
-		sh -c 'sleep 1' >/dev/null
-	i=$((i + 1))
-done
-i=0
-while [ $i -lt 4 ]; do
-	"$MXQ_BUILD_DIR/mxqsub" -w "$work" --group-name demo-failing -m 100M sh -c 'exit 3' >/dev/null
-	i=$((i + 1))
-done
-echo "queued; waiting for the nodes to run them"
-wait_for 120 "SELECT COUNT(*) = 0 FROM mxq_job WHERE job_status < 400" >/dev/null || true
+sub() { # GROUP SECS [MXQSUB OPTIONS...]
+	local _g _s
+	_g=$1 _s=$2
+	shift 2
+	"$MXQ_BUILD_DIR/mxqsub" -M "$MXQ_MYSQL_DEFAULT_FILE" -w "$work" -N "$_g" -t 5m "$@" \
+		sh -c "sleep $_s" | sed -n 's/^mxq_job_id=//p'
+}
+# the timeline: seconds after the start, what arrives
+plan="8 burst-a 10 3 -m 500M
+30 gpu 3 4 --gpu -m 2G
+32 bigmem 4 4 -m 6G --prerequisites bigmem
+52 ssd 3 3 --prerequisites ssd -m 1G
+70 burst-b 14 2 -m 500M"
+echo "workload (seconds from now: group, jobs, seconds each):"
+printf '%s\n' "$plan" | awk '{ printf "  t+%-3s %-8s %2s jobs of %ss  %s %s %s %s\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
 
-say "groups (mxqdump --all --inactive)"
-"$MXQ_BUILD_DIR/mxqdump" --all --inactive
-say "the failing group's jobs (mxqdump -j --status failed)"
-"$MXQ_BUILD_DIR/mxqdump" -j --all --inactive --status FAILED
-say "where the jobs ran"
-mxq_sql "SELECT g.group_name, j.host_hostname, COUNT(*) FROM mxq_job j JOIN mxq_group g USING (group_id)
-	 GROUP BY g.group_name, j.host_hostname ORDER BY 1, 2" |
-	awk -F'\t' '{ printf "  %-14s %-6s %s jobs\n", $1, $2, $3 }'
-say "stopping the nodes and the database"
-mxqd_stop node1 TERM >/dev/null
-mxqd_stop node2 TERM >/dev/null
-echo "done"
+# submit what is due at ELAPSED; prints "group: N jobs" lines
+submit_due() {
+	local _t _g _n _s _opts _i _line
+	printf '%s\n' "$plan" | while read -r _t _g _n _s _opts; do
+		[ "$_t" -le "$1" ] || continue
+		[ -e "$work/.submitted.$_g" ] && continue
+		: >"$work/.submitted.$_g"
+		_i=0
+		while [ "$_i" -lt "$_n" ]; do
+			# shellcheck disable=SC2086
+			sub "$_g" "$_s" $_opts >>"$work/jobs.$_g"
+			_i=$((_i + 1))
+		done
+		echo "submitted $_n jobs of group $_g"
+	done
+}
+
+# -------------------------------------------------------------- the view
+if [ -t 1 ]; then tty=yes; else tty=no; fi
+events_tail() {
+	mxq_sql "SELECT CONCAT(DATE_FORMAT(event_time, '%H:%i:%s'), '  ', hostname, ' ',
+		from_state, ' -> ', to_state, '  (', actor, ') ', LEFT(reason, 70))
+		FROM mxq_power_event WHERE from_state <> to_state ORDER BY event_id DESC LIMIT 4" |
+		sed 's/^/  /'
+}
+view() { # ELAPSED NOTE
+	local _body
+	_body=$(cluster_view; echo "last power events:"; events_tail)
+	if [ "$tty" = yes ]; then
+		printf '\033[H\033[2J'
+	else
+		echo
+	fi
+	printf -- '--- t+%ss%s\n%s\n' "$1" "${2:+  ($2)}" "$_body"
+}
+settled() {
+	[ "$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_status < 400")" = 0 ] &&
+	[ "$(mxq_sql "SELECT COUNT(*) FROM mxq_power WHERE state NOT IN ('OFF', 'FAILED')")" = 0 ]
+}
+
+say "running the workload (view every ${VIEW_INTERVAL}s; ends when the queue is empty and every node is off)"
+[ "$tty" = yes ] && sleep 2
+t0=$(date +%s)
+last_plan_t=$(printf '%s\n' "$plan" | tail -n 1 | cut -d' ' -f1)
+last_shown=
+news=
+while :; do
+	el=$(( $(date +%s) - t0 ))
+	news=$(submit_due "$el" | tr '\n' ';' | sed 's/;$//; s/;/; /g')
+	# without a terminal: a snapshot when something changed, at least every 10 s
+	now_state=$(mxq_sql "SELECT GROUP_CONCAT(hostname, state) FROM mxq_power")$(cluster_queue_line)
+	if [ "$tty" = yes ] || [ -n "$news" ] || [ "$now_state" != "$last_shown" ] ||
+		[ $((el % 10)) -lt "$VIEW_INTERVAL" ]; then
+		view "$el" "$news"
+		last_shown=$now_state
+	fi
+	if [ "$el" -gt "$last_plan_t" ] && settled; then
+		break
+	fi
+	if [ "$el" -ge "$MAX_SECONDS" ]; then
+		echo "demo: stopping the view after ${MAX_SECONDS}s (not everything settled)"
+		break
+	fi
+	sleep "$VIEW_INTERVAL"
+done
+t_end=$(date +%s)
+duration=$((t_end - t0))
+
+# --------------------------------------------------------------- summary
+say "summary after ${duration}s"
+mxq_sql "SELECT CONCAT('jobs: ', COUNT(*), ' submitted, ', SUM(job_status = 1000), ' finished, ',
+	SUM(job_status IN (400, 750, 755, 999, 1024)), ' failed, ', SUM(job_status < 400), ' not done')
+	FROM mxq_job"
+echo "groups and where their jobs ran:"
+mxq_sql "SELECT g.group_name, j.host_hostname, COUNT(*),
+	ROUND(AVG(TIMESTAMPDIFF(MICROSECOND, j.date_submit, j.date_start)) / 1e6, 1)
+	FROM mxq_job j JOIN mxq_group g USING (group_id)
+	GROUP BY g.group_name, j.host_hostname ORDER BY MIN(j.job_id), 2" |
+	awk -F'\t' '{ printf "  %-8s on %-5s %3s jobs, waited %5ss on average\n", $1, $2, $3, $4 }'
+
+echo
+echo "power per node (on-time and cycles from the simulated power switches):"
+printf '  %-5s %-6s %9s %8s %10s %12s %12s\n' HOST STATE POWER-ONS "ON (s)" "IDLE W" \
+	"MODEL (kJ)" "ALWAYS (kJ)"
+total_model=0
+total_always=0
+for n in std1 std2 big1 ssd1 gpu1 old1; do
+	w=$(cat "$CLUSTER_DIR/nodes/$n/watts")
+	idle=${w%%:*}
+	slot=${w#*:}
+	on=$(cluster_on_seconds "$n")
+	# modelled: idle watts while switched on, plus slot watts while jobs ran
+	busy=$(mxq_sql "SELECT COALESCE(SUM(host_slots * TIMESTAMPDIFF(MICROSECOND, date_start,
+		date_end)) / 1e6, 0) FROM mxq_job WHERE host_hostname = '$n' AND date_end IS NOT NULL")
+	model=$(awk -v on="$on" -v i="$idle" -v s="$slot" -v b="$busy" 'BEGIN { printf "%.1f", (on * i + b * s) / 1000 }')
+	always=$(awk -v d="$duration" -v i="$idle" -v s="$slot" -v b="$busy" 'BEGIN { printf "%.1f", (d * i + b * s) / 1000 }')
+	total_model=$(awk -v a="$total_model" -v b="$model" 'BEGIN { print a + b }')
+	total_always=$(awk -v a="$total_always" -v b="$always" 'BEGIN { print a + b }')
+	printf '  %-5s %-6s %9s %8s %10s %12s %12s\n' "$n" "$(cluster_state "$n")" \
+		"$(cluster_power_ons "$n")" "$on" "$idle" "$model" "$always"
+done
+awk -v m="$total_model" -v a="$total_always" 'BEGIN {
+	printf "  energy (MODELLED: on-time x idle watts + job slot-seconds x slot watts):\n"
+	printf "    with power management %.1f kJ, always on %.1f kJ: %.0f%% saved\n",
+		m, a, (a > 0 ? 100 * (a - m) / a : 0) }'
+
+if cluster_has energy; then
+	echo
+	echo "energy as accounted by the nodes' mxqd (mxq_power; power model source):"
+	mxq_sql "SELECT hostname, ROUND(energy_joules / 1000, 1), ROUND(energy_jobs_joules / 1000, 1),
+		ROUND(energy_idle_joules / 1000, 1), energy_method FROM mxq_power ORDER BY efficiency_rank" |
+		awk -F'\t' 'BEGIN { printf "  %-5s %10s %10s %10s  %s\n", "HOST", "TOTAL kJ", "JOBS kJ", "IDLE kJ", "METHOD" }
+			{ printf "  %-5s %10s %10s %10s  %s\n", $1, $2, $3, $4, $5; t += $2 }
+			END { printf "  total %.1f kJ while mxqd ran (boot time before mxqd starts is not measured)\n", t }'
+	# always on: every node's idle baseline for the whole run plus the jobs'
+	# energy above it; with power management: what the nodes accounted plus
+	# the boots they could not measure (modelled: boot delay x idle watts)
+	boots=0
+	for n in std1 std2 big1 ssd1 gpu1 old1; do
+		w=$(cat "$CLUSTER_DIR/nodes/$n/watts")
+		boots=$(awk -v a="$boots" -v c="$(cluster_power_ons "$n")" -v d="$CLUSTER_BOOT_DELAY" \
+			-v i="${w%%:*}" 'BEGIN { print a + c * d * i }')
+	done
+	mxq_sql "SELECT (SELECT SUM(energy_joules) FROM mxq_power),
+		(SELECT SUM(idle_baseline_watts) FROM mxq_power),
+		(SELECT COALESCE(SUM(active_energy_j), 0) FROM mxq_power_job)" |
+	awk -F'\t' -v d="$duration" -v b="$boots" '{
+		used = $1 + b; always = $2 * d + $3
+		printf "  accounted %.1f kJ + boots %.1f kJ (modelled) = %.1f kJ; always on (idle baseline x %ss + jobs above it) %.1f kJ: %.0f%% saved\n",
+			$1 / 1000, b / 1000, used / 1000, d, always / 1000, (always > 0 ? 100 * (always - used) / always : 0) }'
+	echo
+	echo "energy of a few jobs (mxqadmin power job):"
+	for g in gpu bigmem burst-b; do
+		j=$(head -n 1 "$work/jobs.$g" 2>/dev/null)
+		[ -n "$j" ] || continue
+		echo "  group $g, job $j:"
+		mxqadmin power job "$j" 2>&1 | sed 's/^/    /'
+	done
+else
+	echo "(per-job energy: the energy accounting has not landed in this mxqd)"
+fi
+
+echo
+echo "power events per node (mxqadmin power events):"
+mxq_sql "SELECT hostname, COUNT(*), SUM(to_state = 'POWERING_ON'), SUM(to_state = 'OFF'),
+	SUM(to_state = 'FAILED') FROM mxq_power_event WHERE from_state <> to_state GROUP BY hostname
+	ORDER BY hostname" | awk -F'\t' '{ printf "  %-5s %3s transitions, %2s wakes, %2s times off, %s failures\n", $1, $2, $3, $4, $5 }'
+echo "leader: $(mxq_sql "SELECT CONCAT(holder, ', epoch ', epoch, ', config ', config_hash)
+	FROM mxq_power_leader WHERE id = 1")"
+
+say "cleaning up (nodes, BMCs, power managers, database)"
+# the EXIT trap of mariadb.sh runs cluster_cleanup and removes the directory
+exit 0
