@@ -94,7 +94,9 @@ static void usage(FILE *f)
 "      --power-tick SECONDS      leader tick interval (default 10)\n"
 "      --power-lease SECONDS     leader lease on the database clock (default 30)\n"
 "      --power-exec-command CMD  exec transport: CMD HOST on|off|status\n"
-"      --power-exec-timeout S    limit for one exec transport call (default 60)\n"
+"      --power-exec-timeout S    limit for one exec transport call (default 20)\n"
+"      --power-node-timeout S    a node whose heartbeat is older counts as down\n"
+"                                (default: 3 x --heartbeat-interval + 5)\n"
 "      --poweroff-command CMD    self transport: how this node powers off (default /sbin/poweroff)\n"
 "      --no-power-node           do not take part in power management as a node\n"
 "      --power-secrets FILE      BMC and ssh credentials, mode 0600 (default " SYSCONFDIR "/mxq/power-secrets)\n"
@@ -152,6 +154,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
 		OPT_POWER_EXEC, OPT_POWER_EXEC_TIMEOUT, OPT_POWEROFF_CMD, OPT_NO_POWER_NODE,
+		OPT_POWER_NODE_TIMEOUT,
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS,
@@ -188,6 +191,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "power-lease",         required_argument, NULL, OPT_POWER_LEASE },
 		{ "power-exec-command",  required_argument, NULL, OPT_POWER_EXEC },
 		{ "power-exec-timeout",  required_argument, NULL, OPT_POWER_EXEC_TIMEOUT },
+		{ "power-node-timeout",  required_argument, NULL, OPT_POWER_NODE_TIMEOUT },
 		{ "poweroff-command",    required_argument, NULL, OPT_POWEROFF_CMD },
 		{ "no-power-node",       no_argument,       NULL, OPT_NO_POWER_NODE },
 		{ "energy-sources",      required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_SOURCES },
@@ -297,6 +301,10 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			if (optarg[0] != '/' || access(optarg, X_OK) < 0)
 				return fail("--power-exec-command: '%s' is not an absolute path to an executable", optarg);
 			o->power.exec_command = optarg;
+			break;
+		case OPT_POWER_NODE_TIMEOUT:
+			if (parse_seconds("--power-node-timeout", optarg, 1, &o->power.node_timeout_s) < 0)
+				return -EINVAL;
 			break;
 		case OPT_POWER_EXEC_TIMEOUT:
 			if (parse_seconds("--power-exec-timeout", optarg, 1, &secs) < 0)

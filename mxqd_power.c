@@ -65,7 +65,7 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 		.config_path = SYSCONFDIR "/mxq/power.conf",
 		.tick_s = 10,
 		.lease_s = 30,
-		.exec_timeout_s = 60,
+		.exec_timeout_s = 20,
 		.poweroff_command = "/sbin/poweroff",
 		.node = true,
 		.secrets_path = SYSCONFDIR "/mxq/power-secrets",
@@ -769,7 +769,8 @@ static int leader_tick(struct mxqd_server *server)
 {
 	struct mxq_power_db_snapshot *s = NULL;
 	struct mxq_power_plan plan = { 0 };
-	int64_t hb_timeout = 3 * (int64_t)server->heartbeat_interval_s + 5;
+	int64_t hb_timeout = pm.opt.node_timeout_s > 0 ? (int64_t)pm.opt.node_timeout_s :
+			     3 * (int64_t)server->heartbeat_interval_s + 5;
 	int r;
 
 	r = mxq_power_lease_acquire(server->db, &pm.lease, (unsigned)(pm.opt.lease_s * 1000),

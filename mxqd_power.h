@@ -27,7 +27,8 @@ struct mxqd_power_options {
 	double tick_s;                /* --power-tick, default 10 */
 	double lease_s;               /* --power-lease, default 30 (> 2 ticks) */
 	const char *exec_command;     /* --power-exec-command: "CMD HOST on|off|status" */
-	unsigned exec_timeout_s;      /* --power-exec-timeout, default 60 */
+	unsigned exec_timeout_s;      /* --power-exec-timeout, default 20 (keep < lease) */
+	double node_timeout_s;        /* --power-node-timeout; 0 = 3 x heartbeat + 5 */
 	const char *poweroff_command; /* --poweroff-command for transport "self" */
 	bool node;                    /* take part as a node (default; --no-power-node) */
 	/* transports (issue 5); see mxqd_power_transport.h */
