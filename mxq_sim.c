@@ -1,0 +1,2382 @@
+/*
+ * mxq_sim - replay a workload trace over a modelled cluster under a power
+ * policy, with a virtual clock (DESIGN §7). See mxq_sim.h for the pieces.
+ *
+ * Configuration: everything comes in through the structs of mxq_sim.h; the
+ * policy's own knobs are a struct mxq_power_config, read by the caller.
+ *
+ * Errors: negative errno, parser messages in the caller's buffer. Nothing
+ * here logs or reads a clock.
+ *
+ * The model, in short (the man page mxq-power-sim(1) says it at length):
+ *  - a job asks for slots (its processors) and memory; a job wider than the
+ *    largest node takes whole nodes, all started at once (gang), or is
+ *    squeezed onto one node (clamp);
+ *  - dispatch works like mxqd: waiting jobs in submit order, each on the
+ *    first qualified ON node with free slots and memory (server_is_qualified
+ *    decides "qualified"), later jobs backfill what is left; the first wide
+ *    job that cannot start reserves the nodes that free up first (EASY
+ *    backfilling: others may use them only if they end before it starts),
+ *    so that it is not starved by narrow jobs;
+ *  - the policy under test is either nothing (always-on), a fixed idle
+ *    timeout that wakes nodes for any job that cannot start (Slurm
+ *    SuspendTime style), or mxq_power_decide() called every tick on a
+ *    snapshot built the way the leader builds it, its plan carried out with
+ *    the node-side drain protocol (acknowledge when idle, at the next tick);
+ *  - node power: idle watts plus a share of (busy - idle) per busy slot,
+ *    boot and shutdown energy spread over their durations, standby watts
+ *    when off.
+ * Every state change of a node goes through node_update(), which keeps the
+ * energy books, the counters and the time series in step.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mxq_sim.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mx_util.h"
+#include "mxqd_control.h"
+
+#define SWF_FIELDS 18
+#define NONE_TIME INT64_MAX
+#define DEFAULT_STALL_S (30 * 86400)
+
+static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ======================================================================
+ * Trace
+ */
+
+void mxq_sim_trace_init(struct mxq_sim_trace *trace)
+{
+	memset(trace, 0, sizeof(*trace));
+}
+
+void mxq_sim_trace_done(struct mxq_sim_trace *trace)
+{
+	if (!trace)
+		return;
+	free(trace->jobs);
+	mxq_sim_trace_init(trace);
+}
+
+/* "; MaxNodes: 240" - the keys we use; anything else is ignored. */
+static void trace_header(struct mxq_sim_trace *trace, const char *line)
+{
+	static const char *const keys[] = { "MaxNodes", "MaxProcs", "UnixStartTime" };
+	const char *p = line + 1;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	for (size_t k = 0; k < MX_ARRAY_SIZE(keys); k++) {
+		size_t n = strlen(keys[k]);
+		if (strncmp(p, keys[k], n) != 0 || p[n] != ':')
+			continue;
+		char *end;
+		errno = 0;
+		long long v = strtoll(p + n + 1, &end, 10);
+		if (errno || end == p + n + 1 || v < 0)
+			return;
+		if (k == 0 && v <= UINT32_MAX)
+			trace->max_nodes = (uint32_t)v;
+		else if (k == 1 && v <= UINT32_MAX)
+			trace->max_procs = (uint32_t)v;
+		else if (k == 2)
+			trace->unix_start = v;
+		return;
+	}
+}
+
+static int as_int64(double d, int64_t *ret)
+{
+	if (!(d >= -9.0e15 && d <= 9.0e15))
+		return -ERANGE;
+	*ret = (int64_t)llround(d);
+	return 0;
+}
+
+int mxq_sim_trace_add_line(struct mxq_sim_trace *trace, const char *line,
+			   char *errbuf, size_t errlen)
+{
+	double f[SWF_FIELDS];
+	const char *p = line;
+	int n = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == ';') {
+		trace_header(trace, p);
+		return 0;
+	}
+	if (*p == '\0')
+		return 0;
+
+	while (*p) {
+		char *end;
+		if (n == SWF_FIELDS) {
+			set_err(errbuf, errlen, "more than %d fields", SWF_FIELDS);
+			return -EINVAL;
+		}
+		errno = 0;
+		f[n] = strtod(p, &end);
+		if (end == p || errno || !isfinite(f[n]) ||
+		    (*end && !isspace((unsigned char)*end))) {
+			size_t len = strcspn(p, " \t\r\n");
+			set_err(errbuf, errlen, "field %d is not a number: '%.*s'", n + 1,
+				(int)(len > 40 ? 40 : len), p);
+			return -EINVAL;
+		}
+		n++;
+		p = end;
+		while (isspace((unsigned char)*p))
+			p++;
+	}
+	if (n != SWF_FIELDS) {
+		set_err(errbuf, errlen, "%d fields, a job line has %d", n, SWF_FIELDS);
+		return -EINVAL;
+	}
+
+	struct mxq_sim_trace_job job = { 0 };
+	int64_t alloc, reqp, used_mem, req_mem;
+	if (as_int64(f[0], &job.number) || as_int64(f[1], &job.submit) ||
+	    as_int64(f[3], &job.run) || as_int64(f[4], &alloc) || as_int64(f[7], &reqp) ||
+	    as_int64(f[8], &job.req_time) || as_int64(f[6], &used_mem) ||
+	    as_int64(f[9], &req_mem)) {
+		set_err(errbuf, errlen, "number out of range");
+		return -EINVAL;
+	}
+	if (job.submit < 0) {
+		set_err(errbuf, errlen, "negative submit time %" PRId64, job.submit);
+		return -EINVAL;
+	}
+	trace->lines++;
+	if (job.run <= 0) {
+		trace->skipped_runtime++;
+		return 0;
+	}
+	if (alloc <= 0)
+		alloc = reqp;
+	if (alloc <= 0) {
+		trace->skipped_procs++;
+		return 0;
+	}
+	if (alloc > UINT32_MAX) {
+		set_err(errbuf, errlen, "%" PRId64 " processors is too many", alloc);
+		return -EINVAL;
+	}
+	job.procs = (uint32_t)alloc;
+	if (job.req_time <= 0)
+		job.req_time = -1;
+	job.mem_kib_per_proc = req_mem > 0 ? req_mem : used_mem > 0 ? used_mem : -1;
+
+	if (trace->n_jobs == trace->cap) {
+		size_t cap = trace->cap ? trace->cap * 2 : 1024;
+		struct mxq_sim_trace_job *nj = realloc(trace->jobs, cap * sizeof(*nj));
+		if (!nj)
+			return -ENOMEM;
+		trace->jobs = nj;
+		trace->cap = cap;
+	}
+	trace->jobs[trace->n_jobs++] = job;
+	return 0;
+}
+
+int mxq_sim_trace_parse(struct mxq_sim_trace *trace, const char *text, const char *name,
+			char *errbuf, size_t errlen)
+{
+	char msg[256];
+	unsigned line = 0;
+
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		char *copy = strndup(text, len);
+		int r;
+
+		if (!copy)
+			return -ENOMEM;
+		line++;
+		r = mxq_sim_trace_add_line(trace, copy, msg, sizeof(msg));
+		free(copy);
+		if (r == -EINVAL) {
+			set_err(errbuf, errlen, "%s:%u: %s", name, line, msg);
+			return r;
+		}
+		if (r < 0)
+			return r;
+		text += len;
+		if (*text == '\n')
+			text++;
+	}
+	mxq_sim_trace_finish(trace);
+	return 0;
+}
+
+static int cmp_trace_job(const void *a, const void *b)
+{
+	const struct mxq_sim_trace_job *x = a, *y = b;
+
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	if (x->number != y->number)
+		return x->number < y->number ? -1 : 1;
+	return 0;
+}
+
+void mxq_sim_trace_finish(struct mxq_sim_trace *trace)
+{
+	if (trace->n_jobs)
+		qsort(trace->jobs, trace->n_jobs, sizeof(*trace->jobs), cmp_trace_job);
+}
+
+/* ======================================================================
+ * Node classes and small parsers
+ */
+
+void mxq_sim_class_defaults(struct mxq_sim_class *cls)
+{
+	*cls = (struct mxq_sim_class) {
+		.name = "node",
+		.count = 0,
+		.cores = 1,
+		.idle_w = 100.0,
+		.busy_w = 250.0,
+		.off_w = 5.0,
+		.boot_s = 180,
+		.boot_j = 30000.0,
+		.shutdown_s = 60,
+		.shutdown_j = 3000.0,
+	};
+}
+
+int mxq_sim_parse_duration(const char *s, int64_t *ret_s)
+{
+	int64_t total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		int64_t mult = 1;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (errno)
+			return -ERANGE;
+		switch (*end) {
+		case 'd': mult = 86400; end++; break;
+		case 'h': mult = 3600; end++; break;
+		case 'm': mult = 60; end++; break;
+		case 's': end++; break;
+		case '\0': break;
+		default: return -EINVAL;
+		}
+		if (v > (unsigned long long)(INT64_MAX / 2 / mult))
+			return -ERANGE;
+		total += (int64_t)v * mult;
+		if (total > INT64_MAX / 2)
+			return -ERANGE;
+		p = end;
+	}
+	*ret_s = total;
+	return 0;
+}
+
+static int parse_watts(const char *s, double *ret)
+{
+	double d;
+	int r = mx_strtod(s, &d);
+
+	if (r < 0)
+		return r;
+	if (d < 0 || d > 1.0e9)
+		return -ERANGE;
+	*ret = d;
+	return 0;
+}
+
+int mxq_sim_class_parse(struct mxq_sim_class *cls, const char *spec, char *errbuf, size_t errlen)
+{
+	struct mxq_sim_class c = *cls;
+	char *copy, *save = NULL;
+	int r = 0;
+
+	if (!spec || !*spec) {
+		set_err(errbuf, errlen, "empty class specification");
+		return -EINVAL;
+	}
+	copy = strdup(spec);
+	if (!copy)
+		return -ENOMEM;
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		const char *key = item, *val;
+
+		if (!eq || eq == item || !eq[1]) {
+			set_err(errbuf, errlen, "class: '%s' is not KEY=VALUE", item);
+			r = -EINVAL;
+			goto out;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (strcmp(key, "name") == 0) {
+			size_t len = strlen(val);
+			bool ok = len < sizeof(c.name);
+			for (size_t i = 0; ok && i < len; i++)
+				ok = isalnum((unsigned char)val[i]) || val[i] == '-' || val[i] == '_';
+			if (!ok) {
+				set_err(errbuf, errlen, "class: name '%s': letters, digits, '-' "
+					"and '_' only, at most %zu", val, sizeof(c.name) - 1);
+				r = -EINVAL;
+				goto out;
+			}
+			memcpy(c.name, val, len + 1);
+			continue;
+		}
+		if (strcmp(key, "tags") == 0) {
+			size_t len = strlen(val);
+			if (len >= sizeof(c.tags)) {
+				set_err(errbuf, errlen, "class: tags longer than %zu", sizeof(c.tags) - 1);
+				r = -EINVAL;
+				goto out;
+			}
+			for (size_t i = 0; i <= len; i++)
+				c.tags[i] = val[i] == '+' ? ' ' : val[i];
+			continue;
+		}
+		if (strcmp(key, "count") == 0)
+			r = mx_strtou32(val, &c.count);
+		else if (strcmp(key, "cores") == 0)
+			r = mx_strtou32(val, &c.cores) < 0 ? -EINVAL : c.cores ? 0 : -ERANGE;
+		else if (strcmp(key, "memory") == 0)
+			r = mx_parse_size_mib(val, 'M', &c.memory_mib);
+		else if (strcmp(key, "maxtime") == 0)
+			r = mx_parse_runtime_min(val, &c.maxtime_min);
+		else if (strcmp(key, "rank") == 0)
+			r = mx_strtoi32(val, &c.rank);
+		else if (strcmp(key, "idle") == 0)
+			r = parse_watts(val, &c.idle_w);
+		else if (strcmp(key, "busy") == 0)
+			r = parse_watts(val, &c.busy_w);
+		else if (strcmp(key, "off") == 0)
+			r = parse_watts(val, &c.off_w);
+		else if (strcmp(key, "boot") == 0)
+			r = mxq_sim_parse_duration(val, &c.boot_s);
+		else if (strcmp(key, "shutdown") == 0)
+			r = mxq_sim_parse_duration(val, &c.shutdown_s);
+		else if (strcmp(key, "boot-energy") == 0)
+			r = parse_watts(val, &c.boot_j);
+		else if (strcmp(key, "shutdown-energy") == 0)
+			r = parse_watts(val, &c.shutdown_j);
+		else {
+			set_err(errbuf, errlen, "class: unknown key '%s' (name, count, cores, memory, "
+				"maxtime, tags, rank, idle, busy, off, boot, boot-energy, shutdown, "
+				"shutdown-energy)", key);
+			r = -EINVAL;
+			goto out;
+		}
+		if (r < 0) {
+			set_err(errbuf, errlen, "class: bad value for %s: '%s'", key, val);
+			r = -EINVAL;
+			goto out;
+		}
+	}
+	*cls = c;
+out:
+	free(copy);
+	return r;
+}
+
+double mxq_sim_gap_cost(const struct mxq_sim_class *cls, int64_t gap, bool trailing)
+{
+	double stay = (double)gap * cls->idle_w;
+	int64_t transit = cls->shutdown_s + (trailing ? 0 : cls->boot_s);
+	double cycle;
+
+	if (gap < transit)
+		return stay;
+	cycle = cls->shutdown_j + (trailing ? 0.0 : cls->boot_j) + (double)(gap - transit) * cls->off_w;
+	return cycle < stay ? cycle : stay;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+double mxq_sim_percentile(double *v, size_t n, double p)
+{
+	if (n == 0)
+		return 0.0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	double rank = ceil(p / 100.0 * (double)n);
+	size_t idx = rank < 1.0 ? 0 : (size_t)rank - 1;
+	if (idx >= n)
+		idx = n - 1;
+	return v[idx];
+}
+
+/* ======================================================================
+ * Cluster
+ */
+
+static const char *const wide_names[_MXQ_SIM_WIDE_MAX] = {
+	[MXQ_SIM_WIDE_GANG] = "gang",
+	[MXQ_SIM_WIDE_CLAMP] = "clamp",
+};
+
+const char *mxq_sim_wide_to_string(enum mxq_sim_wide wide)
+{
+	return (unsigned)wide < _MXQ_SIM_WIDE_MAX ? wide_names[wide] : NULL;
+}
+
+int mxq_sim_wide_from_string(const char *name)
+{
+	for (int i = 0; name && i < _MXQ_SIM_WIDE_MAX; i++)
+		if (strcasecmp(name, wide_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+void mxq_sim_workload_opts_defaults(struct mxq_sim_workload_opts *opts)
+{
+	*opts = (struct mxq_sim_workload_opts) { .scale = 1.0, .wide = MXQ_SIM_WIDE_GANG };
+}
+
+/* One requirement signature: what one part of a job needs. */
+struct sim_sig {
+	uint32_t threads;
+	uint64_t memory_mib;
+	uint64_t time_min;
+	bool wide;                   /* parts of gang jobs: one per node */
+	struct mxq_group_reqs reqs;
+	bool reqs_ready;
+	uint8_t *qual;               /* server_is_qualified() per node */
+	uint32_t n_qual;
+};
+
+/* Dispatch queue key: jobs of one signature, one width and one duration
+ * class (expected run time within a factor of two). */
+struct sim_queue_key {
+	uint32_t sig;
+	uint32_t parts;
+	uint32_t length;
+};
+
+struct sim_job {
+	int64_t submit;
+	int64_t run;
+	int64_t expect;              /* duration the leader expects */
+	uint32_t sig;
+	uint32_t queue;
+	uint32_t parts;
+	uint32_t length;             /* duration class: log2 of the expected minutes */
+	uint32_t threads;            /* per part */
+	uint64_t memory_mib;         /* per part */
+	uint64_t part_off;           /* into the sim's part-node array */
+};
+
+struct sim_node_def {
+	uint32_t cls;
+	char *hostname;
+	struct mxq_server_caps caps;
+	bool caps_ready;
+};
+
+struct mxq_sim_cluster {
+	struct mxq_sim_class *classes;
+	size_t n_classes;
+	struct sim_node_def *nodes;
+	size_t n_nodes;
+	struct sim_job *jobs;
+	size_t n_jobs;
+	struct sim_sig *sigs;
+	size_t n_sigs;
+	struct sim_queue_key *queues;
+	size_t n_queues;
+	uint64_t total_parts;
+	int64_t start;
+	int64_t last_submit;
+	struct mxq_sim_workload_stats stats;
+};
+
+void mxq_sim_cluster_free(struct mxq_sim_cluster *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		if (c->nodes[i].caps_ready)
+			mxq_server_caps_done(&c->nodes[i].caps);
+		free(c->nodes[i].hostname);
+	}
+	for (size_t s = 0; s < c->n_sigs; s++) {
+		if (c->sigs[s].reqs_ready)
+			mxq_group_reqs_done(&c->sigs[s].reqs);
+		free(c->sigs[s].qual);
+	}
+	free(c->nodes);
+	free(c->classes);
+	free(c->jobs);
+	free(c->sigs);
+	free(c->queues);
+	free(c);
+}
+
+const struct mxq_sim_workload_stats *mxq_sim_cluster_stats(const struct mxq_sim_cluster *c)
+{
+	return &c->stats;
+}
+
+size_t mxq_sim_cluster_nodes(const struct mxq_sim_cluster *c)
+{
+	return c->n_nodes;
+}
+
+int64_t mxq_sim_cluster_start(const struct mxq_sim_cluster *c)
+{
+	return c->start;
+}
+
+int64_t mxq_sim_cluster_last_submit(const struct mxq_sim_cluster *c)
+{
+	return c->last_submit;
+}
+
+/* The policy's order: most efficient (lowest rank) first, ties by name. */
+static int cmp_node_def(const void *a, const void *b, void *arg)
+{
+	const struct sim_node_def *x = a, *y = b;
+	const struct mxq_sim_class *classes = arg;
+	int32_t rx = classes[x->cls].rank, ry = classes[y->cls].rank;
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return strcmp(x->hostname, y->hostname);
+}
+
+static int build_nodes(struct mxq_sim_cluster *c, char *errbuf, size_t errlen)
+{
+	size_t total = 0, k = 0;
+	char msg[256];
+
+	for (size_t i = 0; i < c->n_classes; i++) {
+		const struct mxq_sim_class *cls = &c->classes[i];
+		if (!cls->name[0] || !cls->cores || cls->boot_s < 0 || cls->shutdown_s < 0) {
+			set_err(errbuf, errlen, "class '%s': needs a name and at least one core",
+				cls->name);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->classes[j].name, cls->name) == 0) {
+				set_err(errbuf, errlen, "class '%s' given twice", cls->name);
+				return -EINVAL;
+			}
+		if (cls->count > 1000000 || total + cls->count > 1000000) {
+			set_err(errbuf, errlen, "more than 1000000 nodes");
+			return -EINVAL;
+		}
+		total += cls->count;
+	}
+	if (total == 0) {
+		set_err(errbuf, errlen, "the cluster has no nodes");
+		return -EINVAL;
+	}
+	c->nodes = calloc(total, sizeof(*c->nodes));
+	if (!c->nodes)
+		return -ENOMEM;
+	for (size_t ci = 0; ci < c->n_classes; ci++) {
+		const struct mxq_sim_class *cls = &c->classes[ci];
+		int width = cls->count >= 10000 ? 7 : 4;
+		for (uint32_t n = 0; n < cls->count; n++, k++) {
+			struct sim_node_def *d = &c->nodes[k];
+			d->cls = (uint32_t)ci;
+			d->hostname = mx_asprintf("%s-%0*u", cls->name, width, n + 1);
+			c->n_nodes = k + 1;
+			if (!d->hostname)
+				return -ENOMEM;
+		}
+	}
+	qsort_r(c->nodes, c->n_nodes, sizeof(*c->nodes), cmp_node_def, c->classes);
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		struct sim_node_def *d = &c->nodes[i];
+		const struct mxq_sim_class *cls = &c->classes[d->cls];
+		int r = mxq_server_caps_init(&d->caps, d->hostname, cls->tags, NULL, cls->cores,
+					     cls->memory_mib, cls->maxtime_min, 0, 0, msg, sizeof(msg));
+		if (r < 0) {
+			set_err(errbuf, errlen, "class '%s': %s", cls->name, msg);
+			return r;
+		}
+		d->caps_ready = true;
+	}
+	return 0;
+}
+
+/* Deterministic pseudo-random numbers (splitmix64) for partial copies. */
+static uint64_t mix64(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* A trace job placed on the (possibly scaled) time line. */
+struct placed_job {
+	int64_t submit;
+	size_t trace_index;
+	uint32_t copy;
+};
+
+static int cmp_placed(const void *a, const void *b)
+{
+	const struct placed_job *x = a, *y = b;
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	if (x->copy != y->copy)
+		return x->copy < y->copy ? -1 : 1;
+	return x->trace_index < y->trace_index ? -1 : x->trace_index > y->trace_index;
+}
+
+/* Superimpose copies of the trace, each shifted in time and wrapped around
+ * its span, so that a bigger cluster gets a proportionally bigger load with
+ * the same mix. */
+static int place_jobs(const struct mxq_sim_trace *t, double scale, struct placed_job **ret,
+		      size_t *ret_n)
+{
+	uint32_t copies = (uint32_t)ceil(scale);
+	double frac = scale - floor(scale);
+	struct placed_job *v;
+	size_t n = 0;
+
+	if (copies == 0)
+		copies = 1;
+	if (t->n_jobs && copies > SIZE_MAX / sizeof(*v) / t->n_jobs)
+		return -ENOMEM;
+	size_t cap = t->n_jobs * copies;
+	v = malloc((cap ? cap : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int64_t first = t->n_jobs ? t->jobs[0].submit : 0;
+	int64_t span = t->n_jobs ? t->jobs[t->n_jobs - 1].submit - first + 1 : 1;
+	for (uint32_t c = 0; c < copies; c++) {
+		int64_t offset = (int64_t)((double)span * c / copies);
+		bool partial = frac > 0.0 && c == copies - 1;
+		for (size_t i = 0; i < t->n_jobs; i++) {
+			if (partial) {
+				double u = (double)(mix64(i * 1000003u + c) >> 11) / 9007199254740992.0;
+				if (u >= frac)
+					continue;
+			}
+			int64_t s = t->jobs[i].submit - first + offset;
+			if (s >= span)
+				s -= span;
+			v[n++] = (struct placed_job) { first + s, i, c };
+		}
+	}
+	if (copies > 1)
+		qsort(v, n, sizeof(*v), cmp_placed);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct sim_sig *x = a, *y = b;
+	if (x->threads != y->threads)
+		return x->threads < y->threads ? -1 : 1;
+	if (x->memory_mib != y->memory_mib)
+		return x->memory_mib < y->memory_mib ? -1 : 1;
+	if (x->time_min != y->time_min)
+		return x->time_min < y->time_min ? -1 : 1;
+	return (int)x->wide - (int)y->wide;
+}
+
+static int cmp_queue_key(const void *a, const void *b)
+{
+	const struct sim_queue_key *x = a, *y = b;
+	if (x->sig != y->sig)
+		return x->sig < y->sig ? -1 : 1;
+	if (x->parts != y->parts)
+		return x->parts < y->parts ? -1 : 1;
+	return x->length < y->length ? -1 : x->length > y->length;
+}
+
+static uint32_t length_class(int64_t seconds)
+{
+	uint32_t k = 0;
+
+	for (int64_t m = seconds / 60; m > 1; m /= 2)
+		k++;
+	return k;
+}
+
+/* Fill reqs and the qualification row of signature S. */
+static int sig_prepare(struct mxq_sim_cluster *c, struct sim_sig *s)
+{
+	int r = mxq_group_reqs_init(&s->reqs, NULL, NULL, NULL, NULL, s->threads, s->memory_mib,
+				    s->time_min, 0, 0);
+	if (r < 0)
+		return r;
+	s->reqs_ready = true;
+	s->qual = malloc(c->n_nodes);
+	if (!s->qual)
+		return -ENOMEM;
+	s->n_qual = 0;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		s->qual[i] = server_is_qualified(&c->nodes[i].caps, &s->reqs, NULL);
+		s->n_qual += s->qual[i];
+	}
+	return 0;
+}
+
+int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_class *classes,
+			size_t n_classes, const struct mxq_sim_workload_opts *opts,
+			struct mxq_sim_cluster **ret_cluster, char *errbuf, size_t errlen)
+{
+	struct mxq_sim_cluster *c;
+	struct placed_job *placed = NULL;
+	struct sim_sig *keys = NULL;
+	size_t n_placed = 0;
+	uint32_t max_cores = 0;
+	uint64_t max_mem = 0, max_time = 0;
+	int r;
+
+	if (!trace || !classes || !n_classes || !opts || !ret_cluster ||
+	    !(opts->scale > 0.0 && opts->scale <= 1000.0) ||
+	    (unsigned)opts->wide >= _MXQ_SIM_WIDE_MAX || opts->skip_s < 0 || opts->window_s < 0) {
+		set_err(errbuf, errlen, "invalid simulation options");
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->classes = calloc(n_classes, sizeof(*c->classes));
+	if (!c->classes) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memcpy(c->classes, classes, n_classes * sizeof(*classes));
+	c->n_classes = n_classes;
+	r = build_nodes(c, errbuf, errlen);
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < n_classes; i++) {
+		if (classes[i].count == 0)
+			continue;
+		if (classes[i].cores > max_cores)
+			max_cores = classes[i].cores;
+		if (classes[i].memory_mib > max_mem)
+			max_mem = classes[i].memory_mib;
+		if (classes[i].maxtime_min > max_time)
+			max_time = classes[i].maxtime_min;
+	}
+	bool memory_modelled = max_mem > 0;
+	bool time_modelled = max_time > 0;
+
+	r = place_jobs(trace, opts->scale, &placed, &n_placed);
+	if (r < 0)
+		goto fail;
+	int64_t first = trace->n_jobs ? trace->jobs[0].submit : 0;
+	int64_t wstart = (opts->has_start ? opts->start : first) + opts->skip_s;
+	int64_t wend = opts->window_s ? wstart + opts->window_s : INT64_MAX;
+	c->start = trace->unix_start + wstart;
+	c->last_submit = c->start;
+	c->stats.trace_jobs = trace->n_jobs;
+
+	c->jobs = calloc(n_placed ? n_placed : 1, sizeof(*c->jobs));
+	keys = calloc(n_placed ? n_placed : 1, sizeof(*keys));
+	if (!c->jobs || !keys) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	/* translate: slots, parts, memory per part, signature key */
+	size_t nj = 0;
+	for (size_t k = 0; k < n_placed; k++) {
+		const struct mxq_sim_trace_job *tj = &trace->jobs[placed[k].trace_index];
+		struct sim_job *j = &c->jobs[nj];
+		struct sim_sig *key = &keys[nj];
+
+		if (placed[k].submit < wstart || placed[k].submit >= wend)
+			continue;
+		memset(key, 0, sizeof(*key));
+		j->submit = trace->unix_start + placed[k].submit;
+		j->run = tj->run;
+		if (!opts->keep_overruns && tj->req_time > 0 && j->run > tj->req_time) {
+			j->run = tj->req_time;
+			c->stats.cut_to_limit++;
+		}
+		j->expect = opts->expect_actual || tj->req_time <= 0 ? tj->run : tj->req_time;
+		if (tj->procs <= max_cores) {
+			j->parts = 1;
+			j->threads = tj->procs;
+		} else if (opts->wide == MXQ_SIM_WIDE_GANG) {
+			uint64_t parts = (tj->procs + (uint64_t)max_cores - 1) / max_cores;
+			j->parts = (uint32_t)parts;
+			j->threads = max_cores;
+			key->wide = true;
+		} else {
+			j->parts = 1;
+			j->threads = max_cores;
+			c->stats.clamped_procs++;
+		}
+		if (memory_modelled && tj->mem_kib_per_proc > 0) {
+			uint64_t kib = (uint64_t)tj->mem_kib_per_proc * tj->procs;
+			uint64_t per_part = (kib + 1023) / 1024;
+			per_part = (per_part + j->parts - 1) / j->parts;
+			if (per_part > max_mem) {
+				per_part = max_mem;
+				c->stats.clamped_memory++;
+			}
+			j->memory_mib = per_part;
+		}
+		key->threads = j->threads;
+		key->memory_mib = j->memory_mib;
+		if (time_modelled)
+			key->time_min = (uint64_t)((j->expect + 59) / 60);
+		nj++;
+	}
+	c->n_jobs = nj;
+
+	/* distinct signatures */
+	if (nj) {
+		struct sim_sig *sorted = malloc(nj * sizeof(*sorted));
+		if (!sorted) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		memcpy(sorted, keys, nj * sizeof(*sorted));
+		qsort(sorted, nj, sizeof(*sorted), cmp_sig);
+		size_t u = 0;
+		for (size_t k = 0; k < nj; k++)
+			if (u == 0 || cmp_sig(&sorted[u - 1], &sorted[k]) != 0)
+				sorted[u++] = sorted[k];
+		c->sigs = calloc(u, sizeof(*c->sigs));
+		if (!c->sigs) {
+			free(sorted);
+			r = -ENOMEM;
+			goto fail;
+		}
+		memcpy(c->sigs, sorted, u * sizeof(*sorted));
+		c->n_sigs = u;
+		free(sorted);
+	}
+	for (size_t s = 0; s < c->n_sigs; s++) {
+		r = sig_prepare(c, &c->sigs[s]);
+		if (r < 0)
+			goto fail;
+	}
+
+	/* assign signatures, drop what can never run, clamp gangs to the
+	 * qualified nodes there are */
+	size_t kept = 0;
+	for (size_t k = 0; k < nj; k++) {
+		struct sim_job *j = &c->jobs[k];
+		struct sim_sig *hit = bsearch(&keys[k], c->sigs, c->n_sigs, sizeof(*c->sigs), cmp_sig);
+		if (!hit || hit->n_qual == 0) {
+			c->stats.unrunnable++;
+			continue;
+		}
+		j->sig = (uint32_t)(hit - c->sigs);
+		if (j->parts > hit->n_qual) {
+			j->parts = hit->n_qual;
+			c->stats.clamped_procs++;
+		}
+		if (j->parts > 1)
+			c->stats.wide++;
+		c->stats.busy_core_seconds += (uint64_t)j->threads * j->parts * (uint64_t)j->run;
+		j->part_off = c->total_parts;
+		c->total_parts += j->parts;
+		if (j->submit > c->last_submit)
+			c->last_submit = j->submit;
+		c->jobs[kept++] = *j;
+	}
+	c->n_jobs = kept;
+	c->stats.jobs = kept;
+	c->stats.signatures = c->n_sigs;
+
+	/* dispatch queues: signature x width */
+	if (kept) {
+		struct sim_queue_key *qk = malloc(kept * sizeof(*qk));
+		if (!qk) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		for (size_t k = 0; k < kept; k++) {
+			c->jobs[k].length = length_class(c->jobs[k].expect);
+			qk[k] = (struct sim_queue_key) { c->jobs[k].sig, c->jobs[k].parts,
+							 c->jobs[k].length };
+		}
+		qsort(qk, kept, sizeof(*qk), cmp_queue_key);
+		size_t u = 0;
+		for (size_t k = 0; k < kept; k++)
+			if (u == 0 || cmp_queue_key(&qk[u - 1], &qk[k]) != 0)
+				qk[u++] = qk[k];
+		c->queues = qk;
+		c->n_queues = u;
+		for (size_t k = 0; k < kept; k++) {
+			struct sim_queue_key key = { c->jobs[k].sig, c->jobs[k].parts,
+						     c->jobs[k].length };
+			struct sim_queue_key *hit = bsearch(&key, c->queues, c->n_queues,
+							    sizeof(*c->queues), cmp_queue_key);
+			c->jobs[k].queue = (uint32_t)(hit - c->queues);
+		}
+	}
+	free(keys);
+	free(placed);
+	*ret_cluster = c;
+	return 0;
+fail:
+	free(keys);
+	free(placed);
+	mxq_sim_cluster_free(c);
+	return r;
+}
+
+/* ======================================================================
+ * Simulation
+ */
+
+static const char *const policy_names[_MXQ_SIM_POLICY_MAX] = {
+	[MXQ_SIM_ALWAYS_ON] = "always-on",
+	[MXQ_SIM_TIMEOUT] = "timeout",
+	[MXQ_SIM_POLICY] = "policy",
+};
+
+const char *mxq_sim_policy_to_string(enum mxq_sim_policy policy)
+{
+	return (unsigned)policy < _MXQ_SIM_POLICY_MAX ? policy_names[policy] : NULL;
+}
+
+enum phys {
+	PHYS_UP,
+	PHYS_BOOTING,
+	PHYS_SHUTTING,
+	PHYS_DOWN,
+};
+
+enum energy_cat {
+	E_BUSY,
+	E_IDLE,
+	E_TRANSITION,
+	E_OFF,
+	_E_MAX,
+};
+
+/* Same-time events run in this order; the policy tick comes last. */
+enum event_type {
+	EV_JOB_END = 0,
+	EV_PHYS_DONE,
+	EV_IDLE_TIMEOUT,
+	EV_TICK,
+};
+
+struct event {
+	int64_t t;
+	uint32_t type;
+	uint32_t id;
+	uint32_t gen;
+};
+
+struct sim_node {
+	const struct mxq_sim_class *cls;
+	enum mxq_power_node_state rec;   /* what the mxq_power table says */
+	int64_t rec_since;
+	enum phys phys;                  /* what the hardware does */
+	int64_t phys_until;              /* end of a boot or shutdown */
+	uint32_t phys_gen;
+	uint32_t used_slots;
+	uint64_t used_mem;
+	uint32_t jobs;
+	uint32_t *run;                   /* running jobs */
+	uint32_t n_run, cap_run;
+	int64_t last_job_end;
+	int64_t last_boot_ok_at;
+	int64_t cycles_day;
+	uint32_t cycles_today;
+	uint32_t boots;
+	/* books */
+	enum energy_cat cat;
+	double watts;
+	int64_t since;
+	bool idle;                       /* UP and no job */
+	int64_t idle_since;
+	uint32_t idle_gen;
+	bool held;                       /* reserved for the first blocked wide job */
+	/* contributions to the sums */
+	uint32_t c_free;
+	bool c_powered;
+	bool c_busy;
+	bool c_off;
+	/* per-pass virtual room (timeout wakes) */
+	uint32_t vpass;
+	uint32_t vslots;
+	uint64_t vmem;
+};
+
+struct free_at {
+	int64_t t;
+	uint32_t node;
+};
+
+struct sim_queue {
+	uint32_t *v;
+	size_t head, tail, cap;
+	size_t cursor;                   /* per pass */
+	bool real_failed;                /* per pass */
+	size_t active_pos;
+};
+
+struct pass_entry {
+	int64_t submit;
+	uint32_t job;
+	uint32_t queue;
+};
+
+struct mxq_sim {
+	const struct mxq_sim_cluster *c;
+	struct mxq_sim_params p;
+	struct sim_node *nodes;
+	size_t n_nodes;
+	int64_t now;
+	bool started;
+
+	struct event *heap;
+	size_t n_heap, cap_heap;
+	size_t next_submit;
+
+	struct sim_queue *queues;
+	uint32_t *active;                /* non-empty queues */
+	size_t n_active;
+	struct pass_entry *pass_heap;
+	uint32_t pass_id;
+	uint32_t *cand;                  /* nodes with free slots, per pass */
+	size_t n_cand;
+	uint32_t *vlist;                 /* booting and OFF nodes, per pass */
+	size_t n_vlist;
+	bool vlist_ready;
+	uint32_t *held;                  /* the reservation */
+	size_t n_held;
+	size_t n_held_idle;              /* reserved nodes idle now */
+	size_t hold_job;
+	int64_t shadow;                  /* reservation starts; others must end by then */
+	struct free_at *sel;             /* scratch for choosing the reservation */
+	bool dirty;
+
+	uint64_t waiting, running, ended;
+	int64_t *job_start;
+	uint32_t *part_nodes;
+	double *waits;
+	int64_t done_at;
+	int64_t last_progress;
+
+	uint64_t free_slots;             /* on dispatchable nodes */
+	uint32_t n_powered, n_busy, n_off, n_transit;
+
+	double e[_E_MAX];
+	double bound_saving;
+	uint64_t events, ticks, actions[_MXQ_POWER_ACTION_MAX], policy_errors;
+	bool closed;
+	int64_t end;
+
+	/* policy snapshot, reused every tick */
+	struct mxq_power_state pstate;
+	bool changed;                    /* anything the snapshot shows changed since the last decision */
+	bool quiet;                      /* the last decision was a fixed point (see tick_is_quiet) */
+	int64_t quiet_until;             /* ... until this time at the latest */
+	uint64_t ticks_skipped;
+	struct mxq_power_node *pnodes;
+	struct mxq_power_running_job *prun;
+	size_t cap_prun;
+	struct mxq_power_demand *pdemand;
+	uint64_t *sig_pending;
+	struct pass_entry *sig_first;
+	uint32_t *sig_stamp;
+	uint32_t *sig_list;
+	uint32_t tick_stamp;
+
+	/* time series: node-seconds per bucket and the seconds it covers,
+	 * turned into means when the books are closed */
+	double *s_pow, *s_busy, *s_cover;
+	size_t n_series, cap_series;
+	int64_t s_last;
+};
+
+/* --- event heap --------------------------------------------------------- */
+
+static bool ev_less(const struct event *a, const struct event *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->type != b->type)
+		return a->type < b->type;
+	return a->id < b->id;
+}
+
+static int ev_push(struct mxq_sim *s, int64_t t, uint32_t type, uint32_t id, uint32_t gen)
+{
+	if (s->n_heap == s->cap_heap) {
+		size_t cap = s->cap_heap ? s->cap_heap * 2 : 256;
+		struct event *h = realloc(s->heap, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		s->heap = h;
+		s->cap_heap = cap;
+	}
+	size_t i = s->n_heap++;
+	struct event e = { t, type, id, gen };
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!ev_less(&e, &s->heap[parent]))
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = e;
+	return 0;
+}
+
+static struct event ev_pop(struct mxq_sim *s)
+{
+	struct event top = s->heap[0];
+	struct event last = s->heap[--s->n_heap];
+	size_t i = 0, n = s->n_heap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l >= n)
+			break;
+		m = l;
+		if (l + 1 < n && ev_less(&s->heap[l + 1], &s->heap[l]))
+			m = l + 1;
+		if (!ev_less(&s->heap[m], &last))
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (n)
+		s->heap[i] = last;
+	return top;
+}
+
+/* --- books -------------------------------------------------------------- */
+
+static void series_advance(struct mxq_sim *s, int64_t now)
+{
+	int64_t step = s->p.series_step_s;
+
+	if (step <= 0)
+		return;
+	while (s->s_last < now) {
+		size_t b = (size_t)((s->s_last - s->c->start) / step);
+		int64_t bucket_end = s->c->start + (int64_t)(b + 1) * step;
+		int64_t seg_end = now < bucket_end ? now : bucket_end;
+		if (b >= s->cap_series) {
+			size_t cap = s->cap_series ? s->cap_series * 2 : 1024;
+			while (cap <= b)
+				cap *= 2;
+			double *a = realloc(s->s_pow, cap * sizeof(*a));
+			if (a)
+				s->s_pow = a;
+			double *bb = realloc(s->s_busy, cap * sizeof(*bb));
+			if (bb)
+				s->s_busy = bb;
+			double *cc = realloc(s->s_cover, cap * sizeof(*cc));
+			if (cc)
+				s->s_cover = cc;
+			if (!a || !bb || !cc) {
+				/* out of memory: the series stops here, the run goes on */
+				s->p.series_step_s = 0;
+				return;
+			}
+			size_t grow = (cap - s->cap_series) * sizeof(double);
+			memset(s->s_pow + s->cap_series, 0, grow);
+			memset(s->s_busy + s->cap_series, 0, grow);
+			memset(s->s_cover + s->cap_series, 0, grow);
+			s->cap_series = cap;
+		}
+		double dt = (double)(seg_end - s->s_last);
+		s->s_pow[b] += s->n_powered * dt;
+		s->s_busy[b] += s->n_busy * dt;
+		s->s_cover[b] += dt;
+		if (b + 1 > s->n_series)
+			s->n_series = b + 1;
+		s->s_last = seg_end;
+	}
+}
+
+static bool node_dispatchable(const struct sim_node *n)
+{
+	return n->phys == PHYS_UP && n->rec != MXQ_POWER_DRAINING &&
+	       n->rec != MXQ_POWER_POWERING_OFF && n->rec != MXQ_POWER_OFF;
+}
+
+static int arm_idle_timeout(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	return ev_push(s, s->now + s->p.timeout_s, EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
+}
+
+/*
+ * Bring the books of node I up to now and re-derive everything that
+ * depends on its state: energy category and draw, counters, idle gaps
+ * (offline bound, idle timeout). Call after every change to the node.
+ */
+static int node_update(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	const struct mxq_sim_class *cls = n->cls;
+	int64_t now = s->now;
+
+	series_advance(s, now);
+	s->changed = true;
+	s->e[n->cat] += n->watts * (double)(now - n->since);
+	n->since = now;
+	switch (n->phys) {
+	case PHYS_UP:
+		if (n->jobs) {
+			n->cat = E_BUSY;
+			n->watts = cls->idle_w + (cls->busy_w - cls->idle_w) *
+				   (double)n->used_slots / (double)cls->cores;
+		} else {
+			n->cat = E_IDLE;
+			n->watts = cls->idle_w;
+		}
+		break;
+	case PHYS_BOOTING:
+		n->cat = E_TRANSITION;
+		n->watts = cls->boot_s ? cls->boot_j / (double)cls->boot_s : 0.0;
+		break;
+	case PHYS_SHUTTING:
+		n->cat = E_TRANSITION;
+		n->watts = cls->shutdown_s ? cls->shutdown_j / (double)cls->shutdown_s : 0.0;
+		break;
+	case PHYS_DOWN:
+		n->cat = E_OFF;
+		n->watts = cls->off_w;
+		break;
+	}
+
+	uint32_t free_now = node_dispatchable(n) ? cls->cores - n->used_slots : 0;
+	s->free_slots += free_now;
+	s->free_slots -= n->c_free;
+	n->c_free = free_now;
+	bool powered = n->phys != PHYS_DOWN, busy = n->jobs > 0;
+	bool off = n->rec == MXQ_POWER_OFF;
+	s->n_powered += (uint32_t)powered - (uint32_t)n->c_powered;
+	s->n_busy += (uint32_t)busy - (uint32_t)n->c_busy;
+	s->n_off += (uint32_t)off - (uint32_t)n->c_off;
+	n->c_powered = powered;
+	n->c_busy = busy;
+	n->c_off = off;
+
+	bool idle = n->phys == PHYS_UP && n->jobs == 0;
+	if (idle && !n->idle) {
+		n->idle = true;
+		n->idle_since = now;
+		if (s->p.policy == MXQ_SIM_TIMEOUT && n->rec == MXQ_POWER_ON)
+			return arm_idle_timeout(s, i);
+	} else if (!idle && n->idle) {
+		n->idle = false;
+		n->idle_gen++;
+		if (s->p.policy == MXQ_SIM_ALWAYS_ON) {
+			int64_t gap = now - n->idle_since;
+			s->bound_saving += (double)gap * cls->idle_w - mxq_sim_gap_cost(cls, gap, false);
+		}
+	}
+	return 0;
+}
+
+/* --- power transitions ------------------------------------------------------ */
+
+static int64_t day_of(int64_t t)
+{
+	return t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+}
+
+static void set_rec(struct mxq_sim *s, struct sim_node *n, enum mxq_power_node_state st)
+{
+	n->rec = st;
+	n->rec_since = s->now;
+}
+
+static int start_boot(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	int64_t day = day_of(s->now);
+
+	if (n->cycles_day != day) {
+		n->cycles_day = day;
+		n->cycles_today = 0;
+	}
+	n->cycles_today++;
+	n->boots++;
+	set_rec(s, n, MXQ_POWER_POWERING_ON);
+	n->phys = PHYS_BOOTING;
+	n->phys_until = s->now + n->cls->boot_s;
+	s->n_transit++;
+	s->last_progress = s->now;
+	if (!n->cls->boot_s)
+		s->e[E_TRANSITION] += n->cls->boot_j;
+	int r = node_update(s, i);
+	if (r < 0)
+		return r;
+	return ev_push(s, s->now + n->cls->boot_s, EV_PHYS_DONE, (uint32_t)i, ++n->phys_gen);
+}
+
+static int start_shutdown(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+
+	set_rec(s, n, MXQ_POWER_POWERING_OFF);
+	n->phys = PHYS_SHUTTING;
+	n->phys_until = s->now + n->cls->shutdown_s;
+	s->n_transit++;
+	if (!n->cls->shutdown_s)
+		s->e[E_TRANSITION] += n->cls->shutdown_j;
+	int r = node_update(s, i);
+	if (r < 0)
+		return r;
+	return ev_push(s, s->now + n->cls->shutdown_s, EV_PHYS_DONE, (uint32_t)i, ++n->phys_gen);
+}
+
+/* Boot or shutdown finished. The baselines record it at once; for the
+ * policy the node reports (registration, power off) and the leader records
+ * it at its next tick (MARK_ON, MARK_OFF) - meanwhile a booted node's mxqd
+ * already takes jobs, as a real one would. */
+static int phys_done(struct mxq_sim *s, size_t i, uint32_t gen)
+{
+	struct sim_node *n = &s->nodes[i];
+
+	if (gen != n->phys_gen)
+		return 0;
+	s->n_transit--;
+	if (n->phys == PHYS_BOOTING) {
+		n->phys = PHYS_UP;
+		n->last_boot_ok_at = s->now;
+		s->last_progress = s->now;
+		if (s->p.policy != MXQ_SIM_POLICY)
+			set_rec(s, n, MXQ_POWER_ON);
+		s->dirty = true;
+	} else if (n->phys == PHYS_SHUTTING) {
+		n->phys = PHYS_DOWN;
+		if (s->p.policy != MXQ_SIM_POLICY)
+			set_rec(s, n, MXQ_POWER_OFF);
+		s->dirty = true;
+	}
+	return node_update(s, i);
+}
+
+static int idle_timeout(struct mxq_sim *s, size_t i, uint32_t gen)
+{
+	struct sim_node *n = &s->nodes[i];
+
+	if (gen != n->idle_gen || !n->idle || n->rec != MXQ_POWER_ON)
+		return 0;
+	if (n->held)                /* planned for a waiting wide job */
+		return arm_idle_timeout(s, i);
+	return start_shutdown(s, i);
+}
+
+/* --- jobs --------------------------------------------------------------------- */
+
+static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
+{
+	struct sim_queue *sq = &s->queues[q];
+
+	if (sq->tail == sq->cap) {
+		if (sq->head > 0 && sq->head >= sq->cap / 2) {
+			memmove(sq->v, sq->v + sq->head, (sq->tail - sq->head) * sizeof(*sq->v));
+			sq->tail -= sq->head;
+			sq->head = 0;
+		} else {
+			size_t cap = sq->cap ? sq->cap * 2 : 16;
+			uint32_t *v = realloc(sq->v, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			sq->v = v;
+			sq->cap = cap;
+		}
+	}
+	s->changed = true;
+	if (sq->head == sq->tail) {
+		sq->active_pos = s->n_active;
+		s->active[s->n_active++] = q;
+	}
+	sq->v[sq->tail++] = job;
+	return 0;
+}
+
+static void queue_pop_head(struct mxq_sim *s, uint32_t q)
+{
+	struct sim_queue *sq = &s->queues[q];
+
+	sq->head++;
+	s->changed = true;
+	if (sq->head == sq->tail) {
+		sq->head = sq->tail = 0;
+		uint32_t last = s->active[--s->n_active];
+		s->active[sq->active_pos] = last;
+		s->queues[last].active_pos = sq->active_pos;
+	}
+}
+
+static int node_add_job(struct sim_node *n, uint32_t job)
+{
+	if (n->n_run == n->cap_run) {
+		uint32_t cap = n->cap_run ? n->cap_run * 2 : 4;
+		uint32_t *v = realloc(n->run, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		n->run = v;
+		n->cap_run = cap;
+	}
+	n->run[n->n_run++] = job;
+	return 0;
+}
+
+static void node_remove_job(struct sim_node *n, uint32_t job)
+{
+	for (uint32_t k = 0; k < n->n_run; k++) {
+		if (n->run[k] == job) {
+			n->run[k] = n->run[--n->n_run];
+			return;
+		}
+	}
+}
+
+/* Start JOB on the nodes listed in PICK (one per part). */
+static int start_job(struct mxq_sim *s, uint32_t job, const uint32_t *pick)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	int r;
+
+	s->job_start[job] = s->now;
+	s->waits[job] = (double)(s->now - j->submit);
+	for (uint32_t k = 0; k < j->parts; k++) {
+		struct sim_node *n = &s->nodes[pick[k]];
+		s->part_nodes[j->part_off + k] = pick[k];
+		r = node_add_job(n, job);
+		if (r < 0)
+			return r;
+		n->used_slots += j->threads;
+		n->used_mem += j->memory_mib;
+		n->jobs++;
+		r = node_update(s, pick[k]);
+		if (r < 0)
+			return r;
+	}
+	s->waiting--;
+	s->running++;
+	s->last_progress = s->now;
+	return ev_push(s, s->now + j->run, EV_JOB_END, job, 0);
+}
+
+static int end_job(struct mxq_sim *s, uint32_t job)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+
+	for (uint32_t k = 0; k < j->parts; k++) {
+		uint32_t i = s->part_nodes[j->part_off + k];
+		struct sim_node *n = &s->nodes[i];
+		node_remove_job(n, job);
+		n->used_slots -= j->threads;
+		n->used_mem -= j->memory_mib;
+		n->jobs--;
+		n->last_job_end = s->now;
+		int r = node_update(s, i);
+		if (r < 0)
+			return r;
+	}
+	s->running--;
+	s->ended++;
+	s->last_progress = s->now;
+	s->done_at = s->now;
+	s->dirty = true;
+	return 0;
+}
+
+/* --- dispatch -------------------------------------------------------------------- */
+
+static bool pe_less(const struct pass_entry *a, const struct pass_entry *b)
+{
+	if (a->submit != b->submit)
+		return a->submit < b->submit;
+	return a->job < b->job;
+}
+
+static void pe_push(struct pass_entry *h, size_t *n, struct pass_entry e)
+{
+	size_t i = (*n)++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!pe_less(&e, &h[parent]))
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i] = e;
+}
+
+static struct pass_entry pe_pop(struct pass_entry *h, size_t *n)
+{
+	struct pass_entry top = h[0], last = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m;
+		if (l >= *n)
+			break;
+		m = l;
+		if (l + 1 < *n && pe_less(&h[l + 1], &h[l]))
+			m = l + 1;
+		if (!pe_less(&h[m], &last))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+static bool fits_now(const struct sim_node *n, const struct sim_job *j)
+{
+	return n->cls->cores - n->used_slots >= j->threads &&
+	       n->cls->memory_mib - n->used_mem >= j->memory_mib;
+}
+
+/* First fit on the dispatchable nodes; false if the job cannot start now. */
+static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *ret_started)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	const struct sim_sig *sig = &s->c->sigs[j->sig];
+	uint32_t pick[64], *picks = pick;
+	uint32_t got = 0;
+	int r = 0;
+
+	*ret_started = false;
+	while (*cand_first < s->n_cand &&
+	       s->nodes[s->cand[*cand_first]].used_slots == s->nodes[s->cand[*cand_first]].cls->cores)
+		(*cand_first)++;
+	if (j->parts > MX_ARRAY_SIZE(pick)) {
+		picks = malloc(j->parts * sizeof(*picks));
+		if (!picks)
+			return -ENOMEM;
+	}
+	for (size_t k = *cand_first; k < s->n_cand && got < j->parts; k++) {
+		uint32_t i = s->cand[k];
+		const struct sim_node *n = &s->nodes[i];
+		if (!sig->qual[i] || !fits_now(n, j))
+			continue;
+		if (n->held && s->now + j->expect > s->shadow)
+			continue;            /* would delay the reserved job */
+		if (j->parts > 1 && n->jobs)
+			continue;            /* gang parts take whole nodes */
+		picks[got++] = i;
+	}
+	if (got == j->parts) {
+		r = start_job(s, job, picks);
+		*ret_started = r == 0;
+	}
+	if (picks != pick)
+		free(picks);
+	return r;
+}
+
+static bool free_at_less(const struct free_at *a, const struct free_at *b)
+{
+	return a->t != b->t ? a->t < b->t : a->node < b->node;
+}
+
+static void swap_free_at(struct free_at *a, struct free_at *b)
+{
+	struct free_at t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Put the K smallest of V[0..n) first, in any order (quickselect; the keys
+ * are unique: ties are broken by node). */
+static void select_smallest(struct free_at *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t store = lo;
+		swap_free_at(&v[lo + (hi - lo) / 2], &v[hi - 1]);
+		for (size_t i = lo; i < hi - 1; i++)
+			if (free_at_less(&v[i], &v[hi - 1]))
+				swap_free_at(&v[i], &v[store++]);
+		swap_free_at(&v[store], &v[hi - 1]);
+		/* v[lo..store) < v[store] <= v[store+1..hi) */
+		if (k == store || k == store + 1)
+			return;
+		if (k < store)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+}
+
+/*
+ * EASY reservation for the first wide job that cannot start: the qualified
+ * nodes (up, or booting) that are free of jobs first, by the expected ends
+ * of what runs there (upper bounds: mxqd ends a job at its requested time).
+ * It starts when the last of them is free (the shadow time); until then
+ * other jobs may use those nodes only if they end before it. With fewer
+ * such nodes than it needs, it keeps them all with no end in sight.
+ */
+static void hold_for(struct mxq_sim *s, uint32_t job)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	const struct sim_sig *sig = &s->c->sigs[j->sig];
+	size_t n = 0;
+
+	s->hold_job = job;
+	s->shadow = INT64_MAX;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *nd = &s->nodes[i];
+		int64_t t = s->now;
+		if (!sig->qual[i])
+			continue;
+		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
+			t = nd->phys_until;
+		} else if (node_dispatchable(nd)) {
+			for (uint32_t r = 0; r < nd->n_run; r++) {
+				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
+				if (end > t)
+					t = end;
+			}
+		} else {
+			continue;
+		}
+		s->sel[n++] = (struct free_at) { t, (uint32_t)i };
+	}
+	if (n > j->parts) {
+		select_smallest(s->sel, n, j->parts);
+		n = j->parts;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct sim_node *nd = &s->nodes[s->sel[k].node];
+		nd->held = true;
+		s->held[s->n_held++] = s->sel[k].node;
+		if (node_dispatchable(nd) && nd->jobs == 0)
+			s->n_held_idle++;
+	}
+	if (n == j->parts) {
+		s->shadow = s->now;
+		for (size_t k = 0; k < n; k++)
+			if (s->sel[k].t > s->shadow)
+				s->shadow = s->sel[k].t;
+	}
+}
+
+static void vlist_build(struct mxq_sim *s)
+{
+	s->n_vlist = 0;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		if ((n->rec == MXQ_POWER_POWERING_ON && n->phys == PHYS_BOOTING) ||
+		    n->rec == MXQ_POWER_OFF)
+			s->vlist[s->n_vlist++] = (uint32_t)i;
+	}
+	s->vlist_ready = true;
+}
+
+static void vroom_init(struct mxq_sim *s, struct sim_node *n)
+{
+	if (n->vpass != s->pass_id) {
+		n->vpass = s->pass_id;
+		n->vslots = n->cls->cores;
+		n->vmem = n->cls->memory_mib;
+	}
+}
+
+/*
+ * Timeout baseline: a job that cannot start is given room on a booting node,
+ * else an OFF node is woken for it (Slurm starts a job on powered-down nodes
+ * and boots them). Room on booting nodes is only counted within this pass.
+ */
+static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	const struct sim_sig *sig = &s->c->sigs[j->sig];
+	uint32_t need = j->parts, booting = 0, off = 0;
+	int r;
+
+	*ret_ok = false;
+	if (!s->vlist_ready)
+		vlist_build(s);
+	if (job == s->hold_job)
+		need = s->n_held_idle >= need ? 0 : need - (uint32_t)s->n_held_idle;
+	if (need == 0)
+		return 0;
+	/* count what there is: booting nodes first, then OFF ones */
+	for (size_t k = 0; k < s->n_vlist && booting + off < need; k++) {
+		struct sim_node *n = &s->nodes[s->vlist[k]];
+		if (!sig->qual[s->vlist[k]])
+			continue;
+		vroom_init(s, n);
+		if (n->vslots < j->threads || n->vmem < j->memory_mib)
+			continue;
+		if (j->parts > 1 && n->vslots != n->cls->cores)
+			continue;
+		if (n->rec == MXQ_POWER_OFF)
+			off++;
+		else
+			booting++;
+	}
+	if (booting + off < need)
+		return 0;
+	for (int want_off = 0; want_off <= 1 && need; want_off++) {
+		for (size_t k = 0; k < s->n_vlist && need; k++) {
+			uint32_t i = s->vlist[k];
+			struct sim_node *n = &s->nodes[i];
+			if (!sig->qual[i] || (n->rec == MXQ_POWER_OFF) != (bool)want_off)
+				continue;
+			vroom_init(s, n);
+			if (n->vslots < j->threads || n->vmem < j->memory_mib)
+				continue;
+			if (j->parts > 1 && n->vslots != n->cls->cores)
+				continue;
+			if (n->rec == MXQ_POWER_OFF) {
+				r = start_boot(s, i);
+				if (r < 0)
+					return r;
+			}
+			n->vslots -= j->threads;
+			n->vmem -= j->memory_mib;
+			need--;
+		}
+	}
+	*ret_ok = true;
+	return 0;
+}
+
+/*
+ * One dispatch pass, as the mxqds together would do it: waiting jobs in
+ * submit order, each started on the first qualified node with room, later
+ * jobs backfilling. Jobs of one queue (same needs) are tried only until one
+ * fails: the rest would fail too, since room only shrinks within a pass.
+ */
+static int dispatch(struct mxq_sim *s)
+{
+	bool can_wake = s->p.policy == MXQ_SIM_TIMEOUT && s->n_off > 0;
+	size_t cand_first = 0, n_pe = 0;
+	bool hold_done = false;
+	int r;
+
+	s->dirty = false;
+	for (size_t k = 0; k < s->n_held; k++)
+		s->nodes[s->held[k]].held = false;
+	s->n_held = 0;
+	s->n_held_idle = 0;
+	s->hold_job = SIZE_MAX;
+	s->shadow = INT64_MAX;
+	if (s->n_active == 0 || (s->free_slots == 0 && !can_wake))
+		return 0;
+
+	s->pass_id++;
+	s->vlist_ready = false;
+	s->n_cand = 0;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].c_free)
+			s->cand[s->n_cand++] = (uint32_t)i;
+
+	for (size_t a = 0; a < s->n_active; a++) {
+		uint32_t q = s->active[a];
+		struct sim_queue *sq = &s->queues[q];
+		sq->cursor = sq->head;
+		sq->real_failed = false;
+		uint32_t job = sq->v[sq->head];
+		pe_push(s->pass_heap, &n_pe, (struct pass_entry) { s->c->jobs[job].submit, job, q });
+	}
+	while (n_pe) {
+		struct pass_entry e = pe_pop(s->pass_heap, &n_pe);
+		struct sim_queue *sq = &s->queues[e.queue];
+		bool ok = false;
+
+		if (!sq->real_failed) {
+			r = try_start(s, e.job, &cand_first, &ok);
+			if (r < 0)
+				return r;
+			if (ok) {
+				queue_pop_head(s, e.queue);
+				sq = &s->queues[e.queue];
+				if (sq->head < sq->tail) {
+					sq->cursor = sq->head;
+					uint32_t job = sq->v[sq->head];
+					pe_push(s->pass_heap, &n_pe, (struct pass_entry) {
+						s->c->jobs[job].submit, job, e.queue });
+				}
+				continue;
+			}
+			sq->real_failed = true;
+			if (s->c->jobs[e.job].parts > 1 && !hold_done) {
+				hold_for(s, e.job);
+				hold_done = true;
+			}
+		}
+		if (!can_wake)
+			continue;
+		r = try_wake_for(s, e.job, &ok);
+		if (r < 0)
+			return r;
+		if (ok && ++sq->cursor < sq->tail) {
+			uint32_t job = sq->v[sq->cursor];
+			pe_push(s->pass_heap, &n_pe, (struct pass_entry) {
+				s->c->jobs[job].submit, job, e.queue });
+		}
+	}
+	return 0;
+}
+
+/* --- the policy tick ---------------------------------------------------------------- */
+
+static int cmp_pass_entry(const void *a, const void *b)
+{
+	const struct pass_entry *x = a, *y = b;
+	return pe_less(x, y) ? -1 : pe_less(y, x) ? 1 : 0;
+}
+
+/* The leader's snapshot: nodes with their recorded state and what the
+ * node reports, running jobs with their expected ends, pending demand
+ * grouped by signature and ordered by its oldest job. */
+static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
+{
+	size_t total_run = 0, k = 0, n_sigs = 0;
+	int64_t today = day_of(s->now);
+
+	for (size_t i = 0; i < s->n_nodes; i++)
+		total_run += s->nodes[i].n_run;
+	if (total_run > s->cap_prun) {
+		size_t cap = total_run * 2;
+		struct mxq_power_running_job *v = realloc(s->prun, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->prun = v;
+		s->cap_prun = cap;
+	}
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		struct mxq_power_node *pn = &s->pnodes[i];
+
+		pn->state = n->rec;
+		pn->state_since = n->rec_since;
+		pn->jobs_running = n->jobs;
+		pn->used_slots = n->used_slots;
+		pn->used_memory_mib = n->used_mem;
+		pn->running = s->prun + k;
+		pn->n_running = n->n_run;
+		for (uint32_t r = 0; r < n->n_run; r++) {
+			const struct sim_job *j = &s->c->jobs[n->run[r]];
+			s->prun[k++] = (struct mxq_power_running_job) {
+				.expected_end = s->job_start[n->run[r]] + j->expect,
+				.slots = j->threads,
+				.memory_mib = j->memory_mib,
+			};
+		}
+		pn->last_job_end = n->last_job_end;
+		pn->cycles_today = n->cycles_day == today ? n->cycles_today : 0;
+		pn->last_boot_ok_at = n->last_boot_ok_at;
+		pn->drain_acked = n->rec == MXQ_POWER_DRAINING && n->rec_since < s->now &&
+				  n->jobs == 0 && n->phys == PHYS_UP;
+		pn->seen_up = n->phys == PHYS_UP && n->rec != MXQ_POWER_ON &&
+			      n->rec != MXQ_POWER_DRAINING;
+		pn->seen_down = n->phys == PHYS_DOWN;
+	}
+
+	s->tick_stamp++;
+	for (size_t a = 0; a < s->n_active; a++) {
+		const struct sim_queue *sq = &s->queues[s->active[a]];
+		uint32_t head = sq->v[sq->head];
+		const struct sim_job *j = &s->c->jobs[head];
+		uint32_t sig = j->sig;
+		struct pass_entry first = { j->submit, head, sig };
+
+		if (s->sig_stamp[sig] != s->tick_stamp) {
+			s->sig_stamp[sig] = s->tick_stamp;
+			s->sig_pending[sig] = 0;
+			s->sig_first[sig] = first;
+			s->sig_list[n_sigs++] = sig;
+		} else if (pe_less(&first, &s->sig_first[sig])) {
+			s->sig_first[sig] = first;
+		}
+		s->sig_pending[sig] += (uint64_t)(sq->tail - sq->head) * j->parts;
+	}
+	/* oldest first: reuse the pass heap's storage as a sort buffer */
+	for (size_t d = 0; d < n_sigs; d++)
+		s->pass_heap[d] = s->sig_first[s->sig_list[d]];
+	qsort(s->pass_heap, n_sigs, sizeof(*s->pass_heap), cmp_pass_entry);
+	for (size_t d = 0; d < n_sigs; d++) {
+		uint32_t sig = s->pass_heap[d].queue;
+		s->pdemand[d] = (struct mxq_power_demand) {
+			.reqs = &s->c->sigs[sig].reqs,
+			.jobs_pending = s->sig_pending[sig],
+			.max_per_node = s->c->sigs[sig].wide ? 1 : 0,
+		};
+	}
+	*snap = (struct mxq_power_snapshot) {
+		.nodes = s->pnodes, .n_nodes = s->n_nodes,
+		.demand = s->pdemand, .n_demand = n_sigs,
+	};
+	return 0;
+}
+
+/* Carry out one action; false when it does not fit what the node is doing. */
+static int apply_action(struct mxq_sim *s, const struct mxq_power_action *a)
+{
+	size_t i = a->node_index;
+	struct sim_node *n;
+
+	if (i >= s->n_nodes || (unsigned)a->kind >= _MXQ_POWER_ACTION_MAX)
+		goto bad;
+	n = &s->nodes[i];
+	if (a->from != n->rec)
+		goto bad;
+	switch (a->kind) {
+	case MXQ_POWER_ACTION_WAKE:
+		if (n->phys != PHYS_DOWN)
+			goto bad;
+		s->actions[a->kind]++;
+		return start_boot(s, i);
+	case MXQ_POWER_ACTION_DRAIN:
+		set_rec(s, n, MXQ_POWER_DRAINING);
+		break;
+	case MXQ_POWER_ACTION_CANCEL_DRAIN:
+		set_rec(s, n, MXQ_POWER_ON);
+		s->dirty = true;
+		break;
+	case MXQ_POWER_ACTION_POWER_OFF:
+		if (n->phys != PHYS_UP || n->jobs)
+			goto bad;
+		s->actions[a->kind]++;
+		return start_shutdown(s, i);
+	case MXQ_POWER_ACTION_MARK_ON:
+		set_rec(s, n, MXQ_POWER_ON);
+		break;
+	case MXQ_POWER_ACTION_MARK_OFF:
+		set_rec(s, n, MXQ_POWER_OFF);
+		break;
+	case MXQ_POWER_ACTION_MARK_FAILED:
+		set_rec(s, n, MXQ_POWER_FAILED);
+		break;
+	case _MXQ_POWER_ACTION_MAX:
+		goto bad;
+	}
+	s->actions[a->kind]++;
+	return node_update(s, i);
+bad:
+	s->policy_errors++;
+	return 0;
+}
+
+static bool bucket_full(double tokens, double rate)
+{
+	/* power.conf(5): the bucket holds max(1, rate) tokens; rate 0 = no limit */
+	return rate <= 0.0 || tokens >= (rate > 1.0 ? rate : 1.0);
+}
+
+/*
+ * After a decision without actions: is it a fixed point, and until when?
+ * With no node in transition, full token buckets and a closed breaker, the
+ * inputs that move with the clock alone are: the idle time and min on-time
+ * of idle ON nodes (suspend), the min off-time of OFF nodes (a wake for
+ * pending demand), the day boundary (boot counters), and the window of
+ * running jobs expected to end within a boot time - which only grows, so it
+ * can only take wakes away. Until the first of those thresholds the same
+ * snapshot gets the same empty plan, so the tick is skipped: the leader
+ * would have asked and done nothing. Any change to a node or the queue ends
+ * the quiet period (mxq_sim_params.every_tick turns this off; the results
+ * must be the same, test_sim checks it).
+ */
+static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+	int64_t idle_time = mxq_power_config_idle_time(cfg);
+	int64_t until = (day_of(s->now) + 1) * 86400;
+
+	if (!bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) ||
+	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
+	    s->pstate.breaker_open_until > s->now)
+		return false;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		int64_t t;
+
+		if (mxq_power_state_is_transitional(n->rec) || n->rec == MXQ_POWER_UNKNOWN)
+			return false;
+		if (n->rec == MXQ_POWER_OFF && s->n_active) {
+			t = n->rec_since + cfg->min_off_time_s;
+		} else if (n->rec == MXQ_POWER_ON && !n->jobs && idle_time >= 0) {
+			int64_t idle_since = n->last_job_end > n->rec_since ?
+					     n->last_job_end : n->rec_since;
+			t = idle_since + idle_time;
+			if (n->rec_since + cfg->min_on_time_s > t)
+				t = n->rec_since + cfg->min_on_time_s;
+		} else {
+			continue;
+		}
+		if (t > s->now && t < until)
+			until = t;
+	}
+	*ret_until = until;
+	return true;
+}
+
+static int policy_tick(struct mxq_sim *s)
+{
+	struct mxq_power_snapshot snap;
+	struct mxq_power_plan plan;
+	int r;
+
+	if (!s->p.every_tick && s->quiet && !s->changed && s->now < s->quiet_until) {
+		s->ticks_skipped++;
+		return 0;
+	}
+	r = build_snapshot(s, &snap);
+	if (r < 0)
+		return r;
+	r = mxq_power_decide(&snap, s->now, s->p.cfg, &s->pstate, &plan);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return -EPROTO;
+	s->ticks++;
+	s->changed = false;
+	for (size_t k = 0; k < plan.n_actions && !plan.dry_run; k++) {
+		r = apply_action(s, &plan.actions[k]);
+		if (r < 0)
+			break;
+	}
+	s->quiet = plan.n_actions == 0 && tick_is_quiet(s, &s->quiet_until);
+	mxq_power_plan_free(&plan);
+	return r < 0 ? r : 0;
+}
+
+/* --- creation ------------------------------------------------------------------------ */
+
+void mxq_sim_free(struct mxq_sim *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		free(s->nodes[i].run);
+	for (size_t q = 0; s->queues && q < s->c->n_queues; q++)
+		free(s->queues[q].v);
+	free(s->nodes);
+	free(s->heap);
+	free(s->queues);
+	free(s->active);
+	free(s->pass_heap);
+	free(s->cand);
+	free(s->vlist);
+	free(s->held);
+	free(s->sel);
+	free(s->job_start);
+	free(s->part_nodes);
+	free(s->waits);
+	free(s->pnodes);
+	free(s->prun);
+	free(s->pdemand);
+	free(s->sig_pending);
+	free(s->sig_first);
+	free(s->sig_stamp);
+	free(s->sig_list);
+	free(s->s_pow);
+	free(s->s_busy);
+	free(s->s_cover);
+	free(s);
+}
+
+int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *params,
+		struct mxq_sim **ret_sim)
+{
+	struct mxq_sim *s;
+	size_t nn, nq, ns, nj;
+
+	if (!c || !params || !ret_sim || (unsigned)params->policy >= _MXQ_SIM_POLICY_MAX ||
+	    params->series_step_s < 0 ||
+	    (params->policy == MXQ_SIM_TIMEOUT && params->timeout_s < 0) ||
+	    (params->policy == MXQ_SIM_POLICY && (!params->cfg || params->tick_s <= 0)))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	s->p = *params;
+	if (!s->p.stall_limit_s)
+		s->p.stall_limit_s = DEFAULT_STALL_S;
+	nn = c->n_nodes;
+	nq = c->n_queues;
+	ns = c->n_sigs;
+	nj = c->n_jobs;
+	s->n_nodes = nn;
+	s->nodes = calloc(nn, sizeof(*s->nodes));
+	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
+	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
+	s->pass_heap = calloc((nq > ns ? nq : ns) + 1, sizeof(*s->pass_heap));
+	s->cand = calloc(nn, sizeof(*s->cand));
+	s->vlist = calloc(nn, sizeof(*s->vlist));
+	s->held = calloc(nn, sizeof(*s->held));
+	s->sel = calloc(nn, sizeof(*s->sel));
+	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
+	s->part_nodes = calloc(c->total_parts ? c->total_parts : 1, sizeof(*s->part_nodes));
+	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
+	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
+	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits)
+		goto nomem;
+	if (params->policy == MXQ_SIM_POLICY) {
+		s->pnodes = calloc(nn, sizeof(*s->pnodes));
+		s->pdemand = calloc(ns ? ns : 1, sizeof(*s->pdemand));
+		s->sig_pending = calloc(ns ? ns : 1, sizeof(*s->sig_pending));
+		s->sig_first = calloc(ns ? ns : 1, sizeof(*s->sig_first));
+		s->sig_stamp = calloc(ns ? ns : 1, sizeof(*s->sig_stamp));
+		s->sig_list = calloc(ns ? ns : 1, sizeof(*s->sig_list));
+		if (!s->pnodes || !s->pdemand || !s->sig_pending || !s->sig_first ||
+		    !s->sig_stamp || !s->sig_list)
+			goto nomem;
+	}
+	s->now = c->start;
+	s->s_last = c->start;
+	s->done_at = c->start;
+	s->last_progress = c->start;
+	s->hold_job = SIZE_MAX;
+	for (size_t i = 0; i < nn; i++) {
+		struct sim_node *n = &s->nodes[i];
+		n->cls = &c->classes[c->nodes[i].cls];
+		n->rec = MXQ_POWER_ON;
+		n->rec_since = c->start;
+		n->phys = PHYS_UP;
+		n->since = c->start;
+		n->cycles_day = day_of(c->start);
+		if (s->pnodes)
+			s->pnodes[i] = (struct mxq_power_node) {
+				.hostname = c->nodes[i].hostname,
+				.node_class = n->cls->name,
+				.efficiency_rank = n->cls->rank,
+				.caps = &c->nodes[i].caps,
+			};
+		if (node_update(s, i) < 0)
+			goto nomem;
+	}
+	if (params->policy == MXQ_SIM_POLICY && ev_push(s, c->start, EV_TICK, 0, 0) < 0)
+		goto nomem;
+	*ret_sim = s;
+	return 0;
+nomem:
+	mxq_sim_free(s);
+	return -ENOMEM;
+}
+
+/* --- the loop ----------------------------------------------------------------------- */
+
+static int64_t next_time(const struct mxq_sim *s)
+{
+	int64_t t = NONE_TIME;
+
+	if (s->n_heap)
+		t = s->heap[0].t;
+	if (s->next_submit < s->c->n_jobs && s->c->jobs[s->next_submit].submit < t)
+		t = s->c->jobs[s->next_submit].submit;
+	return t;
+}
+
+/* Process every time stamp before LIMIT; with UNTIL_DONE stop after the
+ * one at which the last job ended. */
+static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
+{
+	int r = 0;
+
+	if (until_done && s->ended == s->c->n_jobs)
+		return 0;
+	for (;;) {
+		int64_t t = next_time(s);
+		if (t == NONE_TIME || t >= limit)
+			return 0;
+		s->now = t;
+		while (s->n_heap && s->heap[0].t == t && s->heap[0].type != EV_TICK) {
+			struct event e = ev_pop(s);
+			s->events++;
+			if (e.type == EV_JOB_END)
+				r = end_job(s, e.id);
+			else if (e.type == EV_PHYS_DONE)
+				r = phys_done(s, e.id, e.gen);
+			else
+				r = idle_timeout(s, e.id, e.gen);
+			if (r < 0)
+				return r;
+		}
+		while (s->next_submit < s->c->n_jobs && s->c->jobs[s->next_submit].submit == t) {
+			uint32_t job = (uint32_t)s->next_submit++;
+			r = queue_push(s, s->c->jobs[job].queue, job);
+			if (r < 0)
+				return r;
+			s->waiting++;
+			s->events++;
+			s->dirty = true;
+		}
+		if (s->dirty) {
+			r = dispatch(s);
+			if (r < 0)
+				return r;
+		}
+		if (s->n_heap && s->heap[0].t == t && s->heap[0].type == EV_TICK) {
+			ev_pop(s);
+			s->events++;
+			r = policy_tick(s);
+			if (r < 0)
+				return r;
+			r = ev_push(s, t + s->p.tick_s, EV_TICK, 0, 0);
+			if (r < 0)
+				return r;
+			if (s->dirty) {
+				r = dispatch(s);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (until_done && s->ended == s->c->n_jobs && s->next_submit == s->c->n_jobs)
+			return 0;
+		if (s->waiting && !s->running && !s->n_transit &&
+		    t - s->last_progress > s->p.stall_limit_s)
+			return -EDEADLK;
+	}
+}
+
+int mxq_sim_run(struct mxq_sim *s)
+{
+	int r = loop(s, NONE_TIME, true);
+
+	/* no event left, yet jobs wait: nothing will ever start them */
+	if (r == 0 && s->ended < s->c->n_jobs)
+		return -EDEADLK;
+	return r;
+}
+
+int64_t mxq_sim_done_at(const struct mxq_sim *s)
+{
+	return s->done_at;
+}
+
+int mxq_sim_close(struct mxq_sim *s, int64_t end)
+{
+	int r;
+
+	if (s->closed)
+		return -EALREADY;
+	if (end < s->now)
+		return -EINVAL;
+	r = loop(s, end, false);
+	if (r < 0)
+		return r;
+	s->now = end;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		r = node_update(s, i);
+		if (r < 0)
+			return r;
+		if (s->p.policy == MXQ_SIM_ALWAYS_ON && n->idle) {
+			int64_t gap = end - n->idle_since;
+			s->bound_saving += (double)gap * n->cls->idle_w -
+					   mxq_sim_gap_cost(n->cls, gap, true);
+		}
+	}
+	series_advance(s, end);
+	for (size_t b = 0; b < s->n_series; b++) {
+		if (s->s_cover[b] > 0) {
+			s->s_pow[b] /= s->s_cover[b];
+			s->s_busy[b] /= s->s_cover[b];
+		}
+	}
+	s->end = end;
+	s->closed = true;
+	return 0;
+}
+
+void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
+{
+	struct mxq_sim_result res = { 0 };
+	size_t n = s->c->n_jobs;
+
+	res.busy_j = s->e[E_BUSY];
+	res.idle_j = s->e[E_IDLE];
+	res.transition_j = s->e[E_TRANSITION];
+	res.off_j = s->e[E_OFF];
+	res.energy_j = res.busy_j + res.idle_j + res.transition_j + res.off_j;
+	if (s->p.policy == MXQ_SIM_ALWAYS_ON)
+		res.bound_j = res.energy_j - s->bound_saving;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		res.boots += s->nodes[i].boots;
+		if (s->nodes[i].boots > res.boots_max)
+			res.boots_max = s->nodes[i].boots;
+	}
+	res.jobs = s->ended;
+	if (n) {
+		double sum = 0.0, max = 0.0;
+		double *copy = malloc(n * sizeof(*copy));
+		for (size_t k = 0; k < n; k++) {
+			sum += s->waits[k];
+			if (s->waits[k] > max)
+				max = s->waits[k];
+		}
+		res.wait_mean_s = sum / (double)n;
+		res.wait_max_s = max;
+		if (copy) {
+			memcpy(copy, s->waits, n * sizeof(*copy));
+			res.wait_p95_s = mxq_sim_percentile(copy, n, 95.0);
+			free(copy);
+		} else {
+			res.wait_p95_s = NAN;
+		}
+	}
+	res.start = s->c->start;
+	res.end = s->end;
+	res.events = s->events;
+	res.ticks = s->ticks;
+	res.ticks_skipped = s->ticks_skipped;
+	memcpy(res.actions, s->actions, sizeof(res.actions));
+	res.policy_errors = s->policy_errors;
+	*ret = res;
+}
+
+const double *mxq_sim_waits(const struct mxq_sim *s, size_t *ret_n)
+{
+	*ret_n = s->c->n_jobs;
+	return s->c->n_jobs ? s->waits : NULL;
+}
+
+size_t mxq_sim_series(const struct mxq_sim *s, const double **ret_powered, const double **ret_busy)
+{
+	*ret_powered = s->s_pow;
+	*ret_busy = s->s_busy;
+	return s->n_series;
+}

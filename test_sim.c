@@ -1,0 +1,738 @@
+/*
+ * test_sim - unit tests for the trace-replay simulator (mxq_sim.c): SWF
+ * parsing, class specs, percentiles, the offline bound, and whole
+ * simulations of tiny hand-made traces whose energy and waits are worked
+ * out by hand in the comments next to each expectation.
+ *
+ * Unless a test says otherwise a node is: 1 core, 100 W idle, 200 W busy,
+ * 2 W off, boot 60 s / 6000 J, shutdown 20 s / 1000 J. Times in the traces
+ * are seconds from 0 (no UnixStartTime), windows start at 0.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mxq_sim.h"
+
+/* One SWF job line: number, submit, run, processors, requested time. */
+static char *swf_line(char *buf, size_t len, int number, long submit, long run, int procs,
+		      long req)
+{
+	snprintf(buf, len, "%d %ld -1 %ld %d -1 -1 %d %ld -1 1 1 1 -1 -1 -1 -1 -1\n",
+		 number, submit, run, procs, procs, req);
+	return buf;
+}
+
+static void small_class(struct mxq_sim_class *c, uint32_t count, uint32_t cores)
+{
+	mxq_sim_class_defaults(c);
+	c->count = count;
+	c->cores = cores;
+	c->idle_w = 100;
+	c->busy_w = 200;
+	c->off_w = 2;
+	c->boot_s = 60;
+	c->boot_j = 6000;
+	c->shutdown_s = 20;
+	c->shutdown_j = 1000;
+}
+
+struct world {
+	struct mxq_sim_trace trace;
+	struct mxq_sim_cluster *cluster;
+	struct mxq_sim *sim;
+	struct mxq_power_config cfg;
+	struct mxq_sim_result res;
+};
+
+static void world_trace(struct world *w, const char *text)
+{
+	char err[256];
+
+	memset(w, 0, sizeof(*w));
+	mxq_sim_trace_init(&w->trace);
+	mxq_power_config_defaults(&w->cfg);
+	ck_assert_msg(mxq_sim_trace_parse(&w->trace, text, "test", err, sizeof(err)) == 0, "%s", err);
+}
+
+static void world_cluster(struct world *w, const struct mxq_sim_class *cls, size_t n,
+			  const struct mxq_sim_workload_opts *given)
+{
+	struct mxq_sim_workload_opts o;
+	char err[256];
+
+	mxq_sim_workload_opts_defaults(&o);
+	if (given)
+		o = *given;
+	o.has_start = true;
+	o.start = 0;
+	ck_assert_msg(mxq_sim_cluster_new(&w->trace, cls, n, &o, &w->cluster, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+/* Run to the last job and close the books at END. */
+static void world_run(struct world *w, const struct mxq_sim_params *p, int64_t end)
+{
+	ck_assert_int_eq(mxq_sim_new(w->cluster, p, &w->sim), 0);
+	ck_assert_int_eq(mxq_sim_run(w->sim), 0);
+	ck_assert_int_le(mxq_sim_done_at(w->sim), end);
+	ck_assert_int_eq(mxq_sim_close(w->sim, end), 0);
+	mxq_sim_get_result(w->sim, &w->res);
+}
+
+static void world_config(struct world *w, const char *text)
+{
+	char err[1024];
+	ck_assert_msg(mxq_power_config_parse(&w->cfg, text, "test.conf", err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+static void world_done(struct world *w)
+{
+	mxq_sim_free(w->sim);
+	mxq_sim_cluster_free(w->cluster);
+	mxq_sim_trace_done(&w->trace);
+	mxq_power_config_done(&w->cfg);
+}
+
+static double job_wait(const struct world *w, size_t k)
+{
+	size_t n;
+	const double *v = mxq_sim_waits(w->sim, &n);
+	ck_assert_uint_lt(k, n);
+	return v[k];
+}
+
+#define ck_assert_energy(got, want) \
+	ck_assert_msg(fabs((got) - (want)) < 1e-6, "energy %.6f J, expected %.6f J", \
+		      (double)(got), (double)(want))
+
+/* ------------------------------------------------------------------------ */
+
+START_TEST(trace_header_and_skips)
+{
+	struct mxq_sim_trace t;
+	char err[256];
+	const char *text =
+		"; Version: 2.2\n"
+		";  MaxNodes: 64\n"
+		"; MaxProcs: 128\n"
+		"; UnixStartTime: 1000000\n"
+		"\n"
+		"   \n"
+		"2 50 -1 10 4 -1 -1 4 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+		"1 10 0 30 -1 1.5 2048 2 60 4096 1 1 1 -1 -1 -1 -1 -1\n"
+		"3 60 0 0 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+		"4 70 0 -1 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+		"5 80 0 5 -1 -1 -1 -1 20 -1 1 1 1 -1 -1 -1 -1 -1\n";
+
+	mxq_sim_trace_init(&t);
+	ck_assert_int_eq(mxq_sim_trace_parse(&t, text, "x.swf", err, sizeof(err)), 0);
+	ck_assert_uint_eq(t.max_nodes, 64);
+	ck_assert_uint_eq(t.max_procs, 128);
+	ck_assert_int_eq(t.unix_start, 1000000);
+	ck_assert_uint_eq(t.lines, 5);
+	ck_assert_uint_eq(t.skipped_runtime, 2);
+	ck_assert_uint_eq(t.skipped_procs, 1);
+	ck_assert_uint_eq(t.n_jobs, 2);
+	/* sorted by submit time; processors fall back to the requested ones;
+	 * requested memory wins over used memory */
+	ck_assert_int_eq(t.jobs[0].number, 1);
+	ck_assert_uint_eq(t.jobs[0].procs, 2);
+	ck_assert_int_eq(t.jobs[0].mem_kib_per_proc, 4096);
+	ck_assert_int_eq(t.jobs[0].req_time, 60);
+	ck_assert_int_eq(t.jobs[1].number, 2);
+	ck_assert_int_eq(t.jobs[1].mem_kib_per_proc, -1);
+	mxq_sim_trace_done(&t);
+}
+END_TEST
+
+START_TEST(trace_bad_lines)
+{
+	static const struct { const char *line; const char *msg; } bad[] = {
+		{ "1 2 3\n", "3 fields" },
+		{ "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\n", "more than 18" },
+		{ "1 2 3 x 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", "field 4" },
+		{ "1 -5 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", "negative submit" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct mxq_sim_trace t;
+		char text[256], err[256];
+		mxq_sim_trace_init(&t);
+		snprintf(text, sizeof(text), "; MaxNodes: 4\n%s", bad[i].line);
+		ck_assert_int_eq(mxq_sim_trace_parse(&t, text, "bad.swf", err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strncmp(err, "bad.swf:2: ", 11) == 0, "%s", err);
+		ck_assert_msg(strstr(err, bad[i].msg), "'%s' lacks '%s'", err, bad[i].msg);
+		mxq_sim_trace_done(&t);
+	}
+}
+END_TEST
+
+START_TEST(class_specs)
+{
+	struct mxq_sim_class c, before;
+	char err[256];
+
+	mxq_sim_class_defaults(&c);
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "name=fat,count=8,cores=32,memory=256G,"
+					     "maxtime=2d,tags=gpu+avx512,rank=-1,idle=150,busy=500.5,"
+					     "off=3,boot=5m,boot-energy=60000,shutdown=90,"
+					     "shutdown-energy=4500", err, sizeof(err)), 0);
+	ck_assert_str_eq(c.name, "fat");
+	ck_assert_uint_eq(c.count, 8);
+	ck_assert_uint_eq(c.cores, 32);
+	ck_assert_uint_eq(c.memory_mib, 256 * 1024);
+	ck_assert_uint_eq(c.maxtime_min, 2 * 1440);
+	ck_assert_str_eq(c.tags, "gpu avx512");
+	ck_assert_int_eq(c.rank, -1);
+	ck_assert_double_eq(c.busy_w, 500.5);
+	ck_assert_int_eq(c.boot_s, 300);
+	ck_assert_int_eq(c.shutdown_s, 90);
+	ck_assert_double_eq(c.shutdown_j, 4500);
+
+	before = c;
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "count=2,colour=red", err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "unknown key 'colour'"));
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "cores=0", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "idle=-5", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "boot=3x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "name=a b", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(mxq_sim_class_parse(&c, "count", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(memcmp(&c, &before, sizeof(c)), 0);
+}
+END_TEST
+
+START_TEST(durations)
+{
+	int64_t s = -1;
+
+	ck_assert_int_eq(mxq_sim_parse_duration("90", &s), 0);
+	ck_assert_int_eq(s, 90);
+	ck_assert_int_eq(mxq_sim_parse_duration("1h30m", &s), 0);
+	ck_assert_int_eq(s, 5400);
+	ck_assert_int_eq(mxq_sim_parse_duration("2d3s", &s), 0);
+	ck_assert_int_eq(s, 2 * 86400 + 3);
+	ck_assert_int_eq(mxq_sim_parse_duration("", &s), -EINVAL);
+	ck_assert_int_eq(mxq_sim_parse_duration("-1", &s), -EINVAL);
+	ck_assert_int_eq(mxq_sim_parse_duration("5w", &s), -EINVAL);
+	ck_assert_int_eq(mxq_sim_parse_duration("99999999999999999999", &s), -ERANGE);
+	ck_assert_int_eq(s, 2 * 86400 + 3);
+}
+END_TEST
+
+START_TEST(percentiles)
+{
+	double v[20];
+
+	/* nearest rank: the smallest value with at least p% of the values at or below it */
+	for (int i = 0; i < 20; i++)
+		v[i] = 20 - i;           /* unsorted on purpose */
+	ck_assert_double_eq(mxq_sim_percentile(v, 20, 95), 19);
+	ck_assert_double_eq(mxq_sim_percentile(v, 20, 50), 10);
+	ck_assert_double_eq(mxq_sim_percentile(v, 20, 100), 20);
+	ck_assert_double_eq(mxq_sim_percentile(v, 20, 1), 1);
+	ck_assert_double_eq(mxq_sim_percentile(v, 20, 96), 20);
+	double three[] = { 7, 3, 5 };
+	ck_assert_double_eq(mxq_sim_percentile(three, 3, 95), 7);
+	ck_assert_double_eq(mxq_sim_percentile(three, 3, 34), 5);
+	ck_assert_double_eq(mxq_sim_percentile(three, 3, 33), 3);
+	ck_assert_double_eq(mxq_sim_percentile(NULL, 0, 95), 0);
+}
+END_TEST
+
+START_TEST(gap_cost)
+{
+	struct mxq_sim_class c;
+
+	small_class(&c, 1, 1);
+	/* shorter than shutdown + boot: stay on */
+	ck_assert_energy(mxq_sim_gap_cost(&c, 79, false), 7900);
+	/* exactly shutdown + boot: 1000 + 6000 < 8000 */
+	ck_assert_energy(mxq_sim_gap_cost(&c, 80, false), 7000);
+	/* a short gap where cycling does not pay: 65 s < 80 s, stay on */
+	ck_assert_energy(mxq_sim_gap_cost(&c, 65, false), 6500);
+	/* long: 7000 + (1000 - 80) * 2 */
+	ck_assert_energy(mxq_sim_gap_cost(&c, 1000, false), 8840);
+	/* at the end no boot: 1000 + (100 - 20) * 2 */
+	ck_assert_energy(mxq_sim_gap_cost(&c, 100, true), 1160);
+	ck_assert_energy(mxq_sim_gap_cost(&c, 10, true), 1000);
+	ck_assert_energy(mxq_sim_gap_cost(&c, 5, true), 500);
+}
+END_TEST
+
+/* 1 node of 2 cores always on, one 1-core job: idle + half-busy. */
+START_TEST(always_on_one_job)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	world_trace(&w, swf_line(l, sizeof(l), 1, 100, 50, 1, 60));
+	small_class(&c, 1, 2);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 400);
+	/* [0,100) idle 100 W, [100,150) 100 + (200-100)*1/2 = 150 W, [150,400) idle */
+	ck_assert_energy(w.res.busy_j, 150.0 * 50);
+	ck_assert_energy(w.res.idle_j, 100.0 * 100 + 100.0 * 250);
+	ck_assert_energy(w.res.energy_j, 150.0 * 50 + 100.0 * 350);
+	ck_assert_energy(w.res.transition_j, 0);
+	ck_assert_uint_eq(w.res.boots, 0);
+	ck_assert_uint_eq(w.res.jobs, 1);
+	ck_assert_double_eq(w.res.wait_max_s, 0);
+	ck_assert_int_eq(mxq_sim_done_at(w.sim), 150);
+	world_done(&w);
+}
+END_TEST
+
+/* Fixed idle timeout of 100 s on one node: off after the first job, woken
+ * for the second, which waits exactly the boot time. */
+START_TEST(timeout_boot_delay)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 100 };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
+	strcat(text, swf_line(l, sizeof(l), 2, 500, 10, 1, 10));
+	world_trace(&w, text);
+	small_class(&c, 1, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 1000);
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	ck_assert_double_eq(job_wait(&w, 1), 60);
+	ck_assert_uint_eq(w.res.boots, 1);
+	ck_assert_uint_eq(w.res.boots_max, 1);
+	/*
+	 * [0,10) busy 2000, [10,110) idle 10000, [110,130) shutdown 1000,
+	 * [130,500) off 740, [500,560) boot 6000, [560,570) busy 2000,
+	 * [570,670) idle 10000, [670,690) shutdown 1000, [690,1000) off 620
+	 */
+	ck_assert_energy(w.res.busy_j, 4000);
+	ck_assert_energy(w.res.idle_j, 20000);
+	ck_assert_energy(w.res.transition_j, 8000);
+	ck_assert_energy(w.res.off_j, 1360);
+	ck_assert_energy(w.res.energy_j, 33360);
+	ck_assert_double_eq(w.res.wait_mean_s, 30);
+	world_done(&w);
+}
+END_TEST
+
+/* A job arriving while its only node shuts down waits for the rest of the
+ * shutdown and then a whole boot. */
+START_TEST(timeout_arrival_during_shutdown)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 100 };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
+	/* shutdown runs [110,130) */
+	strcat(text, swf_line(l, sizeof(l), 2, 117, 10, 1, 10));
+	world_trace(&w, text);
+	small_class(&c, 1, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 1000);
+	ck_assert_double_eq(job_wait(&w, 1), (130 - 117) + 60);
+	ck_assert_uint_eq(w.res.boots, 1);
+	world_done(&w);
+}
+END_TEST
+
+/* The same under the real policy, ticking every 60 s: every step waits for
+ * a tick, and the node acknowledges a drain at the tick after. */
+START_TEST(policy_one_node_cycle)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
+	strcat(text, swf_line(l, sizeof(l), 2, 330, 10, 1, 10));
+	world_trace(&w, text);
+	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n");
+	p.cfg = &w.cfg;
+	small_class(&c, 1, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 500);
+	/*
+	 * job 1 ends at 10; tick 120: idle 110 s < 120 s; tick 180: DRAIN;
+	 * tick 240: acknowledged, POWER_OFF, shutdown [240,260); tick 300:
+	 * MARK_OFF; job 2 at 330; tick 360: WAKE, boot [360,420); job 2 starts
+	 * at 420 (waited 90 s); tick 480: MARK_ON.
+	 */
+	ck_assert_double_eq(job_wait(&w, 1), 90);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_DRAIN], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_POWER_OFF], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_MARK_OFF], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_WAKE], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_MARK_ON], 1);
+	ck_assert_uint_eq(w.res.policy_errors, 0);
+	ck_assert_uint_eq(w.res.ticks, 9);   /* 0, 60, ..., 480 */
+	/* [0,10) 2000, [10,240) 23000, [240,260) 1000, [260,360) 200,
+	 * [360,420) 6000, [420,430) 2000, [430,500) 7000 */
+	ck_assert_energy(w.res.energy_j, 41200);
+	ck_assert_energy(w.res.transition_j, 7000);
+	world_done(&w);
+}
+END_TEST
+
+/* Wakes for waiting work need the whole node's boot; a job that fits on
+ * the warm node does not. */
+START_TEST(policy_warm_pool_and_max_cycles)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60 };
+
+	/* day 0: a job at 0, then two jobs at 1000 needing both nodes */
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
+	strcat(text, swf_line(l, sizeof(l), 2, 1000, 100, 1, 100));
+	strcat(text, swf_line(l, sizeof(l), 3, 1000, 100, 1, 100));
+	/* then again after the second node went off a second time */
+	strcat(text, swf_line(l, sizeof(l), 4, 3000, 100, 1, 100));
+	strcat(text, swf_line(l, sizeof(l), 5, 3000, 100, 1, 100));
+	world_trace(&w, text);
+	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n");
+	p.cfg = &w.cfg;
+	small_class(&c, 2, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 86400 + 1000);
+	/* the warm node (node-0001, first by name) takes one job at once;
+	 * the other is woken at tick 1020 and runs at 1080 */
+	ck_assert_double_eq(job_wait(&w, 1), 0);
+	ck_assert_double_eq(job_wait(&w, 2), 80);
+	/* node-0002 has used its one boot of the day: at 3000 it stays off
+	 * (it is not even suspended after the second job, see below) */
+	ck_assert_uint_eq(w.res.boots, 1);
+	/* max_cycles_per_day also keeps node-0002 on once it used its boot
+	 * ("could not be woken again"), so job 5 finds it on */
+	ck_assert_double_eq(job_wait(&w, 3), 0);
+	ck_assert_double_eq(job_wait(&w, 4), 0);
+	world_done(&w);
+}
+END_TEST
+
+/* Offline bound over a schedule with a short gap, a long gap and a tail. */
+START_TEST(offline_bound_two_gaps)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
+	strcat(text, swf_line(l, sizeof(l), 2, 50, 10, 1, 10));
+	strcat(text, swf_line(l, sizeof(l), 3, 1000, 10, 1, 10));
+	world_trace(&w, text);
+	small_class(&c, 1, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 1110);
+	/* busy 3 x 10 s x 200 W; idle gaps 40 s, 940 s and a 100 s tail */
+	ck_assert_energy(w.res.energy_j, 6000 + (40 + 940 + 100) * 100.0);
+	/* gap 40 < 80: stays on, 4000; gap 940: 1000 + 6000 + 860 * 2 = 8720;
+	 * tail: 1000 + 80 * 2 = 1160 */
+	ck_assert_energy(w.res.bound_j, 6000 + 4000 + 8720 + 1160);
+	world_done(&w);
+}
+END_TEST
+
+/* FCFS with EASY backfilling around a gang job on 2 one-core nodes. */
+START_TEST(dispatch_gang_and_backfill)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 100));
+	strcat(text, swf_line(l, sizeof(l), 2, 10, 50, 2, 50));   /* gang: both nodes */
+	strcat(text, swf_line(l, sizeof(l), 3, 20, 30, 1, 30));   /* ends by 100: backfills */
+	strcat(text, swf_line(l, sizeof(l), 4, 20, 200, 1, 200)); /* would delay job 2 */
+	world_trace(&w, text);
+	small_class(&c, 2, 1);
+	world_cluster(&w, &c, 1, NULL);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 1);
+	world_run(&w, &p, 400);
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	ck_assert_double_eq(job_wait(&w, 1), 90);    /* starts at 100, when job 1 ends */
+	ck_assert_double_eq(job_wait(&w, 2), 0);     /* [20,50) on the reserved node */
+	ck_assert_double_eq(job_wait(&w, 3), 130);   /* after job 2, at 150 */
+	ck_assert_double_eq(w.res.wait_mean_s, 55);
+	ck_assert_int_eq(mxq_sim_done_at(w.sim), 350);
+	world_done(&w);
+}
+END_TEST
+
+/* Clamping instead: the wide job runs on one node, no waiting for both. */
+START_TEST(dispatch_clamp)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 100));
+	strcat(text, swf_line(l, sizeof(l), 2, 10, 50, 2, 50));
+	world_trace(&w, text);
+	small_class(&c, 2, 1);
+	mxq_sim_workload_opts_defaults(&o);
+	o.wide = MXQ_SIM_WIDE_CLAMP;
+	world_cluster(&w, &c, 1, &o);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->clamped_procs, 1);
+	world_run(&w, &p, 400);
+	ck_assert_double_eq(job_wait(&w, 1), 0);
+	world_done(&w);
+}
+END_TEST
+
+/* Memory is a resource like slots: two jobs that do not fit together wait
+ * for each other even with a free core. */
+START_TEST(dispatch_memory)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	/* requested memory 600 MiB per processor (field 10, KiB) */
+	const char *text =
+		"1 0 -1 100 1 -1 -1 1 100 614400 1 1 1 -1 -1 -1 -1 -1\n"
+		"2 10 -1 100 1 -1 -1 1 100 614400 1 1 1 -1 -1 -1 -1 -1\n"
+		"3 10 -1 100 1 -1 -1 1 100 102400 1 1 1 -1 -1 -1 -1 -1\n";
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	world_trace(&w, text);
+	small_class(&c, 1, 4);
+	c.memory_mib = 1024;
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 400);
+	ck_assert_double_eq(job_wait(&w, 1), 90);
+	ck_assert_double_eq(job_wait(&w, 2), 0);     /* 100 MiB fits beside job 1 */
+	world_done(&w);
+}
+END_TEST
+
+/* Overruns are cut to the requested time unless asked not to. */
+START_TEST(time_limit)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+	char l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	world_trace(&w, swf_line(l, sizeof(l), 1, 0, 100, 1, 60));
+	small_class(&c, 1, 1);
+	world_cluster(&w, &c, 1, NULL);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->cut_to_limit, 1);
+	world_run(&w, &p, 200);
+	ck_assert_int_eq(mxq_sim_done_at(w.sim), 60);
+	world_done(&w);
+
+	world_trace(&w, swf_line(l, sizeof(l), 1, 0, 100, 1, 60));
+	mxq_sim_workload_opts_defaults(&o);
+	o.keep_overruns = true;
+	world_cluster(&w, &c, 1, &o);
+	world_run(&w, &p, 200);
+	ck_assert_int_eq(mxq_sim_done_at(w.sim), 100);
+	world_done(&w);
+}
+END_TEST
+
+/* Window and scaling choose and copy jobs. */
+START_TEST(window_and_scale)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+	char text[2048], l[128];
+
+	text[0] = '\0';
+	for (int i = 0; i < 10; i++)
+		strcat(text, swf_line(l, sizeof(l), i + 1, i * 1000L, 10, 1, 10));
+	small_class(&c, 4, 1);
+
+	world_trace(&w, text);
+	mxq_sim_workload_opts_defaults(&o);
+	o.skip_s = 2000;
+	o.window_s = 3000;                   /* submits 2000, 3000, 4000 */
+	world_cluster(&w, &c, 1, &o);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 3);
+	ck_assert_int_eq(mxq_sim_cluster_start(w.cluster), 2000);
+	ck_assert_int_eq(mxq_sim_cluster_last_submit(w.cluster), 4000);
+	world_done(&w);
+
+	world_trace(&w, text);
+	mxq_sim_workload_opts_defaults(&o);
+	o.scale = 3;
+	world_cluster(&w, &c, 1, &o);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 30);
+	/* copies are shifted within the span, never beyond it */
+	ck_assert_int_le(mxq_sim_cluster_last_submit(w.cluster), 9000);
+	world_done(&w);
+
+	world_trace(&w, text);
+	o.scale = 2.5;
+	world_cluster(&w, &c, 1, &o);
+	ck_assert_uint_gt(mxq_sim_cluster_stats(w.cluster)->jobs, 20);
+	ck_assert_uint_lt(mxq_sim_cluster_stats(w.cluster)->jobs, 30);
+	world_done(&w);
+}
+END_TEST
+
+/* A node class that cannot run a job leaves it out; classes are qualified
+ * with the real server_is_qualified(). */
+START_TEST(qualification)
+{
+	struct world w;
+	struct mxq_sim_class c[2];
+	char text[512], l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	/* a 2-hour job on classes accepting at most 1 hour: unrunnable */
+	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 7200));
+	strcat(text, swf_line(l, sizeof(l), 2, 0, 100, 4, 600));
+	world_trace(&w, text);
+	small_class(&c[0], 2, 1);
+	c[0].maxtime_min = 60;
+	small_class(&c[1], 1, 4);
+	snprintf(c[1].name, sizeof(c[1].name), "fat");
+	c[1].maxtime_min = 60;
+	world_cluster(&w, c, 2, NULL);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->unrunnable, 1);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 1);
+	ck_assert_uint_eq(mxq_sim_cluster_nodes(w.cluster), 3);
+	world_run(&w, &p, 400);
+	/* the 4-core job runs on the fat node at once, not as a gang */
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 0);
+	world_done(&w);
+}
+END_TEST
+
+/* The time series: bucket means of powered and busy nodes; the last,
+ * partly covered bucket is a mean over the time it covers. */
+START_TEST(time_series)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	char l[128];
+	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 60,
+				    .series_step_s = 100 };
+	const double *pw, *bz;
+
+	world_trace(&w, swf_line(l, sizeof(l), 1, 100, 50, 1, 60));
+	small_class(&c, 2, 1);
+	world_cluster(&w, &c, 1, NULL);
+	world_run(&w, &p, 250);
+	ck_assert_uint_eq(mxq_sim_series(w.sim, &pw, &bz), 3);
+	/* both nodes on until 60, then shutting down until 80, then off; node 1
+	 * is woken at 100 (booting until 160) */
+	ck_assert_double_eq_tol(pw[0], (2 * 80.0) / 100, 1e-9);
+	ck_assert_double_eq_tol(bz[0], 0, 1e-9);
+	/* [100,200): node 1 boots [100,160), runs [160,210): powered 100 s */
+	ck_assert_double_eq_tol(pw[1], 1, 1e-9);
+	ck_assert_double_eq_tol(bz[1], 40.0 / 100, 1e-9);
+	/* [200,250): runs until 210, idle after: powered all 50 s, busy 10 s */
+	ck_assert_double_eq_tol(pw[2], 1, 1e-9);
+	ck_assert_double_eq_tol(bz[2], 10.0 / 50, 1e-9);
+	ck_assert_double_eq(job_wait(&w, 0), 60);
+	world_done(&w);
+}
+END_TEST
+
+/* Skipping quiet ticks must not change anything: a busy little workload
+ * run with and without it gives identical results. */
+START_TEST(quiet_ticks_are_exact)
+{
+	struct mxq_sim_result res[2];
+	char *text = malloc(64 * 1024);
+	char l[128];
+	uint64_t x = 12345;
+
+	ck_assert_ptr_nonnull(text);
+	text[0] = '\0';
+	for (int i = 0; i < 300; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		long submit = i * 700L + (long)((x >> 33) % 600);
+		long run = 30 + (long)((x >> 20) % 3000);
+		int procs = 1 + (int)((x >> 45) % 6);
+		strcat(text, swf_line(l, sizeof(l), i + 1, submit, run, procs, run + 600));
+	}
+	for (int k = 0; k < 2; k++) {
+		struct world w;
+		struct mxq_sim_class c;
+		struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60,
+					    .every_tick = k == 1 };
+		world_trace(&w, text);
+		p.cfg = &w.cfg;
+		small_class(&c, 8, 2);
+		world_cluster(&w, &c, 1, NULL);
+		world_run(&w, &p, 400 * 700);
+		res[k] = w.res;
+		world_done(&w);
+	}
+	free(text);
+	ck_assert_uint_gt(res[0].ticks_skipped, 0);
+	ck_assert_uint_eq(res[1].ticks_skipped, 0);
+	ck_assert_uint_gt(res[0].actions[MXQ_POWER_ACTION_WAKE], 0);
+	ck_assert_double_eq(res[0].energy_j, res[1].energy_j);
+	ck_assert_double_eq(res[0].wait_mean_s, res[1].wait_mean_s);
+	ck_assert_double_eq(res[0].wait_max_s, res[1].wait_max_s);
+	ck_assert_uint_eq(res[0].boots, res[1].boots);
+	ck_assert_int_eq(memcmp(res[0].actions, res[1].actions, sizeof(res[0].actions)), 0);
+}
+END_TEST
+
+static Suite *sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *parse = tcase_create("parse");
+	TCase *sim = tcase_create("simulate");
+
+	tcase_add_test(parse, trace_header_and_skips);
+	tcase_add_test(parse, trace_bad_lines);
+	tcase_add_test(parse, class_specs);
+	tcase_add_test(parse, durations);
+	tcase_add_test(parse, percentiles);
+	tcase_add_test(parse, gap_cost);
+	suite_add_tcase(s, parse);
+
+	tcase_add_test(sim, always_on_one_job);
+	tcase_add_test(sim, timeout_boot_delay);
+	tcase_add_test(sim, timeout_arrival_during_shutdown);
+	tcase_add_test(sim, policy_one_node_cycle);
+	tcase_add_test(sim, policy_warm_pool_and_max_cycles);
+	tcase_add_test(sim, offline_bound_two_gaps);
+	tcase_add_test(sim, dispatch_gang_and_backfill);
+	tcase_add_test(sim, dispatch_clamp);
+	tcase_add_test(sim, dispatch_memory);
+	tcase_add_test(sim, time_limit);
+	tcase_add_test(sim, window_and_scale);
+	tcase_add_test(sim, qualification);
+	tcase_add_test(sim, time_series);
+	tcase_add_test(sim, quiet_ticks_are_exact);
+	tcase_set_timeout(sim, 60);
+	suite_add_tcase(s, sim);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
