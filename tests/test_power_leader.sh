@@ -11,6 +11,10 @@
 #      that it lost the lease (three rounds, paused at random moments
 #      while idle nodes are due to be drained)
 #   4. a candidate with a different power.conf warns (config hash)
+#   5. a leader that dies after writing its intent (OFF>POWERING_ON,
+#      DRAINING>POWERING_OFF) but before actuating it: the new leader
+#      finishes the transition (or rolls it back and acts again) instead of
+#      letting the node run into its deadline and FAILED
 
 POWER_TICK=0.5
 POWER_LEASE=2
@@ -20,7 +24,9 @@ mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/power.sh"
 
 CONF=$MXQ_TEST_DIR/power.conf
-power_conf "$CONF" idle_time=1s
+power_conf "$CONF" idle_time=1s boot_deadline=8s shutdown_deadline=8s
+W=$MXQ_TEST_DIR/work
+mkdir -p "$W"
 
 # Name of the candidate holding the lease (from the holder string
 # "host/daemon[pid:start]"), empty when none holds an unexpired lease.
@@ -83,9 +89,9 @@ mxqd_forget "$L"
 is "epoch incremented" "$(power_epoch)" $((E + 1))
 t_acq=$(mxq_sql "SELECT UNIX_TIMESTAMP(acquired_at) FROM mxq_power_leader")
 took=$(secs_diff "$t_acq" "$t_kill")
-bound=$(awk -v l="$POWER_LEASE" -v t="$POWER_TICK" 'BEGIN { printf "%.3f", l + t + 0.5 }')
+bound=$(awk -v l="$POWER_LEASE" -v t="$POWER_TICK" 'BEGIN { printf "%.3f", l + t + 1.0 }')
 echo "# takeover $took s after kill -9 (lease $POWER_LEASE s, tick $POWER_TICK s)"
-check "takeover within lease + tick + 0.5 s slack ($took <= $bound)" le "$took" "$bound"
+check "takeover within lease + tick + 1 s slack ($took <= $bound)" le "$took" "$bound"
 check "the killed candidate starts again" power_leader_start "$L" "$CONF"
 
 # ---------------------------------------------------- 3. pause and resume
@@ -158,5 +164,61 @@ contains "the warning names the leader" "$(grep "power.conf with hash" "$(power_
 	"$(leader_name)/"
 check "c3 stops" mxqd_stop c3
 is "c3 never led" "$(grep -c "is the power manager now" "$(power_leader_log c3)")" 0
+
+# ------------------------------------- 5. intent written, actuation lost
+
+section "5a. the leader dies between OFF>POWERING_ON and the wake"
+# p1 and p2 are OFF. The exec transport kills its caller (the leader)
+# instead of switching p1 on: the leader died right after its intent.
+L=$(leader_name)
+O=$(other_of "$L")
+mark=$(power_last_event_id)
+power_node_flag p1 crash_leader_on on
+j1=$(submit -N for-p1 --whitelist p1 -m 64M -w "$W" true)
+check "$L wrote OFF>POWERING_ON for p1" wait_for 15 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p1' AND to_state = 'POWERING_ON'
+	AND event_id > $mark) = 1"
+check "$L died in the wake (SIGKILL from the transport)" mxqd_wait "$L" 10
+check "$O takes over" wait_for 15 \
+	"(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
+if job_wait 16 "$j1" 1000 >/dev/null &&
+	[ -z "$(power_events p1 "$mark" | grep FAILED)" ]; then
+	ok "$O finished the half-done wake: p1 came up, the job ran, no FAILED"
+else
+	not_ok "$O finished the half-done wake # BUG: the new leader leaves an inherited" \
+		"POWERING_ON node to its boot deadline (no wake is sent again) -> FAILED, the" \
+		"job waits for an admin"
+	{ power_events p1 "$mark"; mxq_sql "SELECT state, reason FROM mxq_power WHERE hostname = 'p1'"; } |
+		diag
+	admin_check clear p1 "after the lost wake"
+	check "after mxqadmin power clear p1: the job runs" job_wait 20 "$j1" 1000
+fi
+check "$L starts again" power_leader_start "$L" "$CONF"
+check "p1 powered off again" power_wait_state 20 p1 OFF
+
+section "5b. the leader dies between DRAINING>POWERING_OFF and the power-off"
+L=$(leader_name)
+O=$(other_of "$L")
+mark=$(power_last_event_id)
+power_node_flag p2 crash_leader_off on
+check "p2 powered on by hand (idle: the leader drains it)" power_node_boot p2
+check "$L wrote DRAINING>POWERING_OFF for p2" wait_for 15 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p2' AND to_state = 'POWERING_OFF'
+	AND event_id > $mark) = 1"
+check "$L died in the power-off (SIGKILL from the transport)" mxqd_wait "$L" 10
+check "$O takes over" wait_for 15 \
+	"(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
+if power_wait_state 16 p2 OFF FAILED >/dev/null && [ "$(power_state p2)" = OFF ]; then
+	ok "$O finished the half-done power-off: p2 OFF, no FAILED"
+else
+	not_ok "$O finished the half-done power-off # BUG: the new leader leaves an inherited" \
+		"POWERING_OFF node (its mxqd still up) to the shutdown deadline (no power-off is" \
+		"sent again) -> FAILED, the node idles until an admin clears it"
+	{ power_events p2 "$mark"; mxq_sql "SELECT state, reason FROM mxq_power WHERE hostname = 'p2'"; } |
+		diag
+	admin_check clear p2 "after the lost power-off"
+	check "after mxqadmin power clear p2: p2 powered off" power_wait_state 20 p2 OFF
+fi
+check "$L starts again" power_leader_start "$L" "$CONF"
 
 tap_done

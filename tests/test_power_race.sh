@@ -9,7 +9,7 @@
 # random 0-0.4 s), then submit one job for that node only (--whitelist)
 # and wait until it ended. Every job records its start and end with
 # `date +%s.%N`. Trials run until 200 are done or the time budget
-# (MXQ_RACE_SECONDS, default 180 s) is used up; at least 50 must run.
+# (MXQ_RACE_SECONDS, default 140 s) is used up; at least 50 must run.
 #
 # Checks, after the queue is quiet:
 #   - no job lost or stuck: every job FINISHED, on its node, exit 0
@@ -31,7 +31,7 @@ mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 
 NODES="r1 r2 r3"
 TRIALS=200
-BUDGET=${MXQ_RACE_SECONDS:-180}
+BUDGET=${MXQ_RACE_SECONDS:-140}
 W=$MXQ_TEST_DIR/work
 mkdir -p "$W"
 CONF=$MXQ_TEST_DIR/power.conf

@@ -18,6 +18,10 @@
 #   fake_on   if present: "on" succeeds but starts nothing - a node that
 #             never boots
 #   fail_off  if present: "off" fails (exit 1)
+#   crash_leader_on, crash_leader_off
+#             if present (removed when used): "on"/"off" kills its caller
+#             (the leader mxqd) with SIGKILL and does nothing - a leader
+#             that died after writing its intent, before actuating it
 # Every call is appended to $MXQ_POWER_TEST_DIR/exec.log as
 #   EPOCH.NANOSECONDS HOST ACTION RESULT
 #
@@ -40,7 +44,7 @@ say() {
 # polled while waiting for a node's mxqd to exit).
 alive() {
 	local _line _rest
-	read -r _line <"/proc/$1/stat" 2>/dev/null || return 1
+	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
 	_rest=${_line##*) }
 	case ${_rest%% *} in ''|Z|X) return 1 ;; esac
 	return 0
@@ -51,7 +55,7 @@ alive() {
 node_pid() {
 	local _pid
 	[ -f "$dir/pid" ] || return 1
-	read -r _pid <"$dir/pid" 2>/dev/null || return 1
+	read -r _pid 2>/dev/null <"$dir/pid" || return 1
 	case $_pid in ''|*[!0-9]*) return 1 ;; esac
 	alive "$_pid" || return 1
 	tr '\0' '\n' <"/proc/$_pid/cmdline" 2>/dev/null | grep -qxF -- "$dir/spool" || return 1
@@ -63,6 +67,17 @@ if [ -z "$host" ] || [ ! -d "$dir" ]; then
 	[ -n "${MXQ_POWER_TEST_DIR:-}" ] && echo "$(date +%s.%N) $host $action unknown-node" >>"$log"
 	exit 2
 fi
+
+case $action in
+on|off)
+	if [ -e "$dir/crash_leader_$action" ]; then
+		rm -f "$dir/crash_leader_$action"
+		say "crash-leader $PPID"
+		kill -KILL "$PPID"
+		exit 1
+	fi
+	;;
+esac
 
 case $action in
 on)

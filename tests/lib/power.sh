@@ -28,7 +28,8 @@
 #   power_node_pid HOST         PID of its running mxqd, empty when off
 #   power_node_running HOST     true while its mxqd runs
 #   power_node_flag HOST FLAG on|off
-#       set/clear a failure flag of power-exec.sh: fail_on, fake_on, fail_off
+#       set/clear a failure flag of power-exec.sh: fail_on, fake_on,
+#       fail_off, crash_leader_on, crash_leader_off (see power-exec.sh)
 #   power_node_log HOST         path of its mxqd log
 #   power_exec HOST ACTION      run the transport script as the leader would
 #
@@ -95,7 +96,7 @@ power_node_pid() {
 	local _f _pid _state
 	_f=$MXQ_POWER_TEST_DIR/nodes/$1/pid
 	[ -f "$_f" ] || return 0
-	read -r _pid <"$_f" 2>/dev/null || return 0
+	read -r _pid 2>/dev/null <"$_f" || return 0
 	case $_pid in ''|*[!0-9]*) return 0 ;; esac
 	mxq__alive "$_pid" || return 0
 	tr '\0' '\n' <"/proc/$_pid/cmdline" 2>/dev/null |
