@@ -166,8 +166,10 @@ is "its measured energy is kept (not zero)" "$2" 1
 check "mxqd still runs" mxq__alive "$(mxqd_pid enode1)"
 back_before=$(grep -c "rapl works again" "$(mxqd_dir enode1)/mxqd.log")
 rm -f "$PC/intel-rapl:0.gone"
-check "mxqd measures with rapl again" wait_until 15 \
+rapl_back() {
 	test "$(grep -c "rapl works again" "$(mxqd_dir enode1)/mxqd.log")" -gt "$back_before"
+}
+check "mxqd measures with rapl again" wait_until 15 rapl_back
 j3=$(submit -N e3 -t 10m sleep 1)
 wait_for 15 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j3"
 is "next job measured by counters again" \
