@@ -30,6 +30,8 @@
 #include "mxqadmin.h"
 
 
+#define TIME_FORMS "now, 2h, @EPOCH, YYYY-MM-DD HH:MM"
+
 struct energy_args {
 	const char *hosts;      /* comma list or NULL */
 	const char *user;
@@ -195,7 +197,8 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	 * day of margin covers any sane flush interval */
 	n = mx_db_query(db, &res,
 		"SELECT hostname, UNIX_TIMESTAMP(sample_time), energy_j, watts FROM mxq_power_sample"
-		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
+		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY"
+		" AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
 		" ORDER BY hostname, sample_time", "dd", a->from, a->to);
 	if (n < 0) {
 		fprintf(stderr, "mxqadmin: power usage: %s\n", mx_db_error(db));
@@ -345,7 +348,8 @@ static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_ar
 	printf("job_id:              %" PRIu64 "\n", id);
 	printf("host:                %s\n", mx_db_str(res, J_HOST));
 	printf("user:                %s\n", mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-");
-	printf("group:               %s (%s)\n", mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
+	printf("group:               %s (%s)\n",
+	       mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
 	       mx_db_str(res, J_GROUP_NAME) ? mx_db_str(res, J_GROUP_NAME) : "-");
 	printf("energy:              %.1f J (%.6f kWh)\n", mx_db_double(res, J_ENERGY),
 	       mx_db_double(res, J_ENERGY) / 3.6e6);
@@ -433,10 +437,14 @@ static const struct {
 	{ "mxq_node_power_watts", "gauge", "Power of the node at its mxqd's last flush.", N_WATTS },
 	{ "mxq_node_energy_joules_total", "counter", "Energy measured on the node.", N_TOTAL },
 	{ "mxq_node_energy_jobs_joules_total", "counter", "Part of it attributed to jobs.", N_JOBS },
-	{ "mxq_node_energy_idle_joules_total", "counter", "Part of it with free slots or no jobs (idle).", N_IDLE },
-	{ "mxq_node_energy_boot_joules_total", "counter", "Overhead: energy of boots (estimated).", N_BOOT },
-	{ "mxq_node_energy_shutdown_joules_total", "counter", "Overhead: draining and stopping with no jobs.", N_SHUTDOWN },
-	{ "mxq_node_energy_update_age_seconds", "gauge", "Seconds since the node's mxqd last wrote its energy.", N_AGE },
+	{ "mxq_node_energy_idle_joules_total", "counter",
+	  "Part of it with free slots or no jobs (idle).", N_IDLE },
+	{ "mxq_node_energy_boot_joules_total", "counter",
+	  "Overhead: energy of boots (estimated).", N_BOOT },
+	{ "mxq_node_energy_shutdown_joules_total", "counter",
+	  "Overhead: draining and stopping with no jobs.", N_SHUTDOWN },
+	{ "mxq_node_energy_update_age_seconds", "gauge",
+	  "Seconds since the node's mxqd last wrote its energy.", N_AGE },
 };
 
 struct node_row {
@@ -569,17 +577,17 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 		case 'j': a.json = true; break;
 		case 'f':
 			if (parse_time(optarg, &a.from) < 0)
-				return bad("--from: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+				return bad("--from: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_from = true;
 			break;
 		case 't':
 			if (parse_time(optarg, &a.to) < 0)
-				return bad("--to: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+				return bad("--to: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_to = true;
 			break;
 		case 's':
 			if (parse_time(optarg, &a.since) < 0)
-				return bad("--since: '%s' is not a time (now, 2h, @EPOCH, YYYY-MM-DD HH:MM)", optarg);
+				return bad("--since: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_since = true;
 			break;
 		case 'l':

@@ -223,7 +223,8 @@ static void maybe_upgrade_source(void)
 	for (size_t i = 0; i < en.n_order; i++) {
 		bool same = en.order[i] == en.src.kind;
 
-		if (mxq_energy_source_probe(en.order[i], &en.cfg, &better) < 0 || (same && better.n_zones <= en.src.n_zones)) {
+		if (mxq_energy_source_probe(en.order[i], &en.cfg, &better) < 0 ||
+		    (same && better.n_zones <= en.src.n_zones)) {
 			if (same)
 				return;
 			continue;
@@ -355,7 +356,8 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 		mx_log_err("energy: out of memory: some jobs are left out of this interval");
 	dt = now_mono - en.last_mono_ms;
 	if (!en.have_src && select_source() == 0) {
-		mx_log_notice("energy: measuring with %s (%s, %zu input(s))", mxq_energy_source_kind_to_string(en.src.kind),
+		mx_log_notice("energy: measuring with %s (%s, %zu input(s))",
+			      mxq_energy_source_kind_to_string(en.src.kind),
 			      mxq_energy_method_to_string(en.src.method), en.src.n_zones);
 		en.failing = false;
 	}
@@ -363,7 +365,8 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 	if (r < 0 && r != -EAGAIN) {
 		if (!en.failing)
 			mx_log_warning("energy: source %s failed (%s); intervals are unmeasured until "
-				       "a source in '%s' works", en.have_src ? mxq_energy_source_kind_to_string(en.src.kind) : "-",
+				       "a source in '%s' works",
+				       en.have_src ? mxq_energy_source_kind_to_string(en.src.kind) : "-",
 				       strerror(-r), en.opt.sources);
 		en.failing = true;
 		en.degraded = true;
@@ -478,7 +481,8 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 	n = mx_db_exec(server->db,
 		"INSERT INTO mxq_power_job (job_id, hostname, energy_j, active_energy_j, avg_watts,"
 		" peak_watts, samples, method, completeness, idle_baseline_watts, date_start, date_end)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FROM_UNIXTIME(? / 1000), IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FROM_UNIXTIME(? / 1000),"
+		" IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))"
 		" ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), energy_j = VALUES(energy_j),"
 		" active_energy_j = VALUES(active_energy_j), avg_watts = VALUES(avg_watts),"
 		" peak_watts = VALUES(peak_watts), samples = VALUES(samples), method = VALUES(method),"
@@ -497,7 +501,8 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 			   (double)(at - (t->timeline_ms ? t->timeline_ms : t->start_ms) + 1);
 		n = mx_db_exec(server->db,
 			"INSERT IGNORE INTO mxq_power_job_sample (job_id, sample_time, energy_j, watts)"
-			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)", "UUdd", t->job_id, at, a->energy_j, w);
+			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
+			"UUdd", t->job_id, at, a->energy_j, w);
 		if (n < 0)
 			return (int)n;
 		t->timeline_ms = at;
