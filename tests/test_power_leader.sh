@@ -182,7 +182,7 @@ check "$L died in the wake (SIGKILL from the transport)" mxqd_wait "$L" 10
 check "$O takes over" wait_for 15 \
 	"(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
 if job_wait 16 "$j1" 1000 >/dev/null &&
-	[ -z "$(power_events p1 "$mark" | grep FAILED)" ]; then
+	! power_events p1 "$mark" | grep -q FAILED; then
 	ok "$O finished the half-done wake: p1 came up, the job ran, no FAILED"
 else
 	not_ok "$O finished the half-done wake # BUG: the new leader leaves an inherited" \

@@ -104,7 +104,7 @@ trials() {
 section "trials"
 t0=$(now_cs)
 end=$(( t0 + BUDGET * 100 ))
-n_nodes=$(echo $NODES | wc -w)
+n_nodes=$(echo "$NODES" | wc -w)
 pids=
 for h in $NODES; do
 	: >"$W/trials.$h"

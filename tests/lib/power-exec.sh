@@ -106,6 +106,7 @@ on)
 	# setsid: the node's mxqd must survive this script and the leader's
 	# kill of the transport's process group; sh writes its own PID, then
 	# becomes mxqd with exec
+	# shellcheck disable=SC2016 # expanded by the inner sh
 	setsid sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$dir/pid" \
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
 		--spool "$dir/spool" --tmpdir "$dir/tmp" \
