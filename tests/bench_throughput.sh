@@ -92,7 +92,7 @@ wait_drained() {
 log_trouble() {
 	_t=$(cat "$(mxqd_dir bench1)/mxqd.log" "$(mxqd_dir bench2)/mxqd.log" |
 		grep -E ' (WARNING|ERROR): ' | sed 's/^[^ ]* [^ ]* mxqd\[[0-9]*\] //;
-			s/job [0-9]*/job N/g' | sort | uniq -c | sort -rn | head -n 5)
+			s/job [0-9][0-9]*/job N/g' | sort | uniq -c | sort -rn | head -n 5)
 	if [ -n "$_t" ]; then
 		echo "daemon log warnings and errors (count, message):"
 		printf '%s\n' "$_t" | sed 's/^ */   /'
@@ -191,7 +191,8 @@ echo "   first start -> last end (mxqd logs): $(calc "b - a" -v a="$first" -v b=
 stop_daemons
 tmpl=$(submit -N backlog -m "$mem" -t 10m true) || fail "cannot submit the template job"
 g_back=$(group_of "$tmpl")
-mxq_sql "INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
+mxq_sql "SET SESSION max_recursive_iterations = $jobs + 10;
+	INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
 		job_stdout, job_stderr, job_umask, host_submit)
 	WITH RECURSIVE seq (n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM seq WHERE n < $jobs)
 	SELECT t.job_priority, t.group_id, t.job_workdir, t.job_argc, t.job_argv,
