@@ -13,13 +13,14 @@
  * How a tick is decided (mxq_power_decide):
  *   1. refill the rate-limit buckets, settle the boot-failure breaker;
  *   2. per node: registrations, acknowledgements and deadlines
- *      (MARK_ON, MARK_OFF, MARK_FAILED, POWER_OFF, CANCEL_DRAIN for a
- *      draining node that got work);
+ *      (MARK_ON, MARK_OFF, MARK_FAILED, CANCEL_DRAIN for a draining node
+ *      that got work, POWER_OFF for admin-off drains);
  *   3. place the pending demand, one requirement signature at a time, on
  *      the free room of ON and POWERING_ON nodes, then on room that running
  *      jobs free before a boot would finish; what is left takes back
  *      DRAINING nodes, then wakes the most efficient qualified OFF nodes
- *      within the resume limits;
+ *      within the resume limits; acknowledged drains nobody took back are
+ *      powered off;
  *   4. suspend idle ON nodes nobody needs, beyond the warm pools, least
  *      efficient first, within the suspend limits;
  *   5. write one explanation per node.
@@ -1539,13 +1540,15 @@ static void step_transitions(struct decide_ctx *c)
 					   plan_printf(c, "drain cancelled: node got work (%" PRIu32
 						       " job%s running)", n->jobs_running,
 						       n->jobs_running > 1 ? "s" : ""));
-			} else if (n->drain_acked && n->jobs_running == 0) {
+			} else if (n->drain_acked && n->jobs_running == 0 && (n->admin_off || !n->caps)) {
+				/* nothing can take these back for demand */
 				add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
 					   plan_str(c, n->admin_off ?
 						    "drain acknowledged: powering off (admin off)" :
 						    "drain acknowledged: powering off"));
 			}
-			/* unacknowledged drains wait: they may be taken back for demand */
+			/* other drains wait for the demand step: pending work may
+			 * take them back (step_power_off_acked powers off the rest) */
 			break;
 		case MXQ_POWER_OFF:
 			if (n->seen_up)
@@ -2166,6 +2169,20 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 			   "report power off");
 }
 
+/* Acknowledged drains that the demand step did not take back: power off.
+ * Deciding this after the demand step keeps a node that pending work needs
+ * from being powered off and woken again a minute later. */
+static void step_power_off_acked(struct decide_ctx *c)
+{
+	for (size_t i = c->reclaim.head; i != NIL; i = c->w[i].next) {
+		struct work_node *wn = &c->w[i];
+		if (wn->acted || !wn->n->drain_acked || wn->n->jobs_running)
+			continue;
+		add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
+			   plan_str(c, "drain acknowledged: powering off"));
+	}
+}
+
 /* Unacknowledged drains not taken back: time out, or keep waiting. */
 static void step_drain_timeouts(struct decide_ctx *c)
 {
@@ -2289,6 +2306,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.breaker_open = c.st.breaker_open_until > now;
 	c.plan.breaker_open = c.breaker_open;
 	step_demand(&c, order);
+	step_power_off_acked(&c);
 	step_drain_timeouts(&c);
 	step_suspend(&c, order);
 
