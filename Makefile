@@ -4,6 +4,7 @@
 #   make check           unit tests (Check) then integration tests (private MariaDB)
 #   make check-unit      unit tests only
 #   make bench           benchmarks: print figures, never fail on timing
+#   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
 #   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
 
@@ -31,7 +32,7 @@ ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
 
-PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
 # Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
@@ -51,7 +52,7 @@ FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
 SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration bench fuzz install clean
+.PHONY: all check check-unit check-integration bench bench-sim fuzz install clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -92,6 +93,16 @@ check-integration: $(PROGRAMS)
 bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
+
+# Power simulator: reads gzip traces (zlib), runs its simulations in threads.
+mxq-power-sim: ALL_LDLIBS += -lz -pthread
+
+TRACES_DIR ?= ../shared/traces
+bench-sim: mxq-power-sim
+	@set -e; found=; for t in $(TRACES_DIR)/*.swf.gz; do \
+		[ -e "$$t" ] || continue; found=1; \
+		echo "== $$t"; ./mxq-power-sim $(SIM_FLAGS) "$$t"; echo; \
+	done; [ -n "$$found" ] || { echo "bench-sim: no *.swf.gz in $(TRACES_DIR)"; exit 1; }
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
