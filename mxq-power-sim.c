@@ -81,7 +81,7 @@ struct run {
 	struct mxq_sim_params params;
 	struct mxq_sim *sim;
 	struct mxq_sim_result res;
-	double wall_s;               /* time spent in mxq_sim_run() and _close() */
+	double cpu_s;                /* CPU time spent in mxq_sim_run() and _close() */
 	int rc;
 };
 
@@ -96,12 +96,24 @@ static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static double now_s(void)
+static double clock_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the calling thread: the speed of one simulation, whatever
+ * else the machine does. */
+static double cpu_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void usage(FILE *f)
@@ -572,10 +584,10 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 static void *run_thread(void *arg)
 {
 	struct run *run = arg;
-	double t0 = now_s();
+	double t0 = cpu_s();
 
 	run->rc = mxq_sim_run(run->sim);
-	run->wall_s = now_s() - t0;
+	run->cpu_s = cpu_s() - t0;
 	return NULL;
 }
 
@@ -671,7 +683,7 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 
 struct speed {
 	double wall_s;               /* whole program, start to end */
-	double sim_s;                /* sum over simulations */
+	double sim_s;                /* CPU time, summed over simulations */
 	double sim_days;             /* sum over simulations */
 	uint64_t events;
 };
@@ -753,14 +765,15 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       r->actions[MXQ_POWER_ACTION_POWER_OFF],
 		       r->actions[MXQ_POWER_ACTION_MARK_FAILED], r->policy_errors);
 	}
-	printf("speed: %zu simulations, %.0f simulated days in %.2f s of simulation "
-	       "(%.2f s wall): %.0f simulated days/s, %.2f M events/s\n", n_runs, sp->sim_days,
-	       sp->sim_s, sp->wall_s, sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0,
+	printf("\nspeed: %zu simulations of %.1f days (%zu nodes) in %.2f s CPU, %.2f s wall: "
+	       "%.1f simulated days/s, %.3f M events/s\n", n_runs, days,
+	       mxq_sim_cluster_nodes(cluster), sp->sim_s, sp->wall_s,
+	       sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0,
 	       sp->sim_s > 0 ? (double)sp->events / sp->sim_s / 1e6 : 0);
 	for (size_t k = 0; k < n_runs; k++)
-		printf("  %-14s %7.2f s  %8.0f days/s  %6.2f M events/s\n", runs[k].name,
-		       runs[k].wall_s, runs[k].wall_s > 0 ? days / runs[k].wall_s : 0,
-		       runs[k].wall_s > 0 ? (double)runs[k].res.events / runs[k].wall_s / 1e6 : 0);
+		printf("  %-14s %8.2f s CPU %10.1f days/s %8.3f M events/s\n", runs[k].name,
+		       runs[k].cpu_s, runs[k].cpu_s > 0 ? days / runs[k].cpu_s : 0,
+		       runs[k].cpu_s > 0 ? (double)runs[k].res.events / runs[k].cpu_s / 1e6 : 0);
 }
 
 /* ",V" with DECIMALS digits, or "," alone when V is not a finite number. */
@@ -909,7 +922,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 		for (size_t q = 0; q < n_runs; q++) {
 			if (w->res != &runs[q].res)
 				continue;
-			json_object_set_new(jr, "wall_s", json_real(runs[q].wall_s));
+			json_object_set_new(jr, "cpu_s", json_real(runs[q].cpu_s));
 			if (runs[q].params.policy == MXQ_SIM_TIMEOUT)
 				json_object_set_new(jr, "timeout_s",
 						    json_integer(runs[q].params.timeout_s));
@@ -932,7 +945,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(doc, "policies", jp);
 	json_object_set_new(js, "simulations", json_integer((json_int_t)n_runs));
 	json_object_set_new(js, "simulated_days", json_real(sp->sim_days));
-	json_object_set_new(js, "simulation_s", json_real(sp->sim_s));
+	json_object_set_new(js, "cpu_s", json_real(sp->sim_s));
 	json_object_set_new(js, "wall_s", json_real(sp->wall_s));
 	json_object_set_new(js, "days_per_s", json_real(sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0));
 	json_object_set_new(js, "events_per_s", json_real(sp->sim_s > 0 ?
@@ -1172,9 +1185,9 @@ int main(int argc, char **argv)
 	}
 	/* every policy is charged over the same time: up to the last job of the slowest */
 	for (size_t k = 0; k < n_runs; k++) {
-		double t0 = now_s();
+		double t0 = cpu_s();
 		r = mxq_sim_close(runs[k].sim, end);
-		runs[k].wall_s += now_s() - t0;
+		runs[k].cpu_s += cpu_s() - t0;
 		if (r < 0) {
 			complain("%s: %s", runs[k].name, sim_error(r));
 			rc = 1;
@@ -1188,7 +1201,7 @@ int main(int argc, char **argv)
 		if (runs[k].res.actions[MXQ_POWER_ACTION_MARK_FAILED])
 			complain("warning: %s: %" PRIu64 " nodes were marked FAILED", runs[k].name,
 				 runs[k].res.actions[MXQ_POWER_ACTION_MARK_FAILED]);
-		sp.sim_s += runs[k].wall_s;
+		sp.sim_s += runs[k].cpu_s;
 		sp.sim_days += (double)(end - runs[k].res.start) / 86400.0;
 		sp.events += runs[k].res.events;
 	}
@@ -1203,7 +1216,7 @@ int main(int argc, char **argv)
 			    n_runs, &sp);
 	} else if (o.format == OUT_CSV) {
 		print_csv(trace_name, rows, n_rows);
-		fprintf(stderr, PROG ": speed: %.0f simulated days/s, %.2f M events/s\n",
+		fprintf(stderr, PROG ": speed: %.1f simulated days/s, %.3f M events/s (CPU)\n",
 			sp.sim_s > 0 ? sp.sim_days / sp.sim_s : 0,
 			sp.sim_s > 0 ? (double)sp.events / sp.sim_s / 1e6 : 0);
 	} else if (print_json(trace_name, &trace, cluster, classes, n_classes, &cfg, &o, rows,
