@@ -230,14 +230,20 @@ echo "# active energy: busy job $1 J, third job $2 J, ratio $3; CPU time ratio $
 # Whether the jobs really got 3:1 CPU time depends on the machine's load (2
 # cores, a database, a writer). When they did not, their share also varied
 # from interval to interval, and a constant fake power split interval by
-# interval no longer sums to the ratio of the totals: both checks are then
-# skipped, saying why. The split arithmetic itself is checked in test_energy.
-if within "$cpu" 3 2; then
+# interval no longer sums to the ratio of the totals. So the 3:1 check runs
+# when the workload came within 1 % of 3:1 (the other 1 % of its budget is
+# mxqd's), the check against the measured CPU ratio when it came within
+# 5 %; otherwise they are skipped, saying why. The split arithmetic itself
+# is checked in test_energy.
+if within "$cpu" 3 1; then
 	check "active energy splits 3:1 within 2 %" within "$3" 3 2
-	check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
 else
 	ok "active energy splits 3:1 within 2 % # SKIP the jobs got $cpu:1 CPU time, not 3:1 (load)"
-	ok "active energy split follows the jobs' CPU times within 2 % # SKIP (load, see above)"
+fi
+if within "$cpu" 3 5; then
+	check "active energy split follows the jobs' CPU times within 2 %" within "$3" "$cpu" 2
+else
+	ok "active energy split follows the jobs' CPU times within 2 % # SKIP the jobs got $cpu:1 (load)"
 fi
 mxqd_stop enode2
 
