@@ -4,7 +4,7 @@
 #
 # A private MariaDB, two power manager candidates and six nodes of
 # different kinds and classes (tests/lib/cluster.sh): simulated BMCs
-# (ipmi_sim), Wake-on-LAN, and a script switch (exec). A workload with
+# (ipmi_sim), Wake-on-LAN, ssh and a script switch (exec). A workload with
 # bursts and idle gaps, GPU-, bigmem- and ssd-restricted groups included,
 # goes through while a live view shows node power states and the queue.
 # The summary: jobs, power cycles, energy against an always-on cluster.
@@ -45,7 +45,7 @@ cluster_node_add std2 ipmi 2 std    65:15  --slots 4 --memory 4G &&
 cluster_node_add big1 exec 3 bigmem 90:20  --slots 4 --memory 16G --tags bigmem &&
 cluster_node_add ssd1 wol  4 ssd    70:20  --slots 2 --memory 4G --tags ssd &&
 cluster_node_add gpu1 exec 5 gpu    150:50 --slots 2 --memory 8G --gpus 1 --tags gpu &&
-cluster_node_add old1 exec 8 old    120:30 --slots 2 --memory 2G ||
+cluster_node_add old1 ssh  8 old    120:30 --slots 2 --memory 2G ||
 	die "cannot declare the nodes"
 printf '  %-5s %-5s %-4s %-7s %-7s %s\n' HOST KIND RANK CLASS "IDLE W" "MXQD OPTIONS"
 for n in std1 std2 big1 ssd1 gpu1 old1; do
@@ -53,12 +53,17 @@ for n in std1 std2 big1 ssd1 gpu1 old1; do
 		"$(mxq_sql "SELECT efficiency_rank FROM mxq_power WHERE hostname = '$n'")" \
 		"$(mxq_sql "SELECT node_class FROM mxq_power WHERE hostname = '$n'")" \
 		"$(cut -d: -f1 "$CLUSTER_DIR/nodes/$n/watts")" \
-		"$(grep -v -- '--energy\|^model$\|:' "$CLUSTER_DIR/nodes/$n/opts" | tr '\n' ' ')"
+		"$(cat "$CLUSTER_DIR/nodes/$n/opts.given")$(grep -qx -- --no-power-node \
+			"$CLUSTER_DIR/nodes/$n/opts" && echo ' --no-power-node')"
 done
 cluster_has ipmi || echo "  (the ipmi transport is not in this mxqd: std1 and std2 use exec)"
 cluster_has wol || echo "  (the wol transport is not in this mxqd: ssd1 uses exec)"
-echo "  old1 stands for an old-style node; it is switched by the exec transport"
-echo "  (the ssh transport is shown by tests/test_ssh.sh, not simulated here)"
+if cluster_has ssh; then
+	echo "  old1 is an old-style node (mxqd --no-power-node): drained and powered off over ssh"
+	echo "  (sshd on 127.0.0.1, a throwaway key restricted to one command), switched on by exec"
+else
+	echo "  (the ssh transport is not in this mxqd: old1 uses exec)"
+fi
 if cluster_has energy; then
 	echo "  every node's mxqd accounts job energy with its power model (IDLE:PER_SLOT watts)"
 else
@@ -224,13 +229,21 @@ if cluster_has energy; then
 		printf "  accounted %.1f kJ + boots %.1f kJ (modelled) = %.1f kJ; always on (idle baseline x %ss + jobs above it) %.1f kJ: %.0f%% saved\n",
 			$1 / 1000, b / 1000, used / 1000, d, always / 1000, (always > 0 ? 100 * (always - used) / always : 0) }'
 	echo
-	echo "energy of a few jobs (mxqadmin power job):"
-	for g in gpu bigmem burst-b; do
+	echo "energy of the first job of each group (mxq_power_job):"
+	printf '  %-6s %-8s %-5s %9s %10s %7s  %s\n' JOB GROUP HOST "ENERGY J" "ACTIVE J" "AVG W" "METHOD"
+	for g in burst-a gpu bigmem ssd burst-b; do
 		j=$(head -n 1 "$work/jobs.$g" 2>/dev/null)
 		[ -n "$j" ] || continue
-		echo "  group $g, job $j:"
-		mxqadmin power job "$j" 2>&1 | sed 's/^/    /'
+		mxq_sql "SELECT job_id, '$g', hostname, ROUND(energy_j, 1), ROUND(active_energy_j, 1),
+			ROUND(avg_watts, 1), CONCAT(method, ' ', completeness) FROM mxq_power_job
+			WHERE job_id = $j" |
+			awk -F'\t' '{ printf "  %-6s %-8s %-5s %9s %10s %7s  %s\n", $1, $2, $3, $4, $5, $6, $7 }'
 	done
+	j=$(head -n 1 "$work/jobs.gpu" 2>/dev/null)
+	if [ -n "$j" ]; then
+		echo "one of them in full (mxqadmin power job $j):"
+		mxqadmin power job "$j" 2>&1 | sed 's/^/    /'
+	fi
 else
 	echo "(per-job energy: the energy accounting has not landed in this mxqd)"
 fi

@@ -7,6 +7,9 @@
 #   cpu2  exec, rank 2                   generic
 #   gpu1  exec, rank 3, --gpus 1         the only GPU node
 #   ssd1  wol + self power-off, rank 4   the only node tagged ssd
+#   old1  exec on, ssh off, rank 9      an "old-style" node (mxqd with
+#                                        --no-power-node), runs only
+#                                        groups tagged old
 #   svc1, svc2  power manager candidates (--no-power-node)
 #
 # A kind whose transport has not landed falls back to exec (the plan says
@@ -21,6 +24,8 @@
 #      planned onto another node
 #   6. a node that never boots: FAILED at its boot deadline; after
 #      `mxqadmin power clear` it is woken again and runs the job
+#   7. the old-style node: woken for work only it can run, drained and
+#      powered off over ssh
 # and at the end: every job finished exactly once.
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -30,8 +35,16 @@ CLUSTER_TICK=0.5
 CLUSTER_LEASE=8
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 . "$MXQ_SRC_DIR/tests/lib/cluster.sh"
+# count failures: the test exits non-zero when any check failed
+failures=0
+not_ok() {
+	tap_n=$((tap_n + 1))
+	failures=$((failures + 1))
+	echo "not ok $tap_n - $*"
+}
 
-NODES="cpu1 cpu2 gpu1 ssd1"
+NODES="cpu1 cpu2 gpu1 ssd1 old1"
+NODES_SQL="'cpu1', 'cpu2', 'gpu1', 'ssd1', 'old1'"
 work=$MXQ_TEST_DIR/work
 mkdir -p "$work"
 : >"$work/ran"
@@ -60,14 +73,9 @@ wait_jobs() { # SECS JOB...
 		AND job_status = 1000"
 }
 
-all_settled() { # every node ON or OFF, none in transition
-	[ "$(mxq_sql "SELECT COUNT(*) FROM mxq_power WHERE state NOT IN ('ON', 'OFF')
-		AND hostname IN ('cpu1', 'cpu2', 'gpu1', 'ssd1')")" = 0 ]
-}
-
 all_off() {
 	[ "$(mxq_sql "SELECT COUNT(*) FROM mxq_power WHERE state = 'OFF'
-		AND hostname IN ('cpu1', 'cpu2', 'gpu1', 'ssd1')")" = 4 ]
+		AND hostname IN ($NODES_SQL)")" = 5 ]
 }
 
 wakes_after() { # EVENT_ID: hosts woken since, sorted
@@ -103,16 +111,17 @@ cluster_conf "$conf" idle_time=3s boot_deadline=${BOOT_DEADLINE}s
 cluster_node_add cpu1 ipmi 1 std 60:20 --slots 2 --memory 2G &&
 cluster_node_add cpu2 exec 2 std 90:30 --slots 2 --memory 2G &&
 cluster_node_add gpu1 exec 3 gpu 150:40 --slots 2 --memory 4G --gpus 1 --tags gpu &&
-cluster_node_add ssd1 wol 4 ssd 70:20 --slots 2 --memory 2G --tags ssd ||
+cluster_node_add ssd1 wol 4 ssd 70:20 --slots 2 --memory 2G --tags ssd &&
+cluster_node_add old1 ssh 9 old 120:30 --slots 1 --memory 1G --tags old --prerequisites old ||
 	{ not_ok "declare the nodes"; tap_done; exit 1; }
 for n in $NODES; do
 	echo "node $n: $(cluster_node_kind "$n")"
 done | diag
 cluster_has ipmi || echo "# ipmi transport not in this mxqd: cpu1 uses exec"
 cluster_has wol || echo "# wol transport not in this mxqd: ssd1 uses exec"
-echo "# ssh transport: not simulated here, exec stands in for an old-style node"
+cluster_has ssh || echo "# ssh transport not in this mxqd: old1 uses exec"
 
-check "all four nodes booted and are ON" cluster_boot_all 40
+check "all five nodes booted, their mxqd registered" cluster_boot_all 40
 cluster_leader_start svc1 "$conf" || { not_ok "start power manager svc1"; tap_done; exit 1; }
 check "svc1 holds the lease" wait_for 15 "(SELECT holder FROM mxq_power_leader WHERE id = 1) LIKE 'svc1/%'"
 cluster_leader_start svc2 "$conf" || { not_ok "start power manager svc2"; tap_done; exit 1; }
@@ -138,6 +147,12 @@ fi
 if [ "$(cluster_node_kind ssd1)" = wol ]; then
 	contains "ssd1 powered itself off (transport self)" \
 		"$(grep ' ssd1 node ' "$CLUSTER_DIR/calls.log")" "selfoff requested"
+fi
+if [ "$(cluster_node_kind old1)" = ssh ]; then
+	contains "old1 (old mxqd) was drained over ssh" \
+		"$(grep ' old1 ssh ' "$CLUSTER_DIR/calls.log")" "old1 ssh drain ok"
+	contains "old1 was powered off over ssh" \
+		"$(grep ' old1 ssh ' "$CLUSTER_DIR/calls.log")" "old1 ssh poweroff ok"
 fi
 
 # ----------------------------------------- 2. work only one node can run
@@ -320,6 +335,41 @@ fi
 "$cluster_mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power clear cpu1 --reason "BMC back" >/dev/null 2>&1
 check "cpu1 re-admitted after mxqadmin power clear" cluster_wait_state 20 cpu1 OFF ON
 
+# ------------------------------------------- 7. the old-style node again
+section "7. the old-style node: woken for its work, powered off over ssh"
+check "old1 is OFF" cluster_wait_state 30 old1 OFF
+ev=$(last_event)
+j7=$(job 1 -N old-work --tags old --prerequisites old)
+if wait_jobs 40 "$j7"; then
+	ok "the job for old1 finished"
+else
+	not_ok "the job for old1 finished"
+	show_state
+fi
+is "it ran on old1" "$(mxq_sql "SELECT host_hostname FROM mxq_job WHERE job_id = $j7")" old1
+is "only old1 was woken" "$(wakes_after "$ev")" old1
+if [ "$(cluster_node_kind old1)" = ssh ]; then
+	# a woken old mxqd registers, but never writes mxq_power.node_seen_at
+	# (--no-power-node); the leader counts a boot only by that column
+	if cluster_wait_state 20 old1 ON OFF DRAINING POWERING_OFF; then
+		ok "old1 counted as booted once its old mxqd registered"
+	else
+		not_ok "old1 counted as booted once its old mxqd registered # BUG: an mxqd with" \
+			"--no-power-node never sets node_seen_at, so read_nodes() (mxq_power_db.c)" \
+			"never sees the boot: FAILED at the boot deadline although it runs jobs"
+		show_state
+	fi
+	n0=$(grep -c ' old1 ssh poweroff ok' "$CLUSTER_DIR/calls.log")
+	if [ "$(cluster_state old1)" = FAILED ]; then
+		ok "old1 drained and powered off over ssh again when idle # SKIP old1 is FAILED (BUG above)"
+	elif wait_until 40 sh -c "[ \$(grep -c ' old1 ssh poweroff ok' '$CLUSTER_DIR/calls.log') -gt $n0 ]"; then
+		ok "old1 drained and powered off over ssh again when idle"
+	else
+		not_ok "old1 drained and powered off over ssh again when idle"
+		show_state
+	fi
+fi
+
 # ------------------------------------------------------------ exactly once
 section "every job exactly once"
 total=$(mxq_sql "SELECT COUNT(*) FROM mxq_job")
@@ -330,3 +380,4 @@ is "group counters agree with the jobs" "$(counter_mismatches)" ""
 echo "# power-ons: $(for n in $NODES; do printf '%s=%s ' "$n" "$(cluster_power_ons "$n")"; done)"
 
 tap_done
+[ "$failures" -eq 0 ]

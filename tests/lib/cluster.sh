@@ -22,9 +22,14 @@
 #         switches on the node with that MAC; off by itself ("self": its
 #         mxqd runs node-power.sh HOST selfoff)
 #
+#   ssh   an "old-style" node: its mxqd runs with --no-power-node (too old
+#         for the drain protocol); switched on by exec, drained and
+#         powered off over ssh: one sshd on 127.0.0.1 (private mount
+#         namespace), one throwaway key per node, restricted in
+#         authorized_keys to node-power.sh --ssh-command HOST
+#
 # A kind whose transport has not landed in this mxqd (see cluster_has)
 # falls back to exec; $CLUSTER_DIR/nodes/HOST/kind says what a node got.
-# (An ssh-driven "old-style" node is not simulated here: exec stands in.)
 #
 # Nodes, BMCs started by node-power.sh are not children of the test shell:
 # their PIDs are in files, and cluster_cleanup (called by the exit hook
@@ -35,14 +40,20 @@
 #   cluster_init            create $CLUSTER_DIR, the env file node-power.sh
 #                           reads, the throwaway BMC password and secrets
 #                           file, the WoL listener (if wol landed)
-#   cluster_has FEATURE     ipmi | wol | ssh | energy: did it land in mxqd?
+#   cluster_has FEATURE     ipmi | wol | ssh | energy: did it land in mxqd
+#                           (and are ipmi_sim, python3, sshd there)?
 #   cluster_node_add HOST KIND RANK CLASS WATTS [MXQD OPTIONS...]
 #       declare a node: KIND as above, efficiency RANK (lower = woken
 #       first), node CLASS, WATTS "IDLE:PER_SLOT" (energy model of its
 #       mxqd, and of the modelled always-on figure); writes its mxq_power
-#       row (state UNKNOWN) and, for ipmi, starts its BMC. Does not boot it.
-#   cluster_node_boot HOST [SECS]   power on by hand, wait until ON
+#       row (state UNKNOWN; settings with `mxqadmin power set`, or SQL
+#       where that is missing) and, for ipmi, starts its BMC (for ssh, the
+#       sshd). Does not boot it.
+#   cluster_node_boot HOST [SECS]   power on by hand, wait until its mxqd
+#                           registered and (unless it is an old-style node)
+#                           its row is ON
 #   cluster_boot_all SECS   the same for every node at once
+#   cluster_registered HOST true when HOST's mxqd runs and has registered
 #   cluster_conf FILE [KEY=VALUE...]  a power.conf with the fast settings
 #                           below; KEY=VALUE replaces or adds, KEY= drops
 #   cluster_leader_start NAME CONF [MXQD OPTIONS...]
@@ -74,7 +85,9 @@ cluster_mxqadmin=$MXQ_BUILD_DIR/mxqadmin
 cluster__nodes=
 cluster__bmc_pids=
 cluster__wol_pid=
+cluster__sshd_pid=
 CLUSTER_WOL_PORT=
+CLUSTER_SSH_PORT=
 
 # ------------------------------------------------------------------ setup
 
@@ -85,7 +98,8 @@ cluster_has() {
 	      command -v ipmi_sim >/dev/null 2>&1 ;;
 	wol) case $cluster__help in *--power-wol-port*) ;; *) return 1 ;; esac
 	     [ -x /usr/bin/python3 ] || command -v python3 >/dev/null 2>&1 ;;
-	ssh) case $cluster__help in *--power-ssh-timeout*) return 0 ;; esac; return 1 ;;
+	ssh) case $cluster__help in *--power-ssh-timeout*) ;; *) return 1 ;; esac
+	     [ -x /usr/sbin/sshd ] && command -v unshare >/dev/null 2>&1 ;;
 	energy) case $cluster__help in *--energy-model*) return 0 ;; esac; return 1 ;;
 	*) return 1 ;;
 	esac
@@ -158,6 +172,7 @@ cluster_node_add() {
 	for _o in "$@"; do
 		printf '%s\n' "$_o" >>"$_d/opts"
 	done
+	echo "$*" >"$_d/opts.given"
 	if cluster_has energy; then
 		printf '%s\n' --energy-sources model --energy-model "$_watts" \
 			--energy-interval 1 --energy-flush-interval 2 >>"$_d/opts"
@@ -171,23 +186,36 @@ cluster_node_add() {
 	wol)  _on=wol _off=self _bc=127.0.0.1
 	      _mac=$(cluster__mac "$_h")
 	      echo "$_mac" >"$_d/mac" ;;
+	ssh)  _on=exec _off=ssh
+	      cluster__sshd_start "$_h" || return 1
+	      # an old-style node: its mxqd does not take part in the drain
+	      # protocol; the power manager drains it over ssh
+	      printf '%s\n' --no-power-node >>"$_d/opts" ;;
 	*)    _on=exec _off=exec ;;
 	esac
 	case " $cluster__nodes " in
 	*" $_h "*) ;;
 	*) cluster__nodes="$cluster__nodes $_h" ;;
 	esac
+	# the row first (as an admin adds a host), then its settings with
+	# `mxqadmin power set` where this mxqadmin has it, else with SQL
+	mxq_sql "INSERT INTO mxq_power (hostname, state, reason)
+		VALUES ('$_h', 'UNKNOWN', 'simulated node ($_kind)')" || return 1
+	set -- transport_on="$_on" transport_off="$_off" rank="$_rank" class="$_class"
+	[ -n "$_bmc" ] && set -- "$@" bmc="$_bmc" ipmi_workarounds="$_wk"
+	[ -n "$_mac" ] && set -- "$@" mac="$_mac" broadcast="$_bc"
+	[ "$_kind" = ssh ] && set -- "$@" ssh="127.0.0.1:$CLUSTER_SSH_PORT"
+	if "$cluster_mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power set "$_h" "$@" \
+		>"$_d/power-set.out" 2>&1; then
+		return 0
+	fi
+	mxq_sql "UPDATE mxq_power SET transport_on = '$_on', transport_off = '$_off',
+		efficiency_rank = $_rank, node_class = '$_class', bmc_address = '$_bmc',
+		mac_address = '$_mac', broadcast_address = '$_bc' WHERE hostname = '$_h'" || return 1
 	if cluster__has_column ipmi_workarounds; then
-		mxq_sql "INSERT INTO mxq_power (hostname, state, transport_on, transport_off,
-			bmc_address, mac_address, broadcast_address, ipmi_workarounds,
-			efficiency_rank, node_class, reason)
-			VALUES ('$_h', 'UNKNOWN', '$_on', '$_off', '$_bmc', '$_mac', '$_bc', '$_wk',
-			$_rank, '$_class', 'simulated node ($_kind)')"
-	else
-		mxq_sql "INSERT INTO mxq_power (hostname, state, transport_on, transport_off,
-			bmc_address, mac_address, broadcast_address, efficiency_rank, node_class, reason)
-			VALUES ('$_h', 'UNKNOWN', '$_on', '$_off', '$_bmc', '$_mac', '$_bc',
-			$_rank, '$_class', 'simulated node ($_kind)')"
+		mxq_sql "UPDATE mxq_power SET ipmi_workarounds = '$_wk',
+			ssh_address = '$( [ "$_kind" = ssh ] && echo "127.0.0.1:$CLUSTER_SSH_PORT")'
+			WHERE hostname = '$_h'" || return 1
 	fi
 }
 
@@ -249,10 +277,26 @@ cluster__show_node() {
 	} | diag
 }
 
+# true when HOST's mxqd runs and has registered its mxq_daemon row
+cluster_registered() {
+	local _m
+	_m=$(cluster_mxqd_pid "$1")
+	[ -n "$_m" ] && [ "$(mxq_sql "SELECT COUNT(*) FROM mxq_daemon WHERE hostname = '$1'
+		AND daemon_pid = $_m AND status NOT IN (250, 255)")" = 1 ]
+}
+
+# boot complete: mxqd registered, and its row is ON unless it is an
+# old-style node (--no-power-node: only a leader moves that row)
+cluster__booted() {
+	cluster_registered "$1" || return 1
+	grep -qx -- --no-power-node "$CLUSTER_DIR/nodes/$1/opts" && return 0
+	[ "$(cluster_state "$1")" = ON ]
+}
+
 cluster_node_boot() {
 	NODE_POWER_CALLER=test "$cluster_power_bin" --dir "$CLUSTER_DIR" "$1" on ||
 		{ echo "cluster_node_boot: power on $1 failed" | diag; return 1; }
-	if ! cluster_wait_state "${2:-30}" "$1" ON; then
+	if ! wait_until "${2:-30}" cluster__booted "$1"; then
 		cluster__show_node "$1"
 		return 1
 	fi
@@ -266,12 +310,60 @@ cluster_boot_all() {
 		NODE_POWER_CALLER=test "$cluster_power_bin" --dir "$CLUSTER_DIR" "$_h" on || _rc=1
 	done
 	for _h in $cluster__nodes; do
-		if ! cluster_wait_state "$1" "$_h" ON; then
+		if ! wait_until "$1" cluster__booted "$_h"; then
 			cluster__show_node "$_h"
 			_rc=1
 		fi
 	done
 	return $_rc
+}
+
+# -------------------------------------------------------------------- ssh
+
+# cluster__sshd_start HOST: the first call starts an sshd on 127.0.0.1 in
+# a private mount namespace (Debian's sshd needs /run/sshd); every call
+# adds a throwaway key for HOST, restricted in authorized_keys to
+# node-power.sh --ssh-command HOST, and a [HOST] section to the secrets
+cluster__sshd_start() {
+	local _s _k
+	_s=$CLUSTER_DIR/ssh
+	_k=$_s/key_$1
+	mkdir -p "$_s" && chmod 700 "$_s" || return 1
+	ssh-keygen -q -t ed25519 -N '' -C "mxq-power-manager-$1" -f "$_k" || return 1
+	echo "command=\"$cluster_power_bin --dir $CLUSTER_DIR --ssh-command $1\",restrict $(cat "$_k.pub")" \
+		>>"$_s/authorized_keys"
+	chmod 600 "$_s/authorized_keys"
+	printf '\n[%s]\nssh_user = root\nssh_key = %s\nssh_known_hosts = %s\n' \
+		"$1" "$_k" "$_s/known_hosts" >>"$CLUSTER_DIR/power-secrets"
+	[ -n "$cluster__sshd_pid" ] && return 0
+	ssh-keygen -q -t ed25519 -N '' -C cluster-host -f "$_s/host_key" || return 1
+	while :; do
+		CLUSTER_SSH_PORT=$(mxq__random_port)
+		mxq__port_in_use "$CLUSTER_SSH_PORT" || break
+	done
+	cat >"$_s/sshd_config" <<EOF
+Port $CLUSTER_SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $_s/host_key
+PidFile $_s/sshd.pid
+AuthorizedKeysFile $_s/authorized_keys
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin forced-commands-only
+EOF
+	printf '[127.0.0.1]:%s %s\n' "$CLUSTER_SSH_PORT" "$(cut -d' ' -f1,2 "$_s/host_key.pub")" \
+		>"$_s/known_hosts"
+	unshare -m --propagation private sh -c "mount -t tmpfs -o mode=755 tmpfs /run &&
+		mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f $_s/sshd_config" \
+		</dev/null >"$_s/sshd.log" 2>&1 &
+	cluster__sshd_pid=$!
+	if ! wait_until 15 mxq__port_in_use "$CLUSTER_SSH_PORT"; then
+		echo "cluster: sshd did not start" | diag
+		diag <"$_s/sshd.log"
+		return 1
+	fi
 }
 
 # ------------------------------------------------------------------- BMCs
@@ -369,6 +461,10 @@ cluster_leader_start() {
 	if cluster_has energy; then
 		set -- --energy-sources none "$@"
 	fi
+	if cluster_has ssh; then
+		# root's login shell runs the forced command; it may be slow
+		set -- --power-ssh-timeout 15 "$@"
+	fi
 	mxqd_start "$_n" --no-power-node --power-manager --power-config "$_c" \
 		--power-exec-command "$cluster_power_bin" --power-exec-timeout 20 \
 		--power-tick "$CLUSTER_TICK" --power-lease "$CLUSTER_LEASE" \
@@ -438,6 +534,11 @@ cluster_cleanup() {
 		kill -TERM "$cluster__wol_pid" 2>/dev/null
 		wait "$cluster__wol_pid" 2>/dev/null
 		cluster__wol_pid=
+	fi
+	if [ -n "$cluster__sshd_pid" ]; then
+		kill -TERM "$cluster__sshd_pid" 2>/dev/null
+		wait "$cluster__sshd_pid" 2>/dev/null
+		cluster__sshd_pid=
 	fi
 	for _p in $cluster__bmc_pids; do
 		kill -TERM "$_p" 2>/dev/null

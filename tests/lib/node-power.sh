@@ -12,6 +12,10 @@
 #                                        the chassis_control program of the
 #                                        node's simulated BMC (ipmi_sim);
 #                                        other "set" requests are accepted
+#   node-power.sh --ssh-command HOST     the forced command (authorized_keys
+#                                        command=) of the power manager's
+#                                        ssh key for HOST: drain | poweroff
+#                                        in SSH_ORIGINAL_COMMAND
 #   node-power.sh --wol-listen PORT      a Wake-on-LAN listener on
 #                                        127.0.0.1:PORT: a valid magic
 #                                        packet for a node's MAC powers the
@@ -109,7 +113,7 @@ power_on() {
 	_delay=$(cat "$dir/boot_delay" 2>/dev/null)
 	[ -f "$node/boot_delay" ] && _delay=$(cat "$node/boot_delay")
 	mkdir -p "$node/spool" "$node/tmp"
-	rm -f "$node/pid" "$node/mxqd.pid"
+	rm -f "$node/pid" "$node/mxqd.pid" "$node/drained"
 	# the options file: one option or value per line
 	set --
 	if [ -f "$node/opts" ]; then
@@ -149,6 +153,8 @@ power_on() {
 			echo "$(date +%s.%N) mxqd exited with status 1, restarting" >>"$d/power.log"
 			sleep 1
 		done
+		# drained over ssh: mxqd ended, the machine stays on until poweroff
+		while [ -e "$d/drained" ]; do sleep 1; done
 		echo "$(date +%s.%N) off" >>"$d/power.log"
 	' sh "$node" "${_delay:-2}" "$node/never_boots" \
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
@@ -237,6 +243,36 @@ EOF
 }
 
 case ${1:-} in
+--ssh-command)
+	# the forced command of the power manager's ssh key for node $2
+	# (authorized_keys command=...,restrict): the request is in
+	# SSH_ORIGINAL_COMMAND
+	host=$2
+	caller=ssh
+	action=${SSH_ORIGINAL_COMMAND:-}
+	node=$dir/nodes/$host
+	[ -d "$node" ] || { note "unknown-node"; exit 1; }
+	case $action in
+	drain)
+		# an old mxqd: SIGTERM makes it finish its jobs and exit
+		: >"$node/drained"
+		if m=$(mxqd_pid); then kill -TERM "$m"; fi
+		note "ok"
+		;;
+	poweroff)
+		# return first, then go down
+		rm -f "$node/drained"
+		power_off_detached ssh-poweroff
+		note "ok"
+		;;
+	*)
+		note "refused"
+		echo "node-power.sh: refused: $action" >&2
+		exit 1
+		;;
+	esac
+	exit 0
+	;;
 --wol-listen)
 	wol_listen "$2"
 	;;
