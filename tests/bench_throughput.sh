@@ -5,9 +5,8 @@
 #
 # A private MariaDB and 2 mxqd (bench1, bench2), 8 slots each, --memory 64G;
 # jobs ask for BENCH_JOB_MEMORY (16M) of memory, so a job takes one slot
-# (slots by threads). Not 1M: mxqd samples a job's memory right after the
-# fork, when the process is still a copy of the reaper (about 3 MB), and
-# kills jobs with limits that small (see the BUG note in test_mxqd.sh).
+# (slots by threads). Not 1M: `true` alone peaks at about 1000 KiB of RSS,
+# so a 1M limit would measure the memory check rather than the dispatch.
 #
 #   1. submission while the daemons run: BENCH_JOBS (2000) `true` jobs via
 #      mxqsub from BENCH_SUBMITTERS (4) parallel loops; figures: submission
