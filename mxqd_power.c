@@ -717,7 +717,8 @@ static void refine_snapshot(struct mxqd_server *server, struct mxq_power_db_snap
 	}
 }
 
-/* Carry out one action whose transition was written. */
+/* Carry out one action whose transition was written. Past the lease
+ * deadline nothing is sent: the next leader finishes what we wrote. */
 static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 		    const struct mxq_power_action *a)
 {
@@ -725,6 +726,8 @@ static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 	char err[512] = "";
 	int r = 0;
 
+	if (!mxq_power_lease_valid(&pm.lease))
+		return;
 	if (a->kind == MXQ_POWER_ACTION_WAKE)
 		r = actuate_wake(h, err, sizeof(err));
 	else if (a->kind == MXQ_POWER_ACTION_POWER_OFF)
@@ -735,6 +738,35 @@ static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, a->to, MXQ_POWER_FAILED, err);
 	if (r < 0)
 		mx_log_err("power: cannot mark %s FAILED: %s", h->hostname, mx_db_error(server->db));
+}
+
+/*
+ * A new leader finishes what its predecessor wrote but may not have sent:
+ * intent is written before actuation (DESIGN 5.3), so a node found in
+ * POWERING_ON or POWERING_OFF gets its wake or power-off again. Both are
+ * idempotent; a failure here is left to the deadline, which then names it.
+ */
+static void finish_inherited_transitions(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+{
+	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
+		const struct mxq_power_node *n = &s->nodes[i];
+		const struct mxq_power_host *h = &s->hosts[i];
+		char err[512] = "";
+		int r;
+
+		if (n->excluded)
+			continue;
+		if (n->state == MXQ_POWER_POWERING_ON && !n->seen_up)
+			r = actuate_wake(h, err, sizeof(err));
+		else if (n->state == MXQ_POWER_POWERING_OFF && !n->seen_down)
+			r = actuate_power_off(h, err, sizeof(err));
+		else
+			continue;
+		mx_log_notice("power: %s was %s when this leader took over: %s sent again%s%s",
+			      h->hostname, mxq_power_state_to_string(n->state),
+			      n->state == MXQ_POWER_POWERING_ON ? "wake" : "power-off",
+			      r < 0 ? ", failed: " : "", r < 0 ? err : "");
+	}
 }
 
 static void apply_admin_requests(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
@@ -794,6 +826,8 @@ static int leader_tick(struct mxqd_server *server)
 	if (r < 0)
 		return r;
 	refine_snapshot(server, s);
+	if (pm.lease.new_term && !pm.cfg.dry_run)
+		finish_inherited_transitions(server, s);
 	if (!pm.cfg.dry_run)
 		apply_admin_requests(server, s);
 
