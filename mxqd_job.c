@@ -371,6 +371,8 @@ static void kill_job(struct mxqd_job *job, int reason)
 }
 
 /* Start the job we just claimed (status ASSIGNED, our daemon id). */
+static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
+
 static int start_claimed_job(struct mxqd_server *server)
 {
 	struct mx_db_result *res = NULL;
@@ -378,15 +380,20 @@ static int start_claimed_job(struct mxqd_server *server)
 	int64_t n;
 	int r;
 
+	/* The claimed job is the ASSIGNED job of this daemon that it does not
+	 * run yet: a started job whose RUNNING update failed is ASSIGNED too. */
 	n = mx_db_query(server->db, &res,
 		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.daemon_id = ? AND j.job_status = ? ORDER BY j.job_id LIMIT 1",
+		" WHERE j.daemon_id = ? AND j.job_status = ? ORDER BY j.job_id",
 		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
-	if (n <= 0) {
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res) && find_job(server, mx_db_u64(res, 0)))
+		;
+	if (mx_db_is_null(res, 0) || find_job(server, mx_db_u64(res, 0))) {
 		mx_db_result_free(res);
-		return n < 0 ? (int)n : -ENOENT;
+		return -ENOENT;
 	}
-	mx_db_next(res);
 	job = job_from_row(server, res);
 	mx_db_result_free(res);
 	if (!job)

@@ -187,7 +187,7 @@ mxq_sql "DELETE FROM test_fail_running"
 fb=$(marked_job 0 inject-next)
 wait_for 12 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($fa, $fb)
 	AND job_status >= 400 AND job_status <> 989" || not_ok "both jobs ended in time"
-# BUG: start_claimed_job() loads "the" claimed job as the lowest ASSIGNED
+# (fixed) start_claimed_job() used to load "the" claimed job as the lowest ASSIGNED
 # job of this daemon. The first job is still ASSIGNED (its RUNNING update
 # failed) and still runs, so claiming the second job starts the first one
 # a second time, and the second job stays ASSIGNED until another claim
