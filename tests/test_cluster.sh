@@ -180,7 +180,7 @@ section "3. kill -9 of the leader while nodes boot"
 ev=$(last_event)
 e0=$(epoch)
 burst=
-for i in 1 2 3 4 5 6; do
+for _ in 1 2 3 4 5 6; do
 	burst="$burst $(job 3 -N burst)"
 done
 if wait_for 20 "SELECT COUNT(*) > 0 FROM mxq_power WHERE state = 'POWERING_ON'"; then
@@ -214,7 +214,7 @@ cluster_leader_start svc1 "$conf" || not_ok "restart svc1 as the standby"
 # ---------------------------------------------------- 4. database restart
 section "4. the database restarted mid-run"
 dbjobs=
-for i in 1 2 3 4; do
+for _ in 1 2 3 4; do
 	dbjobs="$dbjobs $(job 4 -N db-restart)"
 done
 in=$(echo $dbjobs | tr ' ' ',')

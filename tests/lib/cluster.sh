@@ -177,7 +177,7 @@ cluster_node_add() {
 		printf '%s\n' --energy-sources model --energy-model "$_watts" \
 			--energy-interval 1 --energy-flush-interval 2 >>"$_d/opts"
 	fi
-	_bmc= _mac= _bc= _wk=
+	_bmc='' _mac='' _bc='' _wk=''
 	case $_kind in
 	ipmi) _on=ipmi _off=ipmi _wk=opensesspriv
 	      cluster__free_udp_port >"$_d/bmc_port"
@@ -294,7 +294,7 @@ cluster__booted() {
 }
 
 cluster_node_boot() {
-	NODE_POWER_CALLER=test "$cluster_power_bin" --dir "$CLUSTER_DIR" "$1" on ||
+	NODE_POWER_CALLER="test" "$cluster_power_bin" --dir "$CLUSTER_DIR" "$1" on ||
 		{ echo "cluster_node_boot: power on $1 failed" | diag; return 1; }
 	if ! wait_until "${2:-30}" cluster__booted "$1"; then
 		cluster__show_node "$1"
@@ -307,7 +307,7 @@ cluster_boot_all() {
 	local _h _rc
 	_rc=0
 	for _h in $cluster__nodes; do
-		NODE_POWER_CALLER=test "$cluster_power_bin" --dir "$CLUSTER_DIR" "$_h" on || _rc=1
+		NODE_POWER_CALLER="test" "$cluster_power_bin" --dir "$CLUSTER_DIR" "$_h" on || _rc=1
 	done
 	for _h in $cluster__nodes; do
 		if ! wait_until "$1" cluster__booted "$_h"; then

@@ -84,6 +84,8 @@ supply_pid() {
 	read -r _pid <"$node/pid" 2>/dev/null || return 1
 	case $_pid in ''|*[!0-9]*) return 1 ;; esac
 	proc_stat "$_pid" || return 1
+	# -ef: dash and bash have it (the supply runs in its node directory)
+	# shellcheck disable=SC3013
 	[ "/proc/$_pid/cwd" -ef "$node" ] || return 1
 	echo "$_pid"
 }
