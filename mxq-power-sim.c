@@ -22,7 +22,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include <zlib.h>
 
 #include "mx_util.h"
+#include "mxq_client.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -84,17 +84,6 @@ struct run {
 	double cpu_s;                /* CPU time spent in mxq_sim_run() and _close() */
 	int rc;
 };
-
-static void __attribute__((format(printf, 1, 2))) complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static double clock_s(clockid_t clock)
 {
@@ -176,7 +165,7 @@ static int parse_double_opt(const char *name, const char *arg, double min, doubl
 	double d;
 
 	if (mx_strtod(arg, &d) < 0 || d < min || d > max) {
-		complain("--%s: '%s' is not a number between %g and %g", name, arg, min, max);
+		mxq_complain("--%s: '%s' is not a number between %g and %g", name, arg, min, max);
 		return -EINVAL;
 	}
 	*ret = d;
@@ -186,7 +175,7 @@ static int parse_double_opt(const char *name, const char *arg, double min, doubl
 static int parse_duration_opt(const char *name, const char *arg, int64_t *ret)
 {
 	if (mxq_sim_parse_duration(arg, ret) < 0) {
-		complain("--%s: '%s' is not a duration (e.g. 90, 3m, 1h30m)", name, arg);
+		mxq_complain("--%s: '%s' is not a duration (e.g. 90, 3m, 1h30m)", name, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -202,7 +191,7 @@ static int parse_timeouts(const char *arg, struct options *o)
 	o->n_timeouts = 0;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (o->n_timeouts == MAX_TIMEOUTS) {
-			complain("--timeouts: at most %d values", MAX_TIMEOUTS);
+			mxq_complain("--timeouts: at most %d values", MAX_TIMEOUTS);
 			r = -EINVAL;
 			break;
 		}
@@ -263,27 +252,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 		switch (c) {
 		case O_NODES:
 			if (mx_strtou32(optarg, &o->nodes) < 0 || o->nodes == 0) {
-				complain("--nodes: '%s' is not a positive number", optarg);
+				mxq_complain("--nodes: '%s' is not a positive number", optarg);
 				return -EINVAL;
 			}
 			o->given.nodes = true;
 			break;
 		case O_CORES:
 			if (mx_strtou32(optarg, &o->base.cores) < 0 || o->base.cores == 0) {
-				complain("--cores: '%s' is not a positive number", optarg);
+				mxq_complain("--cores: '%s' is not a positive number", optarg);
 				return -EINVAL;
 			}
 			o->given.cores = true;
 			break;
 		case O_MEMORY:
 			if (mx_parse_size_mib(optarg, 'M', &o->base.memory_mib) < 0) {
-				complain("--memory: '%s' is not a size (e.g. 4G, 512M)", optarg);
+				mxq_complain("--memory: '%s' is not a size (e.g. 4G, 512M)", optarg);
 				return -EINVAL;
 			}
 			break;
 		case O_MAXTIME:
 			if (mx_parse_runtime_min(optarg, &o->base.maxtime_min) < 0) {
-				complain("--maxtime: '%s' is not a run time (e.g. 2d, 12h)", optarg);
+				mxq_complain("--maxtime: '%s' is not a run time (e.g. 2d, 12h)", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -310,7 +299,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_CLASS:
 			if (o->n_class_specs == MAX_CLASSES) {
-				complain("--class: at most %d classes", MAX_CLASSES);
+				mxq_complain("--class: at most %d classes", MAX_CLASSES);
 				return -EINVAL;
 			}
 			o->class_specs[o->n_class_specs++] = optarg;
@@ -332,7 +321,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_WIDE:
 			r = mxq_sim_wide_from_string(optarg);
 			if (r < 0) {
-				complain("--wide: '%s' is neither gang nor clamp", optarg);
+				mxq_complain("--wide: '%s' is neither gang nor clamp", optarg);
 				return r;
 			}
 			o->wide = (enum mxq_sim_wide)r;
@@ -344,7 +333,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			} else if (strcmp(optarg, "actual") == 0) {
 				o->expect_actual = true;
 			} else {
-				complain("--expected-end: '%s' is neither requested nor actual", optarg);
+				mxq_complain("--expected-end: '%s' is neither requested nor actual", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -360,7 +349,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_TICK:
 			r = parse_duration_opt("tick", optarg, &o->tick_s);
 			if (r == 0 && o->tick_s <= 0) {
-				complain("--tick: must be at least 1s");
+				mxq_complain("--tick: must be at least 1s");
 				r = -EINVAL;
 			}
 			break;
@@ -378,7 +367,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_THREADS:
 			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0 || u32 > 64) {
-				complain("--threads: '%s' is not a number from 1 to 64", optarg);
+				mxq_complain("--threads: '%s' is not a number from 1 to 64", optarg);
 				return -EINVAL;
 			}
 			o->threads = u32;
@@ -389,24 +378,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'V':
 			printf(PROG " %s\n", MXQ_VERSION);
 			return 1;
-		case ':':
-			complain("option '%s' needs a value (try '" PROG " --help')", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			complain("unknown option '%s' (try '" PROG " --help')", argv[optind - 1]);
+			mxq_complain_getopt(c, argv);
 			return -EINVAL;
 		}
 		if (r < 0)
 			return r;
 	}
 	if (optind != argc - 1) {
-		complain(optind >= argc ? "no trace file given (try '" PROG " --help')" :
+		mxq_complain(optind >= argc ? "no trace file given (try '" PROG " --help')" :
 			 "only one trace file, please (try '" PROG " --help')");
 		return -EINVAL;
 	}
 	o->trace_path = argv[optind];
 	if (o->n_class_specs && (o->given.nodes)) {
-		complain("--nodes cannot be combined with --class (give count= in each class)");
+		mxq_complain("--nodes cannot be combined with --class (give count= in each class)");
 		return -EINVAL;
 	}
 	return 0;
@@ -424,7 +410,7 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 	int r = 0;
 
 	if (!f) {
-		complain("%s: %s", path, strerror(errno ? errno : ENOMEM));
+		mxq_complain("%s: %s", path, strerror(errno ? errno : ENOMEM));
 		return -EINVAL;
 	}
 	gzbuffer(f, 256 * 1024);
@@ -432,17 +418,17 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 		size_t len = strlen(buf);
 		line++;
 		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
-			complain("%s:%lu: line longer than %zu characters", path, line, sizeof(buf) - 2);
+			mxq_complain("%s:%lu: line longer than %zu characters", path, line, sizeof(buf) - 2);
 			r = -EINVAL;
 			break;
 		}
 		r = mxq_sim_trace_add_line(trace, buf, msg, sizeof(msg));
 		if (r == -EINVAL) {
-			complain("%s:%lu: %s", path, line, msg);
+			mxq_complain("%s:%lu: %s", path, line, msg);
 			break;
 		}
 		if (r < 0) {
-			complain("%s: %s", path, strerror(-r));
+			mxq_complain("%s: %s", path, strerror(-r));
 			break;
 		}
 	}
@@ -450,7 +436,7 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 		int err;
 		const char *text = gzerror(f, &err);
 		if (err != Z_OK && err != Z_STREAM_END) {
-			complain("%s: %s", path, err == Z_ERRNO ? strerror(errno) : text);
+			mxq_complain("%s: %s", path, err == Z_ERRNO ? strerror(errno) : text);
 			r = -EIO;
 		}
 	}
@@ -467,13 +453,13 @@ static char *read_file(const char *path)
 	size_t len = 0, cap = 0;
 
 	if (!f) {
-		complain("%s: %s", path, strerror(errno));
+		mxq_complain("%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	for (;;) {
 		if (cap - len < 4096) {
 			if (cap > (16u << 20)) {
-				complain("%s: larger than 16 MiB", path);
+				mxq_complain("%s: larger than 16 MiB", path);
 				free(text);
 				fclose(f);
 				return NULL;
@@ -481,7 +467,7 @@ static char *read_file(const char *path)
 			cap = cap ? cap * 2 : 8192;
 			char *t = realloc(text, cap);
 			if (!t) {
-				complain("%s: out of memory", path);
+				mxq_complain("%s: out of memory", path);
 				free(text);
 				fclose(f);
 				return NULL;
@@ -494,7 +480,7 @@ static char *read_file(const char *path)
 			break;
 	}
 	if (ferror(f)) {
-		complain("%s: %s", path, strerror(errno));
+		mxq_complain("%s: %s", path, strerror(errno));
 		free(text);
 		fclose(f);
 		return NULL;
@@ -521,9 +507,9 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg)
 	if (r < 0) {
 		/* one line per error, as the parser wrote them */
 		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
-			complain("%s", line);
+			mxq_complain("%s", line);
 		if (r != -EINVAL)
-			complain("%s: %s", path, strerror(-r));
+			mxq_complain("%s: %s", path, strerror(-r));
 	}
 	return r;
 }
@@ -540,11 +526,11 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 			classes[i] = o->base;
 			snprintf(classes[i].name, sizeof(classes[i].name), "class%zu", i + 1);
 			if (mxq_sim_class_parse(&classes[i], o->class_specs[i], err, sizeof(err)) < 0) {
-				complain("--class '%s': %s", o->class_specs[i], err);
+				mxq_complain("--class '%s': %s", o->class_specs[i], err);
 				return -EINVAL;
 			}
 			if (classes[i].count == 0) {
-				complain("--class '%s': needs count=N", o->class_specs[i]);
+				mxq_complain("--class '%s': needs count=N", o->class_specs[i]);
 				return -EINVAL;
 			}
 		}
@@ -838,7 +824,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 		json_decref(jp);
 		json_decref(js);
 		free(cfg_text);
-		complain("out of memory");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	json_object_set_new(jt, "file", json_string(trace_name));
@@ -956,7 +942,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	if (r == 0)
 		putchar('\n');
 	else
-		complain("could not write the JSON document");
+		mxq_complain("could not write the JSON document");
 	json_decref(doc);
 	free(cfg_text);
 	return r;
@@ -973,7 +959,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 	size_t max_n = 0;
 
 	if (!f) {
-		complain("%s: %s", path, strerror(errno));
+		mxq_complain("%s: %s", path, strerror(errno));
 		return -errno;
 	}
 	for (size_t k = 0; k < n_runs; k++) {
@@ -1046,7 +1032,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 	}
 	fputs("</svg>\n", f);
 	if (fclose(f) != 0) {
-		complain("%s: %s", path, strerror(errno));
+		mxq_complain("%s: %s", path, strerror(errno));
 		return -EIO;
 	}
 	return 0;
@@ -1075,6 +1061,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int r, rc = EXIT_USAGE;
 
+	mxq_client_set_program(PROG);
 	mxq_sim_class_defaults(&o.base);
 	mxq_sim_trace_init(&trace);
 	mxq_power_config_defaults(&cfg);
@@ -1102,30 +1089,30 @@ int main(int argc, char **argv)
 			cores += (double)classes[i].count * classes[i].cores;
 		double procs = trace.max_procs ? trace.max_procs : trace.max_nodes;
 		if (!(procs > 0)) {
-			complain("--scale auto: the trace header gives neither MaxProcs nor MaxNodes");
+			mxq_complain("--scale auto: the trace header gives neither MaxProcs nor MaxNodes");
 			goto out;
 		}
 		o.scale = cores / procs;
 		if (o.scale < 0.001 || o.scale > 1000) {
-			complain("--scale auto: factor %g out of range", o.scale);
+			mxq_complain("--scale auto: factor %g out of range", o.scale);
 			goto out;
 		}
 	}
 	wopts.scale = o.scale;
 	r = mxq_sim_cluster_new(&trace, classes, n_classes, &wopts, &cluster, err, sizeof(err));
 	if (r < 0) {
-		complain("%s", r == -EINVAL ? err : strerror(-r));
+		mxq_complain("%s", r == -EINVAL ? err : strerror(-r));
 		goto out;
 	}
 
 	/* warn about settings that make our policy look worse than it is */
 	for (size_t i = 0; i < n_classes; i++) {
 		if (classes[i].boot_s + o.tick_s >= cfg.boot_deadline_s)
-			complain("warning: class %s boots in %" PRId64 " s, the policy's boot deadline "
+			mxq_complain("warning: class %s boots in %" PRId64 " s, the policy's boot deadline "
 				 "is %" PRId64 " s: boots will be marked FAILED", classes[i].name,
 				 classes[i].boot_s, cfg.boot_deadline_s);
 		if (classes[i].shutdown_s + o.tick_s >= cfg.shutdown_deadline_s)
-			complain("warning: class %s shuts down in %" PRId64 " s, the policy's shutdown "
+			mxq_complain("warning: class %s shuts down in %" PRId64 " s, the policy's shutdown "
 				 "deadline is %" PRId64 " s", classes[i].name, classes[i].shutdown_s,
 				 cfg.shutdown_deadline_s);
 	}
@@ -1161,7 +1148,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < n_runs; k++) {
 		r = mxq_sim_new(cluster, &runs[k].params, &runs[k].sim);
 		if (r < 0) {
-			complain("%s: %s", runs[k].name, strerror(-r));
+			mxq_complain("%s: %s", runs[k].name, strerror(-r));
 			rc = 1;
 			goto out;
 		}
@@ -1176,7 +1163,7 @@ int main(int argc, char **argv)
 	int64_t end = mxq_sim_cluster_start(cluster);
 	for (size_t k = 0; k < n_runs; k++) {
 		if (runs[k].rc < 0) {
-			complain("%s: %s", runs[k].name, sim_error(runs[k].rc));
+			mxq_complain("%s: %s", runs[k].name, sim_error(runs[k].rc));
 			rc = 1;
 			goto out;
 		}
@@ -1189,17 +1176,17 @@ int main(int argc, char **argv)
 		r = mxq_sim_close(runs[k].sim, end);
 		runs[k].cpu_s += cpu_s() - t0;
 		if (r < 0) {
-			complain("%s: %s", runs[k].name, sim_error(r));
+			mxq_complain("%s: %s", runs[k].name, sim_error(r));
 			rc = 1;
 			goto out;
 		}
 		mxq_sim_get_result(runs[k].sim, &runs[k].res);
 		if (runs[k].res.policy_errors)
-			complain("warning: %s: %" PRIu64 " planned actions did not match the node's "
+			mxq_complain("warning: %s: %" PRIu64 " planned actions did not match the node's "
 				 "state and were not carried out", runs[k].name,
 				 runs[k].res.policy_errors);
 		if (runs[k].res.actions[MXQ_POWER_ACTION_MARK_FAILED])
-			complain("warning: %s: %" PRIu64 " nodes were marked FAILED", runs[k].name,
+			mxq_complain("warning: %s: %" PRIu64 " nodes were marked FAILED", runs[k].name,
 				 runs[k].res.actions[MXQ_POWER_ACTION_MARK_FAILED]);
 		sp.sim_s += runs[k].cpu_s;
 		sp.sim_days += (double)(end - runs[k].res.start) / 86400.0;
@@ -1227,7 +1214,7 @@ int main(int argc, char **argv)
 				    mxq_sim_cluster_nodes(cluster), step) < 0)
 		rc = 1;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		complain("writing the output failed");
+		mxq_complain("writing the output failed");
 		rc = 1;
 	}
 out:

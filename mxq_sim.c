@@ -35,6 +35,7 @@
 #include "mxq_sim.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -49,6 +50,13 @@
 #include "mxqd_control.h"
 
 #define SWF_FIELDS 18
+
+/* In a qsort comparator: order by field F of X and Y, or fall through when
+ * they are equal there. */
+#define ORDER_BY(x, y, f) do { \
+		if ((x)->f != (y)->f) \
+			return (x)->f < (y)->f ? -1 : 1; \
+	} while (0)
 #define NONE_TIME INT64_MAX
 #define DEFAULT_STALL_S (30 * 86400)
 
@@ -238,10 +246,8 @@ static int cmp_trace_job(const void *a, const void *b)
 {
 	const struct mxq_sim_trace_job *x = a, *y = b;
 
-	if (x->submit != y->submit)
-		return x->submit < y->submit ? -1 : 1;
-	if (x->number != y->number)
-		return x->number < y->number ? -1 : 1;
+	ORDER_BY(x, y, submit);
+	ORDER_BY(x, y, number);
 	return 0;
 }
 
@@ -307,17 +313,95 @@ int mxq_sim_parse_duration(const char *s, int64_t *ret_s)
 	return 0;
 }
 
-static int parse_watts(const char *s, double *ret)
+/* Watts and joules: a finite number, not negative. */
+static int parse_amount(const char *s, double *ret)
 {
 	double d;
 	int r = mx_strtod(s, &d);
 
 	if (r < 0)
 		return r;
-	if (d < 0 || d > 1.0e9)
+	if (d < 0 || d > 1.0e12)
 		return -ERANGE;
 	*ret = d;
 	return 0;
+}
+
+/* Value types of the class keys; name and tags are text. */
+enum class_key_type {
+	CK_NAME,
+	CK_TAGS,
+	CK_COUNT,          /* uint32_t */
+	CK_CORES,          /* uint32_t, >= 1 */
+	CK_MEMORY,         /* uint64_t MiB, mxqsub --memory syntax */
+	CK_MAXTIME,        /* uint64_t minutes, mxqsub --runtime syntax */
+	CK_RANK,           /* int32_t */
+	CK_AMOUNT,         /* double watts or joules */
+	CK_DURATION,       /* int64_t seconds */
+};
+
+static const struct class_key {
+	const char *key;
+	enum class_key_type type;
+	size_t offset;
+} class_keys[] = {
+	{ "name",            CK_NAME,     offsetof(struct mxq_sim_class, name) },
+	{ "count",           CK_COUNT,    offsetof(struct mxq_sim_class, count) },
+	{ "cores",           CK_CORES,    offsetof(struct mxq_sim_class, cores) },
+	{ "memory",          CK_MEMORY,   offsetof(struct mxq_sim_class, memory_mib) },
+	{ "maxtime",         CK_MAXTIME,  offsetof(struct mxq_sim_class, maxtime_min) },
+	{ "tags",            CK_TAGS,     offsetof(struct mxq_sim_class, tags) },
+	{ "rank",            CK_RANK,     offsetof(struct mxq_sim_class, rank) },
+	{ "idle",            CK_AMOUNT,   offsetof(struct mxq_sim_class, idle_w) },
+	{ "busy",            CK_AMOUNT,   offsetof(struct mxq_sim_class, busy_w) },
+	{ "off",             CK_AMOUNT,   offsetof(struct mxq_sim_class, off_w) },
+	{ "boot",            CK_DURATION, offsetof(struct mxq_sim_class, boot_s) },
+	{ "boot-energy",     CK_AMOUNT,   offsetof(struct mxq_sim_class, boot_j) },
+	{ "shutdown",        CK_DURATION, offsetof(struct mxq_sim_class, shutdown_s) },
+	{ "shutdown-energy", CK_AMOUNT,   offsetof(struct mxq_sim_class, shutdown_j) },
+};
+
+/* Set one key of *C from VAL. 0, or -EINVAL/-ERANGE with C untouched. */
+static int class_set(struct mxq_sim_class *c, const struct class_key *k, const char *val)
+{
+	void *field = (char *)c + k->offset;
+	size_t len = strlen(val);
+	uint32_t u32;
+
+	switch (k->type) {
+	case CK_NAME:
+		if (len >= sizeof(c->name))
+			return -ERANGE;
+		for (size_t i = 0; i < len; i++)
+			if (!isalnum((unsigned char)val[i]) && val[i] != '-' && val[i] != '_')
+				return -EINVAL;
+		memcpy(field, val, len + 1);
+		return 0;
+	case CK_TAGS:
+		if (len >= sizeof(c->tags))
+			return -ERANGE;
+		for (size_t i = 0; i <= len; i++)
+			c->tags[i] = val[i] == '+' ? ' ' : val[i];
+		return 0;
+	case CK_COUNT:
+		return mx_strtou32(val, field);
+	case CK_CORES:
+		if (mx_strtou32(val, &u32) < 0 || u32 == 0)
+			return -EINVAL;
+		*(uint32_t *)field = u32;
+		return 0;
+	case CK_MEMORY:
+		return mx_parse_size_mib(val, 'M', field);
+	case CK_MAXTIME:
+		return mx_parse_runtime_min(val, field);
+	case CK_RANK:
+		return mx_strtoi32(val, field);
+	case CK_AMOUNT:
+		return parse_amount(val, field);
+	case CK_DURATION:
+		return mxq_sim_parse_duration(val, field);
+	}
+	return -EINVAL;
 }
 
 int mxq_sim_class_parse(struct mxq_sim_class *cls, const char *spec, char *errbuf, size_t errlen)
@@ -335,80 +419,36 @@ int mxq_sim_class_parse(struct mxq_sim_class *cls, const char *spec, char *errbu
 		return -ENOMEM;
 	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
-		const char *key = item, *val;
+		const struct class_key *k = NULL;
 
 		if (!eq || eq == item || !eq[1]) {
 			set_err(errbuf, errlen, "class: '%s' is not KEY=VALUE", item);
 			r = -EINVAL;
-			goto out;
+			break;
 		}
 		*eq = '\0';
-		val = eq + 1;
-		if (strcmp(key, "name") == 0) {
-			size_t len = strlen(val);
-			bool ok = len < sizeof(c.name);
-			for (size_t i = 0; ok && i < len; i++)
-				ok = isalnum((unsigned char)val[i]) || val[i] == '-' || val[i] == '_';
-			if (!ok) {
-				set_err(errbuf, errlen, "class: name '%s': letters, digits, '-' "
-					"and '_' only, at most %zu", val, sizeof(c.name) - 1);
-				r = -EINVAL;
-				goto out;
-			}
-			memcpy(c.name, val, len + 1);
-			continue;
-		}
-		if (strcmp(key, "tags") == 0) {
-			size_t len = strlen(val);
-			if (len >= sizeof(c.tags)) {
-				set_err(errbuf, errlen, "class: tags longer than %zu", sizeof(c.tags) - 1);
-				r = -EINVAL;
-				goto out;
-			}
-			for (size_t i = 0; i <= len; i++)
-				c.tags[i] = val[i] == '+' ? ' ' : val[i];
-			continue;
-		}
-		if (strcmp(key, "count") == 0)
-			r = mx_strtou32(val, &c.count);
-		else if (strcmp(key, "cores") == 0)
-			r = mx_strtou32(val, &c.cores) < 0 ? -EINVAL : c.cores ? 0 : -ERANGE;
-		else if (strcmp(key, "memory") == 0)
-			r = mx_parse_size_mib(val, 'M', &c.memory_mib);
-		else if (strcmp(key, "maxtime") == 0)
-			r = mx_parse_runtime_min(val, &c.maxtime_min);
-		else if (strcmp(key, "rank") == 0)
-			r = mx_strtoi32(val, &c.rank);
-		else if (strcmp(key, "idle") == 0)
-			r = parse_watts(val, &c.idle_w);
-		else if (strcmp(key, "busy") == 0)
-			r = parse_watts(val, &c.busy_w);
-		else if (strcmp(key, "off") == 0)
-			r = parse_watts(val, &c.off_w);
-		else if (strcmp(key, "boot") == 0)
-			r = mxq_sim_parse_duration(val, &c.boot_s);
-		else if (strcmp(key, "shutdown") == 0)
-			r = mxq_sim_parse_duration(val, &c.shutdown_s);
-		else if (strcmp(key, "boot-energy") == 0)
-			r = parse_watts(val, &c.boot_j);
-		else if (strcmp(key, "shutdown-energy") == 0)
-			r = parse_watts(val, &c.shutdown_j);
-		else {
-			set_err(errbuf, errlen, "class: unknown key '%s' (name, count, cores, memory, "
-				"maxtime, tags, rank, idle, busy, off, boot, boot-energy, shutdown, "
-				"shutdown-energy)", key);
+		for (size_t i = 0; i < MX_ARRAY_SIZE(class_keys) && !k; i++)
+			if (strcmp(item, class_keys[i].key) == 0)
+				k = &class_keys[i];
+		if (!k) {
+			char keys[256];
+			size_t pos = 0;
+			for (size_t i = 0; i < MX_ARRAY_SIZE(class_keys) && pos < sizeof(keys); i++)
+				pos += (size_t)snprintf(keys + pos, sizeof(keys) - pos, "%s%s",
+							i ? ", " : "", class_keys[i].key);
+			set_err(errbuf, errlen, "class: unknown key '%s' (%s)", item, keys);
 			r = -EINVAL;
-			goto out;
+			break;
 		}
-		if (r < 0) {
-			set_err(errbuf, errlen, "class: bad value for %s: '%s'", key, val);
+		if (class_set(&c, k, eq + 1) < 0) {
+			set_err(errbuf, errlen, "class: bad value for %s: '%s'", k->key, eq + 1);
 			r = -EINVAL;
-			goto out;
+			break;
 		}
 	}
-	*cls = c;
-out:
 	free(copy);
+	if (r == 0)
+		*cls = c;
 	return r;
 }
 
@@ -656,11 +696,11 @@ struct placed_job {
 static int cmp_placed(const void *a, const void *b)
 {
 	const struct placed_job *x = a, *y = b;
-	if (x->submit != y->submit)
-		return x->submit < y->submit ? -1 : 1;
-	if (x->copy != y->copy)
-		return x->copy < y->copy ? -1 : 1;
-	return x->trace_index < y->trace_index ? -1 : x->trace_index > y->trace_index;
+
+	ORDER_BY(x, y, submit);
+	ORDER_BY(x, y, copy);
+	ORDER_BY(x, y, trace_index);
+	return 0;
 }
 
 /* Superimpose copies of the trace, each shifted in time and wrapped around
@@ -709,23 +749,22 @@ static int place_jobs(const struct mxq_sim_trace *t, double scale, struct placed
 static int cmp_sig(const void *a, const void *b)
 {
 	const struct sim_sig *x = a, *y = b;
-	if (x->threads != y->threads)
-		return x->threads < y->threads ? -1 : 1;
-	if (x->memory_mib != y->memory_mib)
-		return x->memory_mib < y->memory_mib ? -1 : 1;
-	if (x->time_min != y->time_min)
-		return x->time_min < y->time_min ? -1 : 1;
-	return (int)x->wide - (int)y->wide;
+
+	ORDER_BY(x, y, threads);
+	ORDER_BY(x, y, memory_mib);
+	ORDER_BY(x, y, time_min);
+	ORDER_BY(x, y, wide);
+	return 0;
 }
 
 static int cmp_queue_key(const void *a, const void *b)
 {
 	const struct sim_queue_key *x = a, *y = b;
-	if (x->sig != y->sig)
-		return x->sig < y->sig ? -1 : 1;
-	if (x->parts != y->parts)
-		return x->parts < y->parts ? -1 : 1;
-	return x->length < y->length ? -1 : x->length > y->length;
+
+	ORDER_BY(x, y, sig);
+	ORDER_BY(x, y, parts);
+	ORDER_BY(x, y, length);
+	return 0;
 }
 
 static uint32_t length_class(int64_t seconds)

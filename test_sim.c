@@ -98,6 +98,40 @@ static void world_done(struct world *w)
 	mxq_power_config_done(&w->cfg);
 }
 
+/* Trace of jobs given as { submit, run, processors, requested time },
+ * numbered from 1. */
+struct job_spec {
+	long submit, run;
+	int procs;
+	long req;
+};
+
+static void world_jobs(struct world *w, const struct job_spec *jobs, size_t n)
+{
+	char *text = calloc(n + 1, 128);
+
+	ck_assert_ptr_nonnull(text);
+	for (size_t k = 0; k < n; k++)
+		swf_line(text + strlen(text), 128, (int)k + 1, jobs[k].submit, jobs[k].run,
+			 jobs[k].procs, jobs[k].req);
+	world_trace(w, text);
+	free(text);
+}
+
+#define WORLD_JOBS(w, ...) do { \
+		static const struct job_spec jobs_[] = { __VA_ARGS__ }; \
+		world_jobs(w, jobs_, sizeof(jobs_) / sizeof(jobs_[0])); \
+	} while (0)
+
+/* N nodes of CORES cores (small_class), default workload options. */
+static void world_nodes(struct world *w, uint32_t n, uint32_t cores)
+{
+	struct mxq_sim_class c;
+
+	small_class(&c, n, cores);
+	world_cluster(w, &c, 1, NULL);
+}
+
 static double job_wait(const struct world *w, size_t k)
 {
 	size_t n;
@@ -268,13 +302,10 @@ END_TEST
 START_TEST(always_on_one_job)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
-	world_trace(&w, swf_line(l, sizeof(l), 1, 100, 50, 1, 60));
-	small_class(&c, 1, 2);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 100, 50, 1, 60 });
+	world_nodes(&w, 1, 2);
 	world_run(&w, &p, 400);
 	/* [0,100) idle 100 W, [100,150) 100 + (200-100)*1/2 = 150 W, [150,400) idle */
 	ck_assert_energy(w.res.busy_j, 150.0 * 50);
@@ -294,15 +325,10 @@ END_TEST
 START_TEST(timeout_boot_delay)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 100 };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
-	strcat(text, swf_line(l, sizeof(l), 2, 500, 10, 1, 10));
-	world_trace(&w, text);
-	small_class(&c, 1, 1);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 500, 10, 1, 10 });
+	world_nodes(&w, 1, 1);
 	world_run(&w, &p, 1000);
 	ck_assert_double_eq(job_wait(&w, 0), 0);
 	ck_assert_double_eq(job_wait(&w, 1), 60);
@@ -328,16 +354,11 @@ END_TEST
 START_TEST(timeout_arrival_during_shutdown)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 100 };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
-	/* shutdown runs [110,130) */
-	strcat(text, swf_line(l, sizeof(l), 2, 117, 10, 1, 10));
-	world_trace(&w, text);
-	small_class(&c, 1, 1);
-	world_cluster(&w, &c, 1, NULL);
+	/* the node shuts down during [110,130) */
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 117, 10, 1, 10 });
+	world_nodes(&w, 1, 1);
 	world_run(&w, &p, 1000);
 	ck_assert_double_eq(job_wait(&w, 1), (130 - 117) + 60);
 	ck_assert_uint_eq(w.res.boots, 1);
@@ -350,18 +371,13 @@ END_TEST
 START_TEST(policy_one_node_cycle)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
-	strcat(text, swf_line(l, sizeof(l), 2, 330, 10, 1, 10));
-	world_trace(&w, text);
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 330, 10, 1, 10 });
 	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
 		     "warm_pool = 0\nboot_time = 1m\n");
 	p.cfg = &w.cfg;
-	small_class(&c, 1, 1);
-	world_cluster(&w, &c, 1, NULL);
+	world_nodes(&w, 1, 1);
 	world_run(&w, &p, 500);
 	/*
 	 * job 1 ends at 10; tick 120: idle 110 s < 120 s; tick 180: DRAIN;
@@ -390,23 +406,16 @@ END_TEST
 START_TEST(policy_warm_pool_and_max_cycles)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60 };
 
-	/* day 0: a job at 0, then two jobs at 1000 needing both nodes */
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
-	strcat(text, swf_line(l, sizeof(l), 2, 1000, 100, 1, 100));
-	strcat(text, swf_line(l, sizeof(l), 3, 1000, 100, 1, 100));
-	/* then again after the second node went off a second time */
-	strcat(text, swf_line(l, sizeof(l), 4, 3000, 100, 1, 100));
-	strcat(text, swf_line(l, sizeof(l), 5, 3000, 100, 1, 100));
-	world_trace(&w, text);
+	/* a job at 0, then two jobs at 1000 needing both nodes, and two at
+	 * 3000 again, the same day */
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 1000, 100, 1, 100 }, { 1000, 100, 1, 100 },
+		   { 3000, 100, 1, 100 }, { 3000, 100, 1, 100 });
 	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
 		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n");
 	p.cfg = &w.cfg;
-	small_class(&c, 2, 1);
-	world_cluster(&w, &c, 1, NULL);
+	world_nodes(&w, 2, 1);
 	world_run(&w, &p, 86400 + 1000);
 	/* the warm node (node-0001, first by name) takes one job at once;
 	 * the other is woken at tick 1020 and runs at 1080 */
@@ -427,16 +436,10 @@ END_TEST
 START_TEST(offline_bound_two_gaps)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 10, 1, 10));
-	strcat(text, swf_line(l, sizeof(l), 2, 50, 10, 1, 10));
-	strcat(text, swf_line(l, sizeof(l), 3, 1000, 10, 1, 10));
-	world_trace(&w, text);
-	small_class(&c, 1, 1);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 50, 10, 1, 10 }, { 1000, 10, 1, 10 });
+	world_nodes(&w, 1, 1);
 	world_run(&w, &p, 1110);
 	/* busy 3 x 10 s x 200 W; idle gaps 40 s, 940 s and a 100 s tail */
 	ck_assert_energy(w.res.energy_j, 6000 + (40 + 940 + 100) * 100.0);
@@ -451,17 +454,13 @@ END_TEST
 START_TEST(dispatch_gang_and_backfill)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 100));
-	strcat(text, swf_line(l, sizeof(l), 2, 10, 50, 2, 50));   /* gang: both nodes */
-	strcat(text, swf_line(l, sizeof(l), 3, 20, 30, 1, 30));   /* ends by 100: backfills */
-	strcat(text, swf_line(l, sizeof(l), 4, 20, 200, 1, 200)); /* would delay job 2 */
-	world_trace(&w, text);
-	small_class(&c, 2, 1);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 0, 100, 1, 100 },
+		   { 10, 50, 2, 50 },     /* gang: both nodes */
+		   { 20, 30, 1, 30 },     /* ends by 100: backfills */
+		   { 20, 200, 1, 200 });  /* would delay job 2 */
+	world_nodes(&w, 2, 1);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 1);
 	world_run(&w, &p, 400);
 	ck_assert_double_eq(job_wait(&w, 0), 0);
@@ -480,12 +479,9 @@ START_TEST(dispatch_clamp)
 	struct world w;
 	struct mxq_sim_class c;
 	struct mxq_sim_workload_opts o;
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 100));
-	strcat(text, swf_line(l, sizeof(l), 2, 10, 50, 2, 50));
-	world_trace(&w, text);
+	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 2, 50 });
 	small_class(&c, 2, 1);
 	mxq_sim_workload_opts_defaults(&o);
 	o.wide = MXQ_SIM_WIDE_CLAMP;
@@ -527,18 +523,17 @@ START_TEST(time_limit)
 	struct world w;
 	struct mxq_sim_class c;
 	struct mxq_sim_workload_opts o;
-	char l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
-	world_trace(&w, swf_line(l, sizeof(l), 1, 0, 100, 1, 60));
-	small_class(&c, 1, 1);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 0, 100, 1, 60 });
+	world_nodes(&w, 1, 1);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->cut_to_limit, 1);
 	world_run(&w, &p, 200);
 	ck_assert_int_eq(mxq_sim_done_at(w.sim), 60);
 	world_done(&w);
 
-	world_trace(&w, swf_line(l, sizeof(l), 1, 0, 100, 1, 60));
+	WORLD_JOBS(&w, { 0, 100, 1, 60 });
+	small_class(&c, 1, 1);
 	mxq_sim_workload_opts_defaults(&o);
 	o.keep_overruns = true;
 	world_cluster(&w, &c, 1, &o);
@@ -595,13 +590,10 @@ START_TEST(qualification)
 {
 	struct world w;
 	struct mxq_sim_class c[2];
-	char text[512], l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
 	/* a 2-hour job on classes accepting at most 1 hour: unrunnable */
-	snprintf(text, sizeof(text), "%s", swf_line(l, sizeof(l), 1, 0, 100, 1, 7200));
-	strcat(text, swf_line(l, sizeof(l), 2, 0, 100, 4, 600));
-	world_trace(&w, text);
+	WORLD_JOBS(&w, { 0, 100, 1, 7200 }, { 0, 100, 4, 600 });
 	small_class(&c[0], 2, 1);
 	c[0].maxtime_min = 60;
 	small_class(&c[1], 1, 4);
@@ -624,15 +616,12 @@ END_TEST
 START_TEST(time_series)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	char l[128];
 	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 60,
 				    .series_step_s = 100 };
 	const double *pw, *bz;
 
-	world_trace(&w, swf_line(l, sizeof(l), 1, 100, 50, 1, 60));
-	small_class(&c, 2, 1);
-	world_cluster(&w, &c, 1, NULL);
+	WORLD_JOBS(&w, { 100, 50, 1, 60 });
+	world_nodes(&w, 2, 1);
 	world_run(&w, &p, 250);
 	ck_assert_uint_eq(mxq_sim_series(w.sim, &pw, &bz), 3);
 	/* both nodes on until 60, then shutting down until 80, then off; node 1
