@@ -706,9 +706,14 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	       trace_name, st->jobs, st->trace_jobs, trace->skipped_runtime, trace->skipped_procs,
 	       st->unrunnable, st->wide, st->cut_to_limit, days,
 	       cap_s > 0 && days > 0 ? (double)st->busy_core_seconds / (cap_s * days * 86400) : 0);
-	if (o->scale != 1.0 || o->days > 0 || o->skip_days > 0)
-		printf("window: skip %.2f days, %s%.2f days, scale %.3f\n", o->skip_days,
-		       o->days > 0 ? "" : "all, ", o->days, o->scale);
+	if (o->scale != 1.0 || o->days > 0 || o->skip_days > 0) {
+		if (o->days > 0)
+			snprintf(a, sizeof(a), "%.2f days", o->days);
+		else
+			snprintf(a, sizeof(a), "to the end");
+		printf("window: from %.2f days after the first job, %s, trace scaled %.3f times\n",
+		       o->skip_days, a, o->scale);
+	}
 	for (size_t i = 0; i < n_classes; i++) {
 		const struct mxq_sim_class *k = &classes[i];
 		if (k->memory_mib)

@@ -35,12 +35,12 @@
 #include "mxq_sim.h"
 
 #include <ctype.h>
-#include <stddef.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
