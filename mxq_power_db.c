@@ -195,7 +195,12 @@ static const char *node_sql =
 	"SELECT p.hostname, p.state, UNIX_TIMESTAMP(p.state_since), p.admin_off, p.excluded,"
 	" p.node_class, p.efficiency_rank, p.failure_count, p.failure_reason,"
 	" (p.node_ack = 'IDLE' AND p.node_ack_at >= p.state_since),"
-	" UNIX_TIMESTAMP(p.node_seen_at), UNIX_TIMESTAMP(p.last_job_end),"
+	/* registration time: the node's own record, or for an mxqd that does not
+	 * take part (--no-power-node, old versions) the start of its daemon row
+	 * (whole seconds, so counted as late in its second as possible) */
+	" UNIX_TIMESTAMP(GREATEST(COALESCE(p.node_seen_at, '1970-01-01 00:00:01'),"
+	"   COALESCE(TIMESTAMPADD(MICROSECOND, 999000, d.daemon_start), '1970-01-01 00:00:01'))),"
+	" UNIX_TIMESTAMP(p.last_job_end),"
 	" IF(p.cycles_day = CURDATE(), p.cycles_today, 0), UNIX_TIMESTAMP(p.last_boot_ok_at),"
 	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
 	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"

@@ -40,7 +40,7 @@ pgroup_gone() {
 mxq_test_cleanup_hook() {
 	for g in $(cb_pgids); do
 		case $g in ''|*[!0-9]*|0|1) continue ;; esac
-		kill -KILL -- "-$g" 2>/dev/null
+		kill -KILL "-$g" 2>/dev/null
 	done
 	mxqd_cleanup
 }

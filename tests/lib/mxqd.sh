@@ -268,7 +268,7 @@ mxqd__kill_spool_leftovers() {
 			# only while it still is a session leader (ours, not a reused pid)
 			_sid=$(sed 's/^.*) //' "/proc/$_p/stat" 2>/dev/null | cut -d' ' -f4)
 			[ "$_sid" = "$_p" ] || continue
-			kill -KILL -- "-$_p" 2>/dev/null
+			kill -KILL "-$_p" 2>/dev/null
 			kill -KILL "$_p" 2>/dev/null
 		done
 	done
