@@ -93,6 +93,7 @@ check-integration: $(PROGRAMS)
 bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
+	sh tests/bench_tick.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
