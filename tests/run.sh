@@ -62,6 +62,7 @@ for t in $tests; do
 	name=${t##*/}
 	log=$run_dir/$name.log
 	echo "# $name"
+	t0=$(date +%s)
 	case $(head -n 1 "$t") in
 	'#!'*bash*) interp=bash ;;
 	*) interp='sh' ;;
@@ -86,6 +87,7 @@ for t in $tests; do
 		echo "not ok - $name reported no results"
 		f=1
 	fi
+	echo "# $name: $p passed, $f failed, $(( $(date +%s) - t0 )) s"
 	passed=$((passed + p))
 	failed=$((failed + f))
 	[ "$f" -eq 0 ] || failed_names="$failed_names $name"
