@@ -84,10 +84,10 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	/* ------------------------------------------------------------ idle time */
-	{ "idle node suspended after idle time", "warm_pool = 0\n", FRESH,
+	{ "idle node suspended after idle time", "warm_pool = 0\nidle_time = 10m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 20 * MIN) }, { { 0 } },
 	  { { "n1", "DRAIN", "idle 20m (idle time 10m)" } }, ANY },
-	{ "idle node not suspended before idle time", "warm_pool = 0\n", FRESH,
+	{ "idle node not suspended before idle time", "warm_pool = 0\nidle_time = 10m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "not idle long enough: 3m of 10m" } }, ANY },
 	{ "configured idle time", "warm_pool = 0\nidle_time = 30m\n", FRESH,
@@ -313,7 +313,7 @@ static const struct scenario scenarios[] = {
 	  { { .jobs = 10 } },
 	  { { "b1", "NONE", "counted as capacity for 10 pending jobs" }, { "o1", "NONE", "off" } },
 	  ANY },
-	{ "GPU group wakes exactly the GPU node", "", FRESH,
+	{ "GPU group wakes exactly the GPU node", "warm_pool = 1\n", FRESH,
 	  { N("c1", "ON", HOUR, 1), N("o1", "OFF", HOUR, 2), N("g1", "OFF", HOUR, 9, .gpus = 2),
 	    N("o3", "OFF", HOUR, 3) },
 	  { { .gpus = 1, .jobs = 2, .label = "gpu group" } },
@@ -338,6 +338,12 @@ static const struct scenario scenarios[] = {
 	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 3 },
 	{ "wake when the busy node frees later than a boot", "boot_time = 3m\n", FRESH,
 	  { N("n1", "ON", HOUR, 1, .slots = 4, .jobs = 4, .end_in = 10 * MIN),
+	    N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 3 } },
+	  { { "o1", "WAKE", "no powered-on node has room" } },
+	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
+	{ "a job overdue by more than a boot does not hold back a wake", "boot_time = 3m\n", FRESH,
+	  { N("n1", "ON", HOUR, 1, .slots = 4, .jobs = 4, .end_in = -10 * MIN),
 	    N("o1", "OFF", HOUR, 2) },
 	  { { .jobs = 3 } },
 	  { { "o1", "WAKE", "no powered-on node has room" } },
@@ -897,7 +903,7 @@ START_TEST(test_config_values)
 	ck_assert_int_eq(mxq_power_config_idle_time(&cfg), 1800);
 	/* the new file replaced everything, back to defaults where not set */
 	ck_assert_uint_eq(cfg.n_exclude, 0);
-	ck_assert_uint_eq(cfg.warm_pool, 1);
+	ck_assert_uint_eq(cfg.warm_pool, 0);
 	mxq_power_config_done(&cfg);
 }
 END_TEST
