@@ -188,8 +188,8 @@ static int outcome_to_status(const struct mxqd_job *job, const struct mxqd_outco
 	return MXQ_JOB_STATUS_FAILED;                   /* non-zero exit or own signal */
 }
 
-/* Record a terminal status. 0 when recorded (or someone else already ended
- * the job), negative errno when the database must be asked again later. */
+/* Record a terminal status. 1 when recorded, 0 when someone else already
+ * ended the job, negative errno when the database must be asked again. */
 static int record_end(struct mxqd_server *server, struct mxqd_job *job, int status,
 		      const struct mxqd_outcome *o)
 {
@@ -217,7 +217,7 @@ static int record_end(struct mxqd_server *server, struct mxqd_job *job, int stat
 	if (n == 0)
 		mx_log_warning("job %" PRIu64 ": was no longer active in the database; status %s not recorded",
 			       job->job_id, mxq_job_status_to_name(status));
-	return 0;
+	return n > 0;
 }
 
 static void describe_outcome(const struct mxqd_job *job, int status, const struct mxqd_outcome *o)
@@ -244,7 +244,9 @@ static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 	if (r < 0)
 		return r;
 	describe_outcome(job, job->final_status, job->outcome);
-	mxqd_hooks_job_ended(server, job, job->final_status);
+	/* hooks (callbacks, energy) only for an outcome that is on record */
+	if (r > 0)
+		mxqd_hooks_job_ended(server, job, job->final_status);
 	mxqd_outcome_remove(server->spooldir, job->job_id);
 	job_list_remove(server, job);
 	job_free(job);
@@ -670,8 +672,6 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	struct mx_db_result *res = NULL;
 	int64_t n;
 
-	if (!server->jobs)
-		return 0;
 	n = mx_db_query(server->db, &res,
 		"SELECT j.job_id FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 		" WHERE j.daemon_id = ? AND j.job_status IN (" ACTIVE_STATUSES ")"
@@ -680,8 +680,21 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
-		struct mxqd_job *job = find_job(server, mx_db_u64(res, 0));
-		if (job && !job->ended && !job->kill_sent_ms) {
+		uint64_t job_id = mx_db_u64(res, 0);
+		struct mxqd_job *job = find_job(server, job_id);
+
+		if (!job) {
+			/* cancelled between our claim and its start: it never ran */
+			int64_t m = mx_db_exec(server->db,
+				"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+				" WHERE job_id = ? AND daemon_id = ? AND job_status = ?",
+				"iUUi", MXQ_JOB_STATUS_CANCELLED, job_id, server->daemon_id,
+				MXQ_JOB_STATUS_CANCELLING);
+			if (m > 0)
+				mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
+			continue;
+		}
+		if (!job->ended && !job->kill_sent_ms) {
 			mx_log_info("job %" PRIu64 ": cancelled, terminating process group %d",
 				    job->job_id, (int)job->job_pid);
 			kill_job(job, MXQD_KILL_CANCEL);
