@@ -3,11 +3,14 @@
  */
 #include "mxq_client.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "mx_util.h"
 
 static const char *program = "mxq";
 
@@ -41,4 +44,17 @@ void mxq_complain_getopt(int c, char **argv)
 		mxq_complain("unknown option '%s' (try '%s --help')", arg, program);
 	else
 		mxq_complain("unknown option '-%c' (try '%s --help')", optopt, program);
+}
+
+int mxq_parse_id(const char *option, const char *arg, uint64_t *ret)
+{
+	uint64_t v;
+
+	if (mx_strtou64(arg, &v) < 0 || v == 0) {
+		mxq_complain("--%s: '%s' is not a positive number", option, arg);
+		return -EINVAL;
+	}
+	if (ret)
+		*ret = v;
+	return 0;
 }

@@ -7,6 +7,8 @@
 #ifndef MXQ_CLIENT_H
 #define MXQ_CLIENT_H
 
+#include <stdint.h>
+
 /* Name used as prefix of complaints ("mxqsub"); not copied. */
 void mxq_client_set_program(const char *name);
 
@@ -18,5 +20,9 @@ void mxq_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * anything else for an unknown option) for the option at argv[optind - 1].
  */
 void mxq_complain_getopt(int c, char **argv);
+
+/* A positive id (group, job) given as --OPTION; complains and returns
+ * -EINVAL for anything else. RET may be NULL to only check. */
+int mxq_parse_id(const char *option, const char *arg, uint64_t *ret);
 
 #endif

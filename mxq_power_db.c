@@ -585,9 +585,32 @@ int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lea
 
 /* ------------------------------------------------------------- node side */
 
-int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
+/* Start a transaction and lock HOSTNAME's row, its state into STATE.
+ * 0, or -ENOENT for an unknown host / negative errno, rolled back then. */
+static int begin_locked(struct mx_db *db, const char *hostname, char *state, size_t len)
 {
 	struct mx_db_result *res = NULL;
+	int64_t n;
+	int r;
+
+	r = mx_db_begin(db);
+	if (r < 0)
+		return r;
+	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE",
+			"s", hostname);
+	if (n <= 0) {
+		mx_db_result_free(res);
+		mx_db_rollback(db);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	mx_db_next(res);
+	snprintf(state, len, "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	mx_db_result_free(res);
+	return 0;
+}
+
+int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
+{
 	char from[32];
 	bool booted;
 	int64_t n;
@@ -601,18 +624,9 @@ int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
 	if (n == 1)
 		return insert_event(db, hostname, "", "ON", "first registration of its mxqd", 0, "node");
 
-	r = mx_db_begin(db);
+	r = begin_locked(db, hostname, from, sizeof(from));
 	if (r < 0)
 		return r;
-	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE", "s", hostname);
-	if (n <= 0) {
-		mx_db_result_free(res);
-		mx_db_rollback(db);
-		return n < 0 ? (int)n : -ENOENT;
-	}
-	mx_db_next(res);
-	snprintf(from, sizeof(from), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
-	mx_db_result_free(res);
 	booted = strcmp(from, "POWERING_ON") == 0;
 	if (booted || strcmp(from, "OFF") == 0 || strcmp(from, "UNKNOWN") == 0 ||
 	    strcmp(from, "POWERING_OFF") == 0) {
@@ -700,24 +714,13 @@ int mxq_power_db_node_job_ended(struct mx_db *db, const char *hostname)
 int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *action,
 		       const char *reason, const char *admin_name)
 {
-	struct mx_db_result *res = NULL;
 	char state[32], text[1200];
 	int64_t n;
 	int r;
 
-	r = mx_db_begin(db);
+	r = begin_locked(db, hostname, state, sizeof(state));
 	if (r < 0)
 		return r;
-	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE",
-			"s", hostname);
-	if (n <= 0) {
-		mx_db_result_free(res);
-		mx_db_rollback(db);
-		return n < 0 ? (int)n : -ENOENT;
-	}
-	mx_db_next(res);
-	snprintf(state, sizeof(state), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
-	mx_db_result_free(res);
 	snprintf(text, sizeof(text), "%s by %s%s%s", action, admin_name ? admin_name : "admin",
 		 reason && reason[0] ? ": " : "", reason ? reason : "");
 
@@ -901,7 +904,6 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 int mxq_power_db_set(struct mx_db *db, const char *hostname, const char *key, const char *value,
 		     const char *admin_name, char *errbuf, size_t errlen)
 {
-	struct mx_db_result *res = NULL;
 	char sql[256], text[1200], state[32];
 	int64_t n;
 	int k, r;
@@ -911,22 +913,12 @@ int mxq_power_db_set(struct mx_db *db, const char *hostname, const char *key, co
 		return k;
 	snprintf(sql, sizeof(sql), "UPDATE mxq_power SET %s = ? WHERE hostname = ?", set_keys[k].column);
 	snprintf(text, sizeof(text), "set %s=%s by %s", key, value, admin_name ? admin_name : "admin");
-	r = mx_db_begin(db);
+	r = begin_locked(db, hostname, state, sizeof(state));
 	if (r < 0)
 		return r;
-	n = mx_db_query(db, &res, "SELECT state FROM mxq_power WHERE hostname = ? FOR UPDATE",
-			"s", hostname);
-	if (n <= 0) {
-		mx_db_result_free(res);
-		mx_db_rollback(db);
-		return n < 0 ? (int)n : -ENOENT;
-	}
-	mx_db_next(res);
-	snprintf(state, sizeof(state), "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
-	mx_db_result_free(res);
 	n = mx_db_exec(db, sql, "ss", value, hostname);
-	if (n >= 0)
-		n = insert_event(db, hostname, state, state, text, 0, "admin");
+	if (n >= 0 && (r = insert_event(db, hostname, state, state, text, 0, "admin")) < 0)
+		n = r;
 	if (n < 0) {
 		mx_db_rollback(db);
 		return (int)n;

@@ -412,17 +412,6 @@ static int normalize_status(struct filters *f, const char *arg)
 	return 0;
 }
 
-static int check_id(const char *name, const char *arg)
-{
-	uint64_t v;
-
-	if (mx_strtou64(arg, &v) < 0 || v == 0) {
-		mxq_complain("--%s: '%s' is not a positive number", name, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* 0 go on, 1 exit successfully, negative: usage error (already reported). */
 static int parse_args(int argc, char **argv, struct filters *f)
 {
@@ -457,12 +446,12 @@ static int parse_args(int argc, char **argv, struct filters *f)
 			f->user = optarg;
 			break;
 		case 'g':
-			if (check_id("group-id", optarg) < 0)
+			if (mxq_parse_id("group-id", optarg, NULL) < 0)
 				return -EINVAL;
 			f->group_id = optarg;
 			break;
 		case 'J':
-			if (check_id("job-id", optarg) < 0)
+			if (mxq_parse_id("job-id", optarg, NULL) < 0)
 				return -EINVAL;
 			f->job_id = optarg;
 			f->jobs = true;

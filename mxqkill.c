@@ -294,15 +294,6 @@ db_error:
 
 /* ------------------------------------------------------------------ */
 
-static int parse_id(const char *name, const char *arg, uint64_t *ret)
-{
-	if (mx_strtou64(arg, ret) < 0 || *ret == 0) {
-		mxq_complain("--%s: '%s' is not a positive number", name, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* 0 go on, 1 exit successfully, negative: usage error (already reported). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -321,11 +312,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, ":g:J:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (parse_id("group-id", optarg, &o->group_id) < 0)
+			if (mxq_parse_id("group-id", optarg, &o->group_id) < 0)
 				return -EINVAL;
 			break;
 		case 'J':
-			if (parse_id("job-id", optarg, &o->job_id) < 0)
+			if (mxq_parse_id("job-id", optarg, &o->job_id) < 0)
 				return -EINVAL;
 			break;
 		case 'M': o->defaults_file = optarg; break;
