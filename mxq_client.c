@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mx_db.h"
 #include "mx_util.h"
 
 static const char *program = "mxq";
@@ -57,4 +58,19 @@ int mxq_parse_id(const char *option, const char *arg, uint64_t *ret)
 	if (ret)
 		*ret = v;
 	return 0;
+}
+
+int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group)
+{
+	char err[1024];
+	int r;
+
+	r = mx_db_connect(ret_db, defaults_file, group, err, sizeof(err));
+	if (r == -ENOMEM)
+		mxq_complain("out of memory");
+	else if (r < 0 && group && !strstr(err, group))
+		mxq_complain("%s (group [%s])", err, group);
+	else if (r < 0)
+		mxq_complain("%s", err);
+	return r;
 }

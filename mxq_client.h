@@ -21,6 +21,13 @@ void mxq_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void mxq_complain_getopt(int c, char **argv);
 
+struct mx_db;
+/*
+ * Connect with the defaults file and group; on failure complain once, in one
+ * line that names the file and group, and return the negative errno.
+ */
+int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group);
+
 /* A positive id (group, job) given as --OPTION; complains and returns
  * -EINVAL for anything else. RET may be NULL to only check. */
 int mxq_parse_id(const char *option, const char *arg, uint64_t *ret);

@@ -11,6 +11,7 @@
 
 #include "mx_db.h"
 #include "mx_log.h"
+#include "mxq_client.h"
 #include "mxqadmin.h"
 
 struct subcommand {
@@ -51,6 +52,7 @@ int main(int argc, char **argv)
 	int c;
 
 	mx_log_set_program("mxqadmin");
+	mxq_client_set_program("mxqadmin");
 	if (!dbopt.group)
 		dbopt.group = MX_DB_GROUP_CLIENT;
 	/* '+': stop at the subcommand, its options are its own */

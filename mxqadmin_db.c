@@ -198,15 +198,12 @@ static int check_database_selected(struct mx_db *db, const struct mxqadmin_db_op
 
 static int connect_db(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt)
 {
-	char err[1024];
 	struct mx_db *db = NULL;
 	int r;
 
-	r = mx_db_connect(&db, dbopt->defaults_file, dbopt->group, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: %s\n", err);
+	r = mxqadmin_connect(&db, dbopt);
+	if (r < 0)
 		return r;
-	}
 	r = check_database_selected(db, dbopt);
 	if (r < 0) {
 		mx_db_close(db);

@@ -564,7 +564,6 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 	struct energy_args a = { .limit = 1000 };
 	const char *cmd = argv[0];
 	struct mx_db *db = NULL;
-	char errbuf[512];
 	int c, rc;
 
 	optind = 1;
@@ -611,11 +610,8 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 	if (strcmp(cmd, "usage") == 0 && (!a.have_from || !a.have_to))
 		return bad("usage needs --from T and --to T");
 
-	if (mx_db_connect(&db, dbopt->defaults_file, dbopt->group ? dbopt->group : MX_DB_GROUP_CLIENT,
-			  errbuf, sizeof(errbuf)) < 0) {
-		fprintf(stderr, "mxqadmin: %s\n", errbuf);
+	if (mxqadmin_connect(&db, dbopt) < 0)
 		return 1;
-	}
 	if (strcmp(cmd, "usage") == 0)
 		rc = cmd_usage(db, &a);
 	else if (strcmp(cmd, "job") == 0)

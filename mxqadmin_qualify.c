@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "mx_db.h"
+#include "mxq_client.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqadmin.h"
@@ -40,13 +41,7 @@
 
 int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt)
 {
-	char err[1024];
-	int r;
-
-	r = mx_db_connect(ret_db, dbopt->defaults_file, dbopt->group, err, sizeof(err));
-	if (r < 0)
-		fprintf(stderr, "mxqadmin: %s\n", err);
-	return r;
+	return mxq_client_connect(ret_db, dbopt->defaults_file, dbopt->group);
 }
 
 enum group_col {

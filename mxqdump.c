@@ -569,7 +569,6 @@ int main(int argc, char **argv)
 		.db_group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
 	};
 	struct mx_db *db = NULL;
-	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
 	mxq_client_set_program("mxqdump");
@@ -589,16 +588,9 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	r = mx_db_connect(&db, f.defaults_file, f.db_group, errbuf, sizeof(errbuf));
-	if (r < 0) {
-		if (r == -ENOMEM)
-			mxq_complain("out of memory");
-		else if (strstr(errbuf, f.db_group))
-			mxq_complain("%s", errbuf);
-		else
-			mxq_complain("%s (group [%s])", errbuf, f.db_group);
+	r = mxq_client_connect(&db, f.defaults_file, f.db_group);
+	if (r < 0)
 		goto out;
-	}
 	if (dump(db, &f) == 0)
 		status = EXIT_SUCCESS;
 out:

@@ -347,7 +347,6 @@ int main(int argc, char **argv)
 	};
 	struct mx_db *db = NULL;
 	char *terminable = NULL;
-	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
 	mxq_client_set_program("mxqkill");
@@ -365,16 +364,9 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	r = mx_db_connect(&db, o.defaults_file, o.db_group, errbuf, sizeof(errbuf));
-	if (r < 0) {
-		if (r == -ENOMEM)
-			mxq_complain("out of memory");
-		else if (strstr(errbuf, o.db_group))
-			mxq_complain("%s", errbuf);
-		else
-			mxq_complain("%s (group [%s])", errbuf, o.db_group);
+	r = mxq_client_connect(&db, o.defaults_file, o.db_group);
+	if (r < 0)
 		goto out;
-	}
 	if (o.group_id)
 		r = cancel_group(db, o.group_id, terminable);
 	else

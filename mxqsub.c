@@ -673,7 +673,6 @@ int main(int argc, char **argv)
 	};
 	uint64_t group_id = 0, job_id = 0;
 	struct mx_db *db = NULL;
-	char errbuf[512];
 	int r, status = EXIT_FAILURE;
 
 	mxq_client_set_program("mxqsub");
@@ -696,16 +695,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	r = mx_db_connect(&db, dbo.defaults_file, dbo.group, errbuf, sizeof(errbuf));
-	if (r < 0) {
-		if (r == -ENOMEM)
-			mxq_complain("out of memory");
-		else if (strstr(errbuf, dbo.group))
-			mxq_complain("%s", errbuf);
-		else
-			mxq_complain("%s (group [%s])", errbuf, dbo.group);
+	r = mxq_client_connect(&db, dbo.defaults_file, dbo.group);
+	if (r < 0)
 		goto out;
-	}
 	/* a deadlock between two submitters creating groups is worth a retry */
 	for (int attempt = 0; attempt < 5; attempt++) {
 		r = submit(db, &sub, &group_id, &job_id);
