@@ -22,43 +22,7 @@ mxqadmin=$MXQ_BUILD_DIR/mxqadmin
 
 # ------------------------------------------------------------------ TAP
 
-tap_n=0
-tap_failed=0
-ok() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
-}
-not_ok() {
-	tap_n=$((tap_n + 1))
-	tap_failed=$((tap_failed + 1))
-	echo "not ok $tap_n - $*"
-}
-diag() {
-	sed 's/^/#   /'
-}
-# is DESC GOT WANT
-is() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1"
-		printf 'got:  %s\nwant: %s\n' "$2" "$3" | diag
-	fi
-}
-# contains DESC TEXT NEEDLE
-contains() {
-	case $2 in
-	*"$3"*) ok "$1" ;;
-	*) not_ok "$1"; printf 'expected to contain: %s\ngot: %s\n' "$3" "$2" | diag ;;
-	esac
-}
-# lacks DESC TEXT NEEDLE
-lacks() {
-	case $2 in
-	*"$3"*) not_ok "$1"; printf 'expected NOT to contain: %s\ngot: %s\n' "$3" "$2" | diag ;;
-	*) ok "$1" ;;
-	esac
-}
+. "$MXQ_SRC_DIR/tests/lib/tap.sh"
 
 # ------------------------------------------------------------- helpers
 
@@ -164,7 +128,7 @@ is "list: OFF state and its age" "$(echo "$out" | awk '$1 == "gpu1" {print $2, $
 contains "list: FAILED state" "$(echo "$out" | grep '^cpu2 ')" "FAILED"
 contains "list: long reason cut in the table" "$(echo "$out" | grep '^gpu1 ')" \
 	"suspended: idle for 35m, longer than the idle..."
-lacks "list: cut reason does not run on" "$(echo "$out" | grep '^gpu1 ')" "most expensive"
+not_contains "list: cut reason does not run on" "$(echo "$out" | grep '^gpu1 ')" "most expensive"
 
 json=$(admin power list --json)
 is "list --json: states" "$(echo "$json" |

@@ -25,36 +25,7 @@ mxqd=$MXQ_BUILD_DIR/mxqd
 
 # ------------------------------------------------------------------ TAP
 
-tap_n=0
-tap_failed=0
-ok() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
-}
-not_ok() {
-	tap_n=$((tap_n + 1))
-	tap_failed=$((tap_failed + 1))
-	echo "not ok $tap_n - $*"
-}
-diag() {
-	sed 's/^/#   /'
-}
-# is DESC GOT WANT
-is() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1"
-		printf 'got:  %s\nwant: %s\n' "$2" "$3" | diag
-	fi
-}
-# contains DESC TEXT NEEDLE
-contains() {
-	case $2 in
-	*"$3"*) ok "$1" ;;
-	*) not_ok "$1"; printf 'expected to contain: %s\ngot: %s\n' "$3" "$2" | diag ;;
-	esac
-}
+. "$MXQ_SRC_DIR/tests/lib/tap.sh"
 
 # ------------------------------------------------------------- helpers
 

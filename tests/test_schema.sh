@@ -19,48 +19,7 @@ mxqadmin=$MXQ_BUILD_DIR/mxqadmin
 
 # ------------------------------------------------------------------ TAP
 
-tap_n=0
-ok() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
-}
-not_ok() {
-	tap_n=$((tap_n + 1))
-	echo "not ok $tap_n - $*"
-}
-diag() {
-	sed 's/^/#   /'
-}
-# check DESC CMD...: passes when CMD succeeds
-check() {
-	_desc=$1
-	shift
-	if "$@"; then ok "$_desc"; else not_ok "$_desc"; fi
-}
-# is DESC GOT WANT: passes when the strings are equal; shows a diff if not
-is() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1"
-		printf '%s\n' "$2" >"$MXQ_TEST_DIR/got"
-		printf '%s\n' "$3" >"$MXQ_TEST_DIR/want"
-		diff -u "$MXQ_TEST_DIR/want" "$MXQ_TEST_DIR/got" | head -n 40 | diag
-	fi
-}
-# contains DESC TEXT NEEDLE
-contains() {
-	case $2 in
-	*"$3"*) ok "$1" ;;
-	*) not_ok "$1"; printf '%s\n' "expected to contain: $3" "$2" | diag ;;
-	esac
-}
-not_contains() {
-	case $2 in
-	*"$3"*) not_ok "$1"; printf '%s\n' "expected not to contain: $3" "$2" | diag ;;
-	*) ok "$1" ;;
-	esac
-}
+. "$MXQ_SRC_DIR/tests/lib/tap.sh"
 
 # ------------------------------------------------------------- helpers
 

@@ -57,42 +57,7 @@ mxqd__hosts=
 
 # ------------------------------------------------------------------ TAP
 
-tap_n=0
-ok() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
-}
-not_ok() {
-	tap_n=$((tap_n + 1))
-	echo "not ok $tap_n - $*"
-}
-diag() {
-	sed 's/^/#   /'
-}
-check() {
-	_desc=$1
-	shift
-	if "$@"; then ok "$_desc"; else not_ok "$_desc"; fi
-}
-is() {
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1"
-		printf '%s\n' "$2" >"$MXQ_TEST_DIR/tap.got"
-		printf '%s\n' "$3" >"$MXQ_TEST_DIR/tap.want"
-		diff -u "$MXQ_TEST_DIR/tap.want" "$MXQ_TEST_DIR/tap.got" | head -n 40 | diag
-	fi
-}
-contains() {
-	case $2 in
-	*"$3"*) ok "$1" ;;
-	*) not_ok "$1"; printf '%s\n' "expected to contain: $3" "$2" | head -n 40 | diag ;;
-	esac
-}
-tap_done() {
-	echo "1..$tap_n"
-}
+. "$MXQ_SRC_DIR/tests/lib/tap.sh"
 section() {
 	echo "# --- $* (at $(( ($(now_cs) - tap_t0) / 100 ))s)"
 }
