@@ -532,7 +532,7 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 	if (to == MXQ_POWER_DRAINING)
 		n = mx_db_exec(db, "UPDATE mxq_power SET node_ack = '', node_ack_at = NULL WHERE hostname = ?",
 			       "s", hostname);
-	else if (to == MXQ_POWER_POWERING_ON)
+	else if (to == MXQ_POWER_POWERING_ON && from != to)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET cycles_today = IF(cycles_day = CURDATE(), cycles_today + 1, 1),"
 			" cycles_day = CURDATE() WHERE hostname = ?", "s", hostname);

@@ -744,28 +744,29 @@ static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
  * A new leader finishes what its predecessor wrote but may not have sent:
  * intent is written before actuation (DESIGN 5.3), so a node found in
  * POWERING_ON or POWERING_OFF gets its wake or power-off again. Both are
- * idempotent; a failure here is left to the deadline, which then names it.
+ * idempotent. The re-sent action starts its deadline afresh (a same-state
+ * transition with an event): time the previous leader, or the database,
+ * was gone is not the node's fault. A failure is left to that deadline.
  */
 static void finish_inherited_transitions(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
 {
 	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
-		const struct mxq_power_node *n = &s->nodes[i];
+		struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
-		char err[512] = "";
+		bool wake = n->state == MXQ_POWER_POWERING_ON && !n->seen_up;
+		char err[512] = "", why[128];
 		int r;
 
-		if (n->excluded)
+		if (n->excluded || !(wake || (n->state == MXQ_POWER_POWERING_OFF && !n->seen_down)))
 			continue;
-		if (n->state == MXQ_POWER_POWERING_ON && !n->seen_up)
-			r = actuate_wake(h, err, sizeof(err));
-		else if (n->state == MXQ_POWER_POWERING_OFF && !n->seen_down)
-			r = actuate_power_off(h, err, sizeof(err));
-		else
+		snprintf(why, sizeof(why), "%s sent again by the new leader (epoch %" PRIu64 ")",
+			 wake ? "wake" : "power-off", pm.lease.epoch);
+		if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, n->state, why) != 1)
 			continue;
-		mx_log_notice("power: %s was %s when this leader took over: %s sent again%s%s",
-			      h->hostname, mxq_power_state_to_string(n->state),
-			      n->state == MXQ_POWER_POWERING_ON ? "wake" : "power-off",
-			      r < 0 ? ", failed: " : "", r < 0 ? err : "");
+		n->state_since = s->now;
+		r = wake ? actuate_wake(h, err, sizeof(err)) : actuate_power_off(h, err, sizeof(err));
+		mx_log_notice("power: %s: %s%s%s", h->hostname, why, r < 0 ? ", failed: " : "",
+			      r < 0 ? err : "");
 	}
 }
 
