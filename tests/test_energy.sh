@@ -18,8 +18,9 @@
 #      recorded partial with the energy measured before, mxqd keeps running
 #      and measures again once the file is back
 #   3. jobs + idle + boot + shutdown energy equal the node total within 1 %
-#   4. two jobs on a 2-slot node, a busy loop and one that burns a third
-#      of each 100 ms: active energy splits 3:1 within 2 %
+#   4. two jobs on a 2-slot node that keep their own CPU time at 3/4 and
+#      1/4 of the wall time (both below a core, so both can hold it on a
+#      busy machine): active energy splits 3:1 within 2 %
 #   5. a job re-adopted by a restarted mxqd keeps the earlier energy,
 #      adds the rest and is partial
 #   6. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
@@ -194,31 +195,33 @@ is "node samples stored" "$samples" 1
 # ------------------------------------------------- 4. 3:1 CPU split
 
 section "4. two jobs, 3:1 CPU time"
-cat >"$W/burn.sh" <<'EOF'
-# burn.sh T0_US T1_US BUSY_US PERIOD_US: from T0 to T1 burn BUSY of every
-# PERIOD (aligned to T0), sleep the rest without forking.
-t0=$1 t1=$2 busy=$3 period=$4
-fifo=$(mktemp -u) && mkfifo "$fifo" && exec 9<>"$fifo" && rm -f "$fifo"
-now() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
-nap() { local us=$1; ((us > 0)) || return 0; read -t "$((us / 1000000)).$(printf %06d $((us % 1000000)))" -u 9; }
-nap $(( t0 - $(now) ))
-k=0
-while :; do
-	start=$((t0 + k * period))
-	((start >= t1)) && break
-	stop=$((start + busy)); ((stop > t1)) && stop=$t1
-	while ((${EPOCHREALTIME/./} < stop)); do :; done
-	k=$((k + 1))
-	nap $(( t0 + k * period - ${EPOCHREALTIME/./} ))
-done
+cat >"$W/burn.pl" <<'EOF'
+# burn.pl T0 T1 FRACTION: from T0 to T1 (epoch seconds) use FRACTION of a
+# CPU, steered by the process's own CPU time (times()), so late wake-ups
+# do not change the share: behind the target it burns 5 ms, else naps 5 ms.
+use strict;
+use Time::HiRes qw(time sleep);
+my ($t0, $t1, $fraction) = @ARGV;
+sleep($t0 - time) if $t0 > time;
+while ((my $now = time) < $t1) {
+	my ($user, $sys) = times;
+	if ($user + $sys < ($now - $t0) * $fraction) {
+		my $until = $now + 0.005;
+		1 while time < $until;
+	} else {
+		sleep(0.005);
+	}
+}
 EOF
 check "start mxqd enode2" mxqd_start enode2 --slots 2 $E_OPTS --energy-interval 2 --debug
 t0=$(( $(now_ms) + 2500 ))
 t1=$(( t0 + 12000 ))
 # idle (10 W = the baseline) while the jobs wait, 40 W while they burn
 { echo "$(now_ms) 10"; echo "$t0 40"; echo "$t1 10"; } >>"$SCHED"
-ja=$(submit -N busy -t 10m bash "$W/burn.sh" "${t0}000" "${t1}000" 100000 100000)
-jb=$(submit -N third -t 10m bash "$W/burn.sh" "${t0}000" "${t1}000" 33333 100000)
+ts0=$(awk -v t="$t0" 'BEGIN { printf "%.3f", t / 1000 }')
+ts1=$(awk -v t="$t1" 'BEGIN { printf "%.3f", t / 1000 }')
+ja=$(submit -N busy -t 10m perl "$W/burn.pl" "$ts0" "$ts1" 0.75)
+jb=$(submit -N third -t 10m perl "$W/burn.pl" "$ts0" "$ts1" 0.25)
 wait_for 30 "SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($ja, $jb) AND date_end IS NOT NULL"
 row=$(mxq_sql "SELECT a.active_energy_j, b.active_energy_j, a.active_energy_j / b.active_energy_j
 	FROM mxq_power_job a, mxq_power_job b WHERE a.job_id = $ja AND b.job_id = $jb")
