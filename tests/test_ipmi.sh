@@ -21,6 +21,7 @@ mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 POWER_LEASE=8
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 . "$MXQ_SRC_DIR/tests/lib/power.sh"
+. "$MXQ_SRC_DIR/tests/lib/bmc.sh"
 
 command -v ipmi_sim >/dev/null || { echo "not ok 1 - ipmi_sim installed (package openipmi)"; exit 1; }
 
@@ -47,11 +48,10 @@ free_udp_port() {
 
 # bmc_start NAME: write the files of NAME's BMC and start it (power off).
 bmc_start() {
-	local _n _d _port _pid _end
+	local _n _d _port
 	_n=$1
 	_d=$D/$1
-	mkdir -p "$_d/state"
-	rm -rf "$_d/state"/*
+	mkdir -p "$_d"
 	[ -f "$_d/port" ] || free_udp_port >"$_d/port"
 	_port=$(cat "$_d/port")
 	[ -f "$_d/power" ] || echo 0 >"$_d/power"
@@ -76,40 +76,8 @@ esac
 exit 0
 EOF
 	chmod 755 "$_d/chassis.sh"
-	cat >"$_d/lan.conf" <<EOF
-name "$_n"
-set_working_mc 0x20
-  startlan 1
-    addr 127.0.0.1 $_port
-    priv_limit admin
-    allowed_auths_callback none md2 md5 straight
-    allowed_auths_user none md2 md5 straight
-    allowed_auths_operator none md2 md5 straight
-    allowed_auths_admin none md2 md5 straight
-    guid $(mxq__random_hex 16)
-  endlan
-  chassis_control "$_d/chassis.sh"
-user 2 true "admin" "$PW" admin 10 none md2 md5 straight
-EOF
-	chmod 600 "$_d/lan.conf"
-	cat >"$_d/node.emu" <<EOF
-mc_setbmc 0x20
-mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 dynsens
-mc_enable 0x20
-EOF
-	ipmi_sim -n -c "$_d/lan.conf" -f "$_d/node.emu" -s "$_d/state" </dev/null >"$_d/sim.out" 2>&1 &
-	_pid=$!
-	echo "$_pid" >"$_d/pid"
-	bmc__pids="$bmc__pids $_pid"
-	_end=$(( $(now_cs) + 500 ))
-	until ss -Huln "sport = :$_port" 2>/dev/null | grep -q .; do
-		if ! mxq__alive "$_pid" || [ "$(now_cs)" -ge "$_end" ]; then
-			echo "ipmi_sim of $_n did not start" | diag
-			diag <"$_d/sim.out"
-			return 1
-		fi
-		sleep 0.05
-	done
+	ipmi_sim_start "$_d" "$_n" "$_port" "$_d/chassis.sh" "$PW" || return 1
+	bmc__pids="$bmc__pids $ipmi_sim_pid"
 }
 
 bmc_stop() {

@@ -74,6 +74,8 @@
 # Environment read: CLUSTER_BOOT_DELAY (2), CLUSTER_TICK (1),
 # CLUSTER_LEASE (3). Set: CLUSTER_DIR, MXQ_CLUSTER_DIR (exported), CLUSTER_PW.
 
+. "$MXQ_SRC_DIR/tests/lib/bmc.sh"
+
 CLUSTER_BOOT_DELAY=${CLUSTER_BOOT_DELAY:-2}
 CLUSTER_TICK=${CLUSTER_TICK:-1}
 CLUSTER_LEASE=${CLUSTER_LEASE:-3}
@@ -369,49 +371,13 @@ EOF
 # ------------------------------------------------------------------- BMCs
 
 cluster_bmc_start() {
-	local _h _d _port _pid _end
+	local _h _d _port
 	_h=$1
 	_d=$CLUSTER_DIR/nodes/$_h/bmc
-	mkdir -p "$_d" || return 1
-	rm -rf "$_d/state"
-	mkdir "$_d/state"
 	_port=$(cat "$CLUSTER_DIR/nodes/$_h/bmc_port")
-	( umask 077
-	  cat >"$_d/lan.conf" <<EOF
-name "$_h"
-set_working_mc 0x20
-  startlan 1
-    addr 127.0.0.1 $_port
-    priv_limit admin
-    allowed_auths_callback none md2 md5 straight
-    allowed_auths_user none md2 md5 straight
-    allowed_auths_operator none md2 md5 straight
-    allowed_auths_admin none md2 md5 straight
-    guid $(mxq__random_hex 16)
-  endlan
-  chassis_control "$cluster_power_bin --dir $CLUSTER_DIR --chassis $_h"
-user 2 true "admin" "$CLUSTER_PW" admin 10 none md2 md5 straight
-EOF
-	  cat >"$_d/node.emu" <<EOF
-mc_setbmc 0x20
-mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 dynsens
-mc_enable 0x20
-EOF
-	)
-	ipmi_sim -n -c "$_d/lan.conf" -f "$_d/node.emu" -s "$_d/state" \
-		</dev/null >"$_d/sim.out" 2>&1 &
-	_pid=$!
-	echo "$_pid" >"$_d/pid"
-	cluster__bmc_pids="$cluster__bmc_pids $_pid"
-	_end=$(( $(now_cs) + 500 ))
-	until ss -Huln "sport = :$_port" 2>/dev/null | grep -q .; do
-		if ! mxq__alive "$_pid" || [ "$(now_cs)" -ge "$_end" ]; then
-			echo "cluster: ipmi_sim of $_h did not start" | diag
-			diag <"$_d/sim.out"
-			return 1
-		fi
-		sleep 0.05
-	done
+	ipmi_sim_start "$_d" "$_h" "$_port" \
+		"$cluster_power_bin --dir $CLUSTER_DIR --chassis $_h" "$CLUSTER_PW" || return 1
+	cluster__bmc_pids="$cluster__bmc_pids $ipmi_sim_pid"
 }
 
 cluster_bmc_stop() {
@@ -427,24 +393,13 @@ cluster_bmc_stop() {
 # ---------------------------------------------------------------- leaders
 
 cluster_conf() {
-	local _f _kv _k _seen
+	local _f
 	_f=$1
 	shift
-	: >"$_f"
-	_seen=" "
-	for _kv in "$@"; do
-		_k=${_kv%%=*}
-		_seen="$_seen$_k "
-		[ -n "${_kv#*=}" ] && printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
-	done
-	for _kv in idle_time=4s min_on_time=0 min_off_time=0 warm_pool=0 \
-		suspend_rate=0 resume_rate=0 max_booting=0 max_cycles_per_day=0 \
-		breaker_failures=0 "boot_time=${CLUSTER_BOOT_DELAY}s" boot_deadline=20s \
-		shutdown_deadline=20s drain_timeout=20s; do
-		_k=${_kv%%=*}
-		case $_seen in *" $_k "*) continue ;; esac
-		printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
-	done
+	power_conf_write "$_f" "idle_time=4s min_on_time=0 min_off_time=0 warm_pool=0
+		suspend_rate=0 resume_rate=0 max_booting=0 max_cycles_per_day=0
+		breaker_failures=0 boot_time=${CLUSTER_BOOT_DELAY}s boot_deadline=20s
+		shutdown_deadline=20s drain_timeout=20s" "$@"
 }
 
 cluster_leader_start() {

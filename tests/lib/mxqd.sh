@@ -62,6 +62,28 @@ section() {
 	echo "# --- $* (at $(( ($(now_cs) - tap_t0) / 100 ))s)"
 }
 
+# power_conf_write FILE DEFAULTS [KEY=VALUE...]: a power.conf for a test:
+# the KEY=VALUE arguments, then every KEY=VALUE word of DEFAULTS whose key
+# was not given. KEY= (empty) leaves that key out (the built-in default).
+power_conf_write() {
+	local _f _defaults _kv _k _seen
+	_f=$1 _defaults=$2
+	shift 2
+	: >"$_f"
+	_seen=" "
+	for _kv in "$@"; do
+		_k=${_kv%%=*}
+		_seen="$_seen$_k "
+		[ -n "${_kv#*=}" ] && printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
+	done
+	for _kv in $_defaults; do
+		_k=${_kv%%=*}
+		case $_seen in *" $_k "*) continue ;; esac
+		printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
+	done
+	return 0
+}
+
 # --------------------------------------------------------------- waiting
 
 # Hundredths of seconds since the epoch (for bounded loops).

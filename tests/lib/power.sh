@@ -197,24 +197,13 @@ mxq_test_cleanup_hook() {
 # ---------------------------------------------------------------- leaders
 
 power_conf() {
-	local _f _kv _k _seen
+	local _f
 	_f=$1
 	shift
-	: >"$_f"
-	_seen=" "
-	for _kv in "$@"; do
-		_k=${_kv%%=*}
-		_seen="$_seen$_k "
-		[ -n "${_kv#*=}" ] && printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
-	done
-	for _kv in idle_time=2s min_on_time=0 min_off_time=0 warm_pool=0 \
-		suspend_rate=0 resume_rate=0 max_booting=0 max_cycles_per_day=0 \
-		breaker_failures=0 boot_time=1s boot_deadline=30s \
-		shutdown_deadline=30s drain_timeout=60s; do
-		_k=${_kv%%=*}
-		case $_seen in *" $_k "*) continue ;; esac
-		printf '%s = %s\n' "$_k" "${_kv#*=}" >>"$_f"
-	done
+	power_conf_write "$_f" "idle_time=2s min_on_time=0 min_off_time=0 warm_pool=0
+		suspend_rate=0 resume_rate=0 max_booting=0 max_cycles_per_day=0
+		breaker_failures=0 boot_time=1s boot_deadline=30s
+		shutdown_deadline=30s drain_timeout=60s" "$@"
 }
 
 power_leader_start() {

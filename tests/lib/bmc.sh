@@ -1,0 +1,52 @@
+# tests/lib/bmc.sh - an OpenIPMI ipmi_sim as the BMC of a simulated node
+# (POSIX sh; needs now_cs, mxq__alive, mxq__random_hex and diag from
+# tests/lib/mxqd.sh and tests/lib/mariadb.sh). Facts: shared/TESTING.md.
+#
+#   ipmi_sim_start DIR NAME PORT CHASSIS_CONTROL PASSWORD
+#       Write DIR/lan.conf (mode 0600: it holds the password) and
+#       DIR/node.emu, start ipmi_sim on 127.0.0.1:PORT with a fresh
+#       DIR/state as a child of the calling shell, wait (bounded, 5 s)
+#       until it listens. Sets ipmi_sim_pid and writes DIR/pid; returns 1
+#       (its output as diagnostics) when it did not come up.
+
+ipmi_sim_start() {
+	local _d _name _port _chassis _pw _end
+	_d=$1 _name=$2 _port=$3 _chassis=$4 _pw=$5
+	mkdir -p "$_d" || return 1
+	rm -rf "$_d/state"
+	mkdir "$_d/state" || return 1
+	( umask 077
+	  cat >"$_d/lan.conf" <<LAN
+name "$_name"
+set_working_mc 0x20
+  startlan 1
+    addr 127.0.0.1 $_port
+    priv_limit admin
+    allowed_auths_callback none md2 md5 straight
+    allowed_auths_user none md2 md5 straight
+    allowed_auths_operator none md2 md5 straight
+    allowed_auths_admin none md2 md5 straight
+    guid $(mxq__random_hex 16)
+  endlan
+  chassis_control "$_chassis"
+user 2 true "admin" "$_pw" admin 10 none md2 md5 straight
+LAN
+	  cat >"$_d/node.emu" <<EMU
+mc_setbmc 0x20
+mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 dynsens
+mc_enable 0x20
+EMU
+	)
+	ipmi_sim -n -c "$_d/lan.conf" -f "$_d/node.emu" -s "$_d/state" </dev/null >"$_d/sim.out" 2>&1 &
+	ipmi_sim_pid=$!
+	echo "$ipmi_sim_pid" >"$_d/pid"
+	_end=$(( $(now_cs) + 500 ))
+	until ss -Huln "sport = :$_port" 2>/dev/null | grep -q .; do
+		if ! mxq__alive "$ipmi_sim_pid" || [ "$(now_cs)" -ge "$_end" ]; then
+			echo "ipmi_sim of $_name did not start" | diag
+			diag <"$_d/sim.out"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
