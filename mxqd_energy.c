@@ -287,34 +287,33 @@ static uint32_t busy_slots(void)
 	return n;
 }
 
+/* Resize the array *PP to N elements of SIZE; *PP is kept on failure. */
+static bool grow(void *pp, size_t n, size_t size)
+{
+	void *p = realloc(*(void **)pp, n * size);
+
+	if (p)
+		*(void **)pp = p;
+	return p != NULL;
+}
+
 /* Grow the per-sample scratch arrays to the number of tracked jobs. */
 static int ensure_scratch(void)
 {
 	size_t want = en.n_jobs;
-	void *a, *b, *c, *d, *e, *f;
+	bool ok;
 
 	if (want <= en.scratch_len)
 		return 0;
 	want = want < 16 ? 16 : want * 2;
-	d = realloc(en.sids, want * sizeof(*en.sids));
-	if (d)
-		en.sids = d;
-	e = realloc(en.cpu, want * sizeof(*en.cpu));
-	if (e)
-		en.cpu = e;
-	f = realloc(en.procs, want * sizeof(*en.procs));
-	if (f)
-		en.procs = f;
-	a = realloc(en.in, want * sizeof(*en.in));
-	if (a)
-		en.in = a;
-	b = realloc(en.out, want * sizeof(*en.out));
-	if (b)
-		en.out = b;
-	c = realloc(en.order_t, want * sizeof(*en.order_t));
-	if (c)
-		en.order_t = c;
-	if (!a || !b || !c || !d || !e || !f)
+	/* every array is tried, so none is shorter than the others think */
+	ok = grow(&en.sids, want, sizeof(*en.sids));
+	ok = grow(&en.cpu, want, sizeof(*en.cpu)) && ok;
+	ok = grow(&en.procs, want, sizeof(*en.procs)) && ok;
+	ok = grow(&en.in, want, sizeof(*en.in)) && ok;
+	ok = grow(&en.out, want, sizeof(*en.out)) && ok;
+	ok = grow(&en.order_t, want, sizeof(*en.order_t)) && ok;
+	if (!ok)
 		return -ENOMEM;
 	en.scratch_len = want;
 	return 0;
