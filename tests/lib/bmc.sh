@@ -2,16 +2,19 @@
 # (POSIX sh; needs now_cs, mxq__alive, mxq__random_hex and diag from
 # tests/lib/mxqd.sh and tests/lib/mariadb.sh). Facts: shared/TESTING.md.
 #
-#   ipmi_sim_start DIR NAME PORT CHASSIS_CONTROL PASSWORD
+#   ipmi_sim_start DIR NAME PORT CHASSIS_CONTROL PASSWORD [WATTS_FILE]
 #       Write DIR/lan.conf (mode 0600: it holds the password) and
 #       DIR/node.emu, start ipmi_sim on 127.0.0.1:PORT with a fresh
 #       DIR/state as a child of the calling shell, wait (bounded, 5 s)
 #       until it listens. Sets ipmi_sim_pid and writes DIR/pid; returns 1
 #       (its output as diagnostics) when it did not come up.
+#       With WATTS_FILE the BMC also answers DCMI Get Power Reading from
+#       that file through $MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so (make
+#       builds it; the file's format is described in ipmi_sim_dcmi.c).
 
 ipmi_sim_start() {
-	local _d _name _port _chassis _pw _end
-	_d=$1 _name=$2 _port=$3 _chassis=$4 _pw=$5
+	local _d _name _port _chassis _pw _watts _end
+	_d=$1 _name=$2 _port=$3 _chassis=$4 _pw=$5 _watts=${6:-}
 	mkdir -p "$_d" || return 1
 	rm -rf "$_d/state"
 	mkdir "$_d/state" || return 1
@@ -31,6 +34,10 @@ set_working_mc 0x20
   chassis_control "$_chassis"
 user 2 true "admin" "$_pw" admin 10 none md2 md5 straight
 LAN
+	  # a top-level command; ipmi_sim loads the module after the whole file
+	  [ -z "$_watts" ] ||
+		printf 'loadlib "%s" "%s"\n' "$MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so" \
+			"$_watts" >>"$_d/lan.conf"
 	  cat >"$_d/node.emu" <<EMU
 mc_setbmc 0x20
 mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 dynsens
