@@ -6,9 +6,9 @@
  * core and uncore zones are inside their package and are not added again,
  * intel-rapl-mmio zones duplicate the package and are skipped. hwmon: the
  * energy*_input counters of all chips if there are any, else the sum of
- * their power*_input (or power*_average) readings. ipmi: in-band DCMI needs
- * libfreeipmi and /dev/ipmi0, neither of which this tree can test yet, so
- * it probes as -ENOTSUP and the next source of the list is used.
+ * their power*_input (or power*_average) readings. ipmi: the power
+ * readings mxqd's BMC thread hands over through cfg.ipmi_watts (this file
+ * knows nothing of IPMI), integrated like hwmon power readings.
  *
  * Errors: negative errno; nothing here logs.
  */
@@ -203,8 +203,20 @@ int mxq_energy_source_probe(enum mxq_energy_source_kind kind,
 		return probe_rapl(s);
 	case MXQ_ENERGY_SRC_HWMON:
 		return probe_hwmon(s);
-	case MXQ_ENERGY_SRC_IPMI:
-		return -ENOTSUP; /* see the top of this file */
+	case MXQ_ENERGY_SRC_IPMI: {
+		double w;
+		int r;
+
+		if (!cfg->ipmi_watts)
+			return -ENOENT;
+		r = cfg->ipmi_watts(&w);
+		if (r < 0)
+			return r;
+		s->method = MXQ_ENERGY_METHOD_POWER;
+		snprintf(s->zones[0].path, sizeof(s->zones[0].path), "DCMI power reading");
+		s->n_zones = 1;
+		return 0;
+	}
 	case MXQ_ENERGY_SRC_MODEL:
 		s->method = MXQ_ENERGY_METHOD_MODEL;
 		return cfg->model_set ? 0 : -ENOENT;
@@ -226,14 +238,25 @@ int mxq_energy_source_read(struct mxq_energy_source *s, uint64_t dt_ms, uint32_t
 	}
 	if (s->method == MXQ_ENERGY_METHOD_POWER) {
 		double w;
-		for (size_t i = 0; i < s->n_zones; i++) {
-			uint64_t v;
-			int r = read_u64_file(s->zones[i].path, &v);
-			if (r < 0)
+
+		if (s->kind == MXQ_ENERGY_SRC_IPMI) {
+			int r = s->cfg.ipmi_watts ? s->cfg.ipmi_watts(&w) : -ENOENT;
+			if (r < 0) {
+				s->have_prev = false;
 				return r;
-			sum += v;
+			}
+		} else {
+			for (size_t i = 0; i < s->n_zones; i++) {
+				uint64_t v;
+				int r = read_u64_file(s->zones[i].path, &v);
+				if (r < 0) {
+					s->have_prev = false;
+					return r;
+				}
+				sum += v;
+			}
+			w = (double)sum / 1e6;
 		}
-		w = (double)sum / 1e6;
 		*ret_j = mxq_energy_trapezoid_j(s->prev_watts, w, dt_ms);
 		baseline = !s->have_prev;
 		s->prev_watts = w;

@@ -3,8 +3,8 @@
  * hwmon energy counters or power readings, the linear model; and the CPU
  * time of job sessions from /proc.
  *
- * Reads files only: no database, no clock (interval lengths are
- * arguments), no logging. Used by mxqd (mxqd_energy.c) and bench_energy.
+ * Reads files only (the ipmi source asks a callback): no database, no
+ * clock (interval lengths are arguments), no logging. Used by mxqd (mxqd_energy.c) and bench_energy.
  * Sysfs paths are below a configurable root so tests use a fake tree.
  */
 #ifndef MXQ_ENERGY_SOURCE_H
@@ -20,7 +20,7 @@
 enum mxq_energy_source_kind {
 	MXQ_ENERGY_SRC_RAPL = 0,  /* class/powercap: package-N and dram zones */
 	MXQ_ENERGY_SRC_HWMON,     /* class/hwmon: energy*_input, else power*_input/_average */
-	MXQ_ENERGY_SRC_IPMI,      /* in-band DCMI power reading: not built (probe: -ENOTSUP) */
+	MXQ_ENERGY_SRC_IPMI,      /* the BMC's DCMI power reading, through cfg.ipmi_watts */
 	MXQ_ENERGY_SRC_MODEL,     /* idle watts + watts per busy slot: an estimate */
 	MXQ_ENERGY_SRC__COUNT,
 };
@@ -41,6 +41,12 @@ struct mxq_energy_source_config {
 	bool model_set;           /* the model source needs its two figures */
 	double model_idle_w;
 	double model_slot_w;
+	/*
+	 * ipmi: the BMC's latest DCMI power reading (W), kept fresh by mxqd's
+	 * reader thread (mxqd_energy_ipmi.c); 0, or a negative errno when there
+	 * is no usable reading now. NULL: no BMC, the source is absent.
+	 */
+	int (*ipmi_watts)(double *ret_watts);
 };
 
 #define MXQ_ENERGY_MAX_ZONES 64
@@ -65,8 +71,9 @@ struct mxq_energy_source {
 
 /*
  * Find the inputs of source KIND. 0 when it has at least one readable
- * input (or is a configured model), -ENOENT when not present, -ENOTSUP for
- * ipmi. *ret is overwritten either way.
+ * input (ipmi: a current reading; model: configured), -ENOENT when not
+ * present, another negative errno from ipmi_watts. *ret is overwritten
+ * either way.
  */
 int mxq_energy_source_probe(enum mxq_energy_source_kind kind,
 			    const struct mxq_energy_source_config *cfg, struct mxq_energy_source *ret);

@@ -120,6 +120,8 @@ static void usage(FILE *f)
 "      --energy-timeline         also store a time series per job\n"
 "      --energy-retention DAYS   keep node and job samples this long (default 30)\n"
 "      --energy-buffer S         history held in memory (default 3600)\n"
+"      --energy-ipmi TARGET      BMC for the ipmi source: device (default /dev/ipmi0) or HOST[:PORT]\n"
+"      --energy-ipmi-workarounds NAMES  ipmipower -W names for a BMC over the LAN\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -202,6 +204,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "energy-timeline",     no_argument,       NULL, OPT_ENERGY + MXQD_ENERGY_OPT_TIMELINE },
 		{ "energy-retention",    required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_RETENTION },
 		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
+		{ "energy-ipmi",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI },
+		{ "energy-ipmi-workarounds", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI_WORKAROUNDS },
 		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
 		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
 		{ "power-soft-off-deadline", required_argument, NULL, OPT_PT_SOFT_OFF },
@@ -740,11 +744,6 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
-	if (mxqd_energy_init(&server, &opt.energy, errbuf, sizeof(errbuf)) < 0) {
-		fail("%s", errbuf);
-		return 1;
-	}
-
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
@@ -768,6 +767,12 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* after daemonize: the BMC reader thread would not survive its fork */
+	opt.energy.secrets_path = opt.power.secrets_path;
+	if (mxqd_energy_init(&server, &opt.energy, errbuf, sizeof(errbuf)) < 0) {
+		fail("%s", errbuf);
+		return 1;
+	}
 	mxqd_hooks_register(&mxqd_callback_hooks);
 
 	r = daemon_register(&server);

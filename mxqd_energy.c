@@ -12,8 +12,9 @@
  *          max_energy_range_uj handled;
  *   hwmon  SYSFS/class/hwmon/hwmon* /energy*_input (µJ counters), else
  *          power*_input or power*_average (µW, integrated by trapezoid);
- *   ipmi   in-band DCMI power reading: not built into this mxqd yet (it
- *          is listed so that a site's source list stays valid);
+ *   ipmi   the BMC's DCMI power reading (mxqd_energy_ipmi.c: in-band
+ *          through /dev/ipmi0, or --energy-ipmi HOST[:PORT] over the LAN),
+ *          taken by a thread and integrated like hwmon power readings;
  *   model  --energy-model IDLE_W:PER_SLOT_W x busy slots: an estimate.
  *
  * Sampling runs in the main loop (mxqd_energy_tick), not in a thread: every
@@ -23,8 +24,9 @@
  * among is owned by the main loop, and the status hooks take a sample at
  * every job start and end, so interval boundaries are exact without any
  * locking. Counters integrate exactly even when a loop turn is late; only
- * the power and model sources interpolate over a late turn. A source that
- * could block (IPMI through a BMC) would get a thread of its own.
+ * the power and model sources interpolate over a late turn. The one source
+ * that can block, the BMC, is read by a thread of its own
+ * (mxqd_energy_ipmi.c); the main loop takes its latest reading.
  *
  * Attribution: each interval's energy is split at once (mxq_energy.c)
  * into per-job accumulators, so a wrapped ring buffer never loses job
@@ -56,11 +58,14 @@
 #include "mx_util.h"
 #include "mxq_energy.h"
 #include "mxq_energy_source.h"
+#include "mxqd_energy_ipmi.h"
+#include "mxqd_ipmi.h"
 
 #define BOOT_WINDOW_S 600       /* mxqd started this soon after boot: count boot energy */
 #define PRUNE_INTERVAL_MS (3600 * 1000ULL)
 #define UPGRADE_INTERVAL_MS (5 * 1000ULL) /* how often a preferred source is tried again */
 #define IDLE_LEARN_WEIGHT 0.2   /* weight of a new idle interval in the learned baseline */
+#define IPMI_TIMEOUT_MS 2000    /* one request to the BMC */
 
 /* A job whose energy is being accumulated. */
 struct tracked {
@@ -130,6 +135,8 @@ void mxqd_energy_options_init(struct mxqd_energy_options *opt)
 		.sysfs_root = "/sys",
 		.retention_days = 30,
 		.buffer_s = 3600,
+		.ipmi_target = "/dev/ipmi0",
+		.ipmi_workarounds = "",
 	};
 }
 
@@ -187,6 +194,17 @@ int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt whi
 			return opt_fail(errbuf, errlen, "--energy-buffer", arg, "seconds in 1..604800");
 		opt->buffer_s = v;
 		return 0;
+	case MXQD_ENERGY_OPT_IPMI:
+		if (!arg[0] || strlen(arg) >= 256)
+			return opt_fail(errbuf, errlen, "--energy-ipmi", arg,
+					"a device path or a BMC address HOST[:PORT]");
+		opt->ipmi_target = arg;
+		return 0;
+	case MXQD_ENERGY_OPT_IPMI_WORKAROUNDS:
+		if (mxqd_ipmi_workarounds_check(arg, errbuf, errlen) < 0)
+			return -EINVAL;
+		opt->ipmi_workarounds = arg;
+		return 0;
 	default:
 		snprintf(errbuf, errlen, "unknown energy option");
 		return -EINVAL;
@@ -194,6 +212,34 @@ int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt whi
 }
 
 /* ---------------------------------------------------------------- sources */
+
+/* The BMC reader, when ipmi is in the source list and the BMC answers. */
+static void start_ipmi(const struct mxqd_server *server)
+{
+	struct mxqd_energy_ipmi_config c = {
+		.target = en.opt.ipmi_target, .workarounds = en.opt.ipmi_workarounds,
+		.hostname = server->hostname,
+		.secrets_path = en.opt.secrets_path, .interval_s = en.opt.interval_s,
+		.timeout_ms = IPMI_TIMEOUT_MS,
+	};
+	char err[512] = "";
+	bool listed = false;
+	int r;
+
+	for (size_t i = 0; i < en.n_order; i++)
+		listed = listed || en.order[i] == MXQ_ENERGY_SRC_IPMI;
+	if (!listed)
+		return;
+	/* without a running reader the callback says -ENOENT: source absent */
+	en.cfg.ipmi_watts = mxqd_energy_ipmi_watts;
+	r = mxqd_energy_ipmi_start(&c, err, sizeof(err));
+	if (r == -ENOENT)
+		mx_log_info("energy: ipmi source absent: %s", err);
+	else if (r == -EACCES || r == -EOPNOTSUPP || r == -EINVAL || r == -ENOMEM || r == -EAGAIN)
+		mx_log_warning("energy: ipmi source not used: %s", err);
+	else if (r < 0)
+		mx_log_warning("energy: %s; the ipmi source is used once the BMC answers", err);
+}
 
 /* First source of the list that probes fine. */
 static int select_source(void)
@@ -745,7 +791,11 @@ int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_option
 	}
 	if (opt->model_set)
 		en.idle_w = opt->model_idle_w;
-	if (select_source() == 0)
+	start_ipmi(server);
+	r = select_source();
+	/* a preferred source that is not there yet is looked for again */
+	en.degraded = r < 0 || en.src.kind != en.order[0];
+	if (r == 0)
 		mx_log_notice("energy: measuring with %s (%s, %zu input(s)); ring of %zu samples "
 			      "(%zu bytes)", mxq_energy_source_kind_to_string(en.src.kind),
 			      mxq_energy_method_to_string(en.src.method), en.src.n_zones, capacity,
@@ -757,6 +807,7 @@ int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_option
 	r = mxqd_hooks_register(&energy_hooks);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "energy: cannot register status hooks: %s", strerror(-r));
+		mxqd_energy_ipmi_stop();
 		mxq_energy_ring_done(&en.ring);
 		return r;
 	}
@@ -816,6 +867,8 @@ void mxqd_energy_fini(struct mxqd_server *server)
 	en.out = NULL;
 	en.order_t = NULL;
 	en.scratch_len = 0;
+	mxqd_energy_ipmi_stop();
+	en.cfg.ipmi_watts = NULL;
 	mxq_energy_ring_done(&en.ring);
 	en.enabled = false;
 }

@@ -2,9 +2,10 @@
  * mxqd_energy - job energy accounting inside mxqd.
  *
  * Every mxqd samples its node's energy (RAPL/powercap counters, hwmon
- * energy counters or power readings, or a configured linear model as the
- * last resort), keeps the samples in a bounded ring buffer, splits each
- * interval's energy among the jobs running in it (mxq_energy.c) and writes
+ * energy counters or power readings, the BMC's DCMI power reading, or a
+ * configured linear model as the last resort), keeps the samples in a
+ * bounded ring buffer, splits each interval's energy among the jobs
+ * running in it (mxq_energy.c) and writes
  * per-job energy to mxq_power_job (every flush interval while a job runs,
  * and at its end), node totals to mxq_power and node samples to
  * mxq_power_sample. It hooks into the job status hooks of mxqd.h; mxqd.c
@@ -29,6 +30,8 @@ enum mxqd_energy_opt {
 	MXQD_ENERGY_OPT_TIMELINE,       /* --energy-timeline (no argument) */
 	MXQD_ENERGY_OPT_RETENTION,      /* --energy-retention DAYS */
 	MXQD_ENERGY_OPT_BUFFER,         /* --energy-buffer SECONDS */
+	MXQD_ENERGY_OPT_IPMI,           /* --energy-ipmi DEVICE|HOST[:PORT] */
+	MXQD_ENERGY_OPT_IPMI_WORKAROUNDS, /* --energy-ipmi-workarounds NAMES */
 	MXQD_ENERGY_OPT__COUNT,
 };
 
@@ -43,6 +46,9 @@ struct mxqd_energy_options {
 	bool timeline;          /* write mxq_power_job_sample rows */
 	unsigned retention_days;/* node and job samples kept this long, default 30 */
 	double buffer_s;        /* history the ring buffer holds, default 3600 */
+	const char *ipmi_target;/* ipmi source: device path or BMC host[:port], default /dev/ipmi0 */
+	const char *ipmi_workarounds; /* LAN: ipmipower -W names, as ipmi_workarounds of the transport */
+	const char *secrets_path; /* BMC credentials for a LAN ipmi_target (mxqd's --power-secrets) */
 };
 
 /* The defaults above. */

@@ -22,13 +22,12 @@
  */
 #define _GNU_SOURCE
 #include "mxqd_power_transport.h"
+#include "mxqd_ipmi.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-#include <freeipmi/freeipmi.h>
 
 #include "mx_util.h"
 
@@ -91,6 +90,13 @@ static int parse_workarounds(const char *text, unsigned *ret_20, unsigned *ret_1
 	return 0;
 }
 
+int mxqd_ipmi_workarounds_check(const char *names, char *errbuf, size_t errlen)
+{
+	unsigned a, b;
+
+	return parse_workarounds(names, &a, &b, errbuf, errlen);
+}
+
 static const char *ipmi_unusable(const struct mxqd_power_target *t,
 				 const struct mxqd_power_transport_config *c, char *buf, size_t len)
 {
@@ -109,10 +115,15 @@ static const char *ipmi_unusable(const struct mxqd_power_target *t,
 	return NULL;
 }
 
-/* A negative errno for a libfreeipmi error, with the reason in errbuf. */
-static int session_error(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
-			 const struct mxqd_power_transport_config *c, const char *what,
-			 char *errbuf, size_t errlen)
+static const char *privilege_name(uint8_t privilege)
+{
+	return privilege == IPMI_PRIVILEGE_LEVEL_ADMIN ? "ADMIN" :
+	       privilege == IPMI_PRIVILEGE_LEVEL_OPERATOR ? "OPERATOR" : "USER";
+}
+
+int mxqd_ipmi_error(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
+		    const struct mxqd_power_transport_config *c, const char *what,
+		    char *errbuf, size_t errlen)
 {
 	int e = ipmi_ctx_errnum(ctx);
 	const char *user = t->secrets.ipmi_user ? t->secrets.ipmi_user : "";
@@ -128,7 +139,9 @@ static int session_error(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 		return -EACCES;
 	case IPMI_ERR_PRIVILEGE_LEVEL_INSUFFICIENT:
 	case IPMI_ERR_PRIVILEGE_LEVEL_CANNOT_BE_OBTAINED:
-		snprintf(errbuf, errlen, "BMC %s: user '%s' lacks the ADMIN privilege (a BMC that echoes the requested privilege needs ipmi_workarounds=opensesspriv)", t->bmc_address, user);
+		snprintf(errbuf, errlen, "BMC %s: user '%s' lacks the %s privilege (a BMC that echoes "
+			 "the requested privilege needs ipmi_workarounds=opensesspriv)", t->bmc_address,
+			 user, privilege_name(c->ipmi_privilege));
 		return -EACCES;
 	case IPMI_ERR_SESSION_TIMEOUT:
 	case IPMI_ERR_CONNECTION_TIMEOUT:
@@ -136,6 +149,9 @@ static int session_error(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 		snprintf(errbuf, errlen, "BMC %s did not answer %s within %u ms", t->bmc_address, what,
 			 c->ipmi_timeout_ms);
 		return -ETIMEDOUT;
+	case IPMI_ERR_COMMAND_INVALID_OR_UNSUPPORTED:
+		snprintf(errbuf, errlen, "BMC %s does not support %s", t->bmc_address, what);
+		return -EOPNOTSUPP;
 	case IPMI_ERR_HOSTNAME_INVALID:
 		snprintf(errbuf, errlen, "BMC address '%s' is not valid", t->bmc_address);
 		return -EINVAL;
@@ -146,9 +162,10 @@ static int session_error(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 	}
 }
 
-static int open_session(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-			ipmi_ctx_t *ret_ctx, char *errbuf, size_t errlen)
+int mxqd_ipmi_open_lan(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
+		       ipmi_ctx_t *ret_ctx, char *errbuf, size_t errlen)
 {
+	uint8_t priv = c->ipmi_privilege ? c->ipmi_privilege : IPMI_PRIVILEGE_LEVEL_ADMIN;
 	unsigned f20 = 0, f15 = 0, retrans;
 	ipmi_ctx_t ctx;
 	int r;
@@ -163,7 +180,7 @@ static int open_session(const struct mxqd_power_target *t, const struct mxqd_pow
 	if (retrans >= c->ipmi_timeout_ms)
 		retrans = c->ipmi_timeout_ms / 2 ? c->ipmi_timeout_ms / 2 : 1;
 	if (ipmi_ctx_open_outofband_2_0(ctx, t->bmc_address, t->secrets.ipmi_user,
-					t->secrets.ipmi_password, NULL, 0, IPMI_PRIVILEGE_LEVEL_ADMIN,
+					t->secrets.ipmi_password, NULL, 0, priv,
 					IPMI_CIPHER_SUITE, c->ipmi_timeout_ms, retrans, f20,
 					IPMI_FLAGS_DEFAULT) == 0) {
 		*ret_ctx = ctx;
@@ -176,18 +193,18 @@ static int open_session(const struct mxqd_power_target *t, const struct mxqd_pow
 			return -ENOMEM;
 		if (ipmi_ctx_open_outofband(ctx, t->bmc_address, t->secrets.ipmi_user,
 					    t->secrets.ipmi_password, IPMI_AUTHENTICATION_TYPE_MD5,
-					    IPMI_PRIVILEGE_LEVEL_ADMIN, c->ipmi_timeout_ms, retrans, f15,
+					    priv, c->ipmi_timeout_ms, retrans, f15,
 					    IPMI_FLAGS_DEFAULT) == 0) {
 			*ret_ctx = ctx;
 			return 0;
 		}
 	}
-	r = session_error(ctx, t, c, "a session request", errbuf, errlen);
+	r = mxqd_ipmi_error(ctx, t, c, "a session request", errbuf, errlen);
 	ipmi_ctx_destroy(ctx);
 	return r;
 }
 
-static void close_session(ipmi_ctx_t ctx)
+void mxqd_ipmi_close(ipmi_ctx_t ctx)
 {
 	if (!ctx)
 		return;
@@ -206,7 +223,7 @@ static int read_power(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 	if (!rs)
 		return -ENOMEM;
 	if (ipmi_cmd_get_chassis_status(ctx, rs) < 0) {
-		r = session_error(ctx, t, c, "Get Chassis Status", errbuf, errlen);
+		r = mxqd_ipmi_error(ctx, t, c, "Get Chassis Status", errbuf, errlen);
 		if (ipmi_ctx_errnum(ctx) == IPMI_ERR_BAD_COMPLETION_CODE &&
 		    fiid_obj_get(rs, "comp_code", &cc) >= 0)
 			snprintf(errbuf, errlen, "BMC %s answered Get Chassis Status with completion code "
@@ -234,7 +251,7 @@ static int chassis_control(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 	if (!rs)
 		return -ENOMEM;
 	if (ipmi_cmd_chassis_control(ctx, control, rs) < 0) {
-		r = session_error(ctx, t, c, what, errbuf, errlen);
+		r = mxqd_ipmi_error(ctx, t, c, what, errbuf, errlen);
 		if (ipmi_ctx_errnum(ctx) == IPMI_ERR_BAD_COMPLETION_CODE &&
 		    fiid_obj_get(rs, "comp_code", &cc) >= 0)
 			snprintf(errbuf, errlen, "BMC %s answered %s with completion code 0x%02x",
@@ -267,12 +284,12 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	uint64_t deadline;
 	int r, st;
 
-	r = open_session(t, c, &ctx, errbuf, errlen);
+	r = mxqd_ipmi_open_lan(t, c, &ctx, errbuf, errlen);
 	if (r < 0)
 		return r;
 	st = read_power(ctx, t, c, errbuf, errlen);
 	if (st < 0 || op == OP_STATUS || st == ops[op].want) {
-		close_session(ctx);
+		mxqd_ipmi_close(ctx);
 		return op == OP_STATUS || st < 0 ? st : 0;  /* already there: nothing to do */
 	}
 	r = chassis_control(ctx, t, c, ops[op].control, ops[op].what, errbuf, errlen);
@@ -283,7 +300,7 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 		r = st < 0 ? st : 0;
 	}
 	if (r < 0 || op == OP_SOFT_OFF) {
-		close_session(ctx);
+		mxqd_ipmi_close(ctx);
 		return r;
 	}
 	deadline = mx_now_monotonic_ms() + c->ipmi_verify_ms;
@@ -293,7 +310,7 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 			break;
 		nap_ms(200);
 	}
-	close_session(ctx);
+	mxqd_ipmi_close(ctx);
 	if (st < 0)
 		return st;
 	if (st != ops[op].want) {

@@ -25,6 +25,7 @@ struct mxqd_power_transport_config {
 	const char *exec_command;      /* exec: "CMD HOST on|off|status" */
 	unsigned exec_timeout_s;
 	unsigned ipmi_timeout_ms;      /* one IPMI session attempt (--power-ipmi-timeout) */
+	unsigned char ipmi_privilege;  /* session privilege, libfreeipmi's level; 0: ADMIN */
 	unsigned ipmi_retries;         /* further attempts after a timeout (--power-ipmi-retries) */
 	unsigned ipmi_verify_ms;       /* how long a power on / hard off may take to show */
 	uint16_t wol_port;             /* --power-wol-port, default 9 */

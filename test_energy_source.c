@@ -149,7 +149,7 @@ START_TEST(test_hwmon_power_integrated)
 }
 END_TEST
 
-START_TEST(test_model_and_ipmi)
+START_TEST(test_model)
 {
 	struct mxq_energy_source_config c = cfg();
 	struct mxq_energy_source s;
@@ -163,7 +163,49 @@ START_TEST(test_model_and_ipmi)
 	ck_assert_int_eq(s.method, MXQ_ENERGY_METHOD_MODEL);
 	ck_assert_int_eq(mxq_energy_source_read(&s, 500, 4, &j), 0);
 	ck_assert_double_eq_tol(j, 60, 1e-9);
-	ck_assert_int_eq(mxq_energy_source_probe(MXQ_ENERGY_SRC_IPMI, &c, &s), -ENOTSUP);
+}
+END_TEST
+
+/* The BMC reading as the ipmi source's callback hands it over. */
+static int fake_bmc_r;
+static double fake_bmc_w;
+
+static int fake_bmc(double *ret_watts)
+{
+	if (fake_bmc_r == 0)
+		*ret_watts = fake_bmc_w;
+	return fake_bmc_r;
+}
+
+START_TEST(test_ipmi_readings)
+{
+	struct mxq_energy_source_config c = cfg();
+	struct mxq_energy_source s;
+	double j;
+
+	/* no BMC reader: absent, like a missing sysfs tree */
+	ck_assert_int_eq(mxq_energy_source_probe(MXQ_ENERGY_SRC_IPMI, &c, &s), -ENOENT);
+	c.ipmi_watts = fake_bmc;
+	fake_bmc_r = -ETIMEDOUT;
+	ck_assert_int_eq(mxq_energy_source_probe(MXQ_ENERGY_SRC_IPMI, &c, &s), -ETIMEDOUT);
+	fake_bmc_r = 0;
+	fake_bmc_w = 200;
+	ck_assert_int_eq(mxq_energy_source_probe(MXQ_ENERGY_SRC_IPMI, &c, &s), 0);
+	ck_assert_int_eq(s.method, MXQ_ENERGY_METHOD_POWER);
+	ck_assert_uint_eq(s.n_zones, 1);
+	ck_assert_int_eq(mxq_energy_source_read(&s, 0, 0, &j), -EAGAIN);   /* baseline */
+	fake_bmc_w = 300;
+	ck_assert_int_eq(mxq_energy_source_read(&s, 1000, 0, &j), 0);
+	ck_assert_double_eq_tol(j, 250, 1e-9);                           /* trapezoid */
+	/* a failed reading fails the interval and drops the baseline: the
+	 * interval after it is not bridged over the gap */
+	fake_bmc_r = -ENODATA;
+	ck_assert_int_eq(mxq_energy_source_read(&s, 1000, 0, &j), -ENODATA);
+	fake_bmc_r = 0;
+	fake_bmc_w = 100;
+	ck_assert_int_eq(mxq_energy_source_read(&s, 1000, 0, &j), -EAGAIN);
+	ck_assert_int_eq(mxq_energy_source_read(&s, 500, 0, &j), 0);
+	ck_assert_double_eq_tol(j, 50, 1e-9);
 }
 END_TEST
 
@@ -242,7 +284,8 @@ int main(void)
 	tcase_add_test(tc, test_rapl_absent);
 	tcase_add_test(tc, test_hwmon_energy_preferred);
 	tcase_add_test(tc, test_hwmon_power_integrated);
-	tcase_add_test(tc, test_model_and_ipmi);
+	tcase_add_test(tc, test_model);
+	tcase_add_test(tc, test_ipmi_readings);
 	tcase_add_test(tc, test_source_list);
 	tcase_add_test(tc, test_sessions_cpu);
 	suite_add_tcase(s, tc);

@@ -38,14 +38,6 @@ sampler_pid=
 
 # ------------------------------------------------------------ simulated BMCs
 
-free_udp_port() {
-	local _p
-	while :; do
-		_p=$(mxq__random_port)
-		ss -Huln "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return; }
-	done
-}
-
 # bmc_start NAME: write the files of NAME's BMC and start it (power off).
 bmc_start() {
 	local _n _d _port

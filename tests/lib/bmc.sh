@@ -11,6 +11,17 @@
 #       With WATTS_FILE the BMC also answers DCMI Get Power Reading from
 #       that file through $MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so (make
 #       builds it; the file's format is described in ipmi_sim_dcmi.c).
+#
+#   free_udp_port
+#       A random UDP port on which nothing listens now.
+
+free_udp_port() {
+	local _p
+	while :; do
+		_p=$(mxq__random_port)
+		ss -Huln "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return; }
+	done
+}
 
 ipmi_sim_start() {
 	local _d _name _port _chassis _pw _watts _end

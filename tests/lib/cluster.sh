@@ -107,15 +107,6 @@ cluster_has() {
 	esac
 }
 
-# A UDP port in 20000..39999 nobody listens on.
-cluster__free_udp_port() {
-	local _p
-	while :; do
-		_p=$(mxq__random_port)
-		ss -Huln "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return; }
-	done
-}
-
 cluster_init() {
 	mkdir -p "$CLUSTER_DIR/nodes" || return 1
 	chmod 700 "$CLUSTER_DIR"
@@ -135,7 +126,7 @@ cluster_init() {
 
 cluster__wol_start() {
 	local _end
-	CLUSTER_WOL_PORT=$(cluster__free_udp_port)
+	CLUSTER_WOL_PORT=$(free_udp_port)
 	rm -f "$CLUSTER_DIR/wol.ready"
 	"$cluster_power_bin" --dir "$CLUSTER_DIR" --wol-listen "$CLUSTER_WOL_PORT" \
 		</dev/null >"$CLUSTER_DIR/wol.out" 2>&1 &
@@ -182,7 +173,7 @@ cluster_node_add() {
 	_bmc='' _mac='' _bc='' _wk=''
 	case $_kind in
 	ipmi) _on=ipmi _off=ipmi _wk=opensesspriv
-	      cluster__free_udp_port >"$_d/bmc_port"
+	      free_udp_port >"$_d/bmc_port"
 	      _bmc=127.0.0.1:$(cat "$_d/bmc_port")
 	      cluster_bmc_start "$_h" || return 1 ;;
 	wol)  _on=wol _off=self _bc=127.0.0.1
