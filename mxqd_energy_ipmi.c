@@ -19,9 +19,13 @@
  * that reports "no power measurement" gives -ENODATA, not 0 W.
  *
  * Thread: it owns the libfreeipmi context; the main loop and the thread
- * share only the latest result, under one mutex. Failures are logged when
- * they start and when readings come back, not on every attempt; a failed
- * request closes the session so the next attempt opens a fresh one.
+ * share only the latest result and its error text, under one mutex. The
+ * thread does not log: mxqd forks while it runs, and a fork taken while the
+ * thread held a libc lock (the time zone's, in the log's timestamp) would
+ * leave the child stuck on it. The main loop logs, when it picks up a
+ * result, a failure when one starts and the recovery when readings come
+ * back, not every attempt. A failed request closes the session so the next
+ * attempt opens a fresh one.
  */
 #define _GNU_SOURCE
 #include "mxqd_energy_ipmi.h"
@@ -61,6 +65,9 @@ static struct {
 	double watts;
 	uint64_t at_ms;                 /* monotonic time of the last good reading */
 	int err;                        /* the last attempt: 0 or a negative errno */
+	char errmsg[512];               /* its reason */
+	/* the main loop's: what it logged last */
+	int logged;
 } bmc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Open the in-band device: 0, -ENOENT, or another negative errno. */
@@ -139,13 +146,15 @@ static int take_reading(double *ret_watts, char *errbuf, size_t errlen)
 	return r;
 }
 
-static void publish(int r, double watts)
+static void publish(int r, double watts, const char *err)
 {
 	pthread_mutex_lock(&bmc.lock);
 	bmc.err = r;
 	if (r == 0) {
 		bmc.watts = watts;
 		bmc.at_ms = mx_now_monotonic_ms();
+	} else {
+		snprintf(bmc.errmsg, sizeof(bmc.errmsg), "%s", err);
 	}
 	pthread_mutex_unlock(&bmc.lock);
 }
@@ -154,11 +163,9 @@ static void *reader(void *arg)
 {
 	char err[512];
 	uint64_t next = mx_now_monotonic_ms() + bmc.interval_ms;
-	int last = 0;
 
 	(void)arg;
 	pthread_mutex_lock(&bmc.lock);
-	last = bmc.err;
 	while (!bmc.stop) {
 		uint64_t now = mx_now_monotonic_ms();
 		double w = 0;
@@ -178,13 +185,7 @@ static void *reader(void *arg)
 		}
 		pthread_mutex_unlock(&bmc.lock);
 		r = take_reading(&w, err, sizeof(err));
-		publish(r, w);
-		if (r < 0 && last == 0)
-			mx_log_warning("energy: %s; the ipmi source is unmeasured until the BMC answers "
-				       "(retried every %.3g s)", err, (double)bmc.interval_ms / 1000.0);
-		else if (r == 0 && last < 0)
-			mx_log_notice("energy: BMC %s reads again (%.0f W)", bmc.target, w);
-		last = r;
+		publish(r, w, err);
 		now = mx_now_monotonic_ms();
 		next += bmc.interval_ms;
 		if (next <= now)
@@ -251,6 +252,7 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
 		return r;
 	}
 	bmc.err = r;
+	bmc.logged = r;         /* the caller logs this first result */
 	bmc.watts = w;
 	bmc.at_ms = r == 0 ? mx_now_monotonic_ms() : 0;
 	bmc.stop = false;
@@ -288,6 +290,17 @@ int mxqd_energy_ipmi_watts(double *ret_watts)
 		r = 0;
 	if (r == 0)
 		*ret_watts = bmc.watts;
+	if (bmc.running && (r < 0) != (bmc.logged < 0)) {
+		if (r < 0 && r != -ESTALE)
+			mx_log_warning("energy: %s; the ipmi source is unmeasured until the BMC answers "
+				       "(asked every %.3g s)", bmc.errmsg, (double)bmc.interval_ms / 1000.0);
+		else if (r < 0)
+			mx_log_warning("energy: BMC %s has not answered for %.3g s", bmc.target,
+				       (double)(mx_now_monotonic_ms() - bmc.at_ms) / 1000.0);
+		else
+			mx_log_notice("energy: BMC %s reads again (%.0f W)", bmc.target, bmc.watts);
+		bmc.logged = r;
+	}
 	pthread_mutex_unlock(&bmc.lock);
 	return r;
 }

@@ -38,7 +38,8 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
 /*
  * The latest reading in watts. 0; -ENOENT when the thread is not running;
  * the error of the last attempt (see above) when it failed; -ESTALE when the
- * last good reading is older than three intervals plus the timeout.
+ * last good reading is older than three intervals plus the timeout. Main
+ * loop only: it logs when readings stop and when they come back.
  */
 int mxqd_energy_ipmi_watts(double *ret_watts);
 
