@@ -235,7 +235,7 @@ static void start_ipmi(const struct mxqd_server *server)
 	r = mxqd_energy_ipmi_start(&c, err, sizeof(err));
 	if (r == -ENOENT)
 		mx_log_info("energy: ipmi source absent: %s", err);
-	else if (r == -EACCES || r == -EOPNOTSUPP || r == -EINVAL || r == -ENOMEM || r == -EAGAIN)
+	else if (r < 0 && !mxqd_energy_ipmi_running())
 		mx_log_warning("energy: ipmi source not used: %s", err);
 	else if (r < 0)
 		mx_log_warning("energy: %s; the ipmi source is used once the BMC answers", err);

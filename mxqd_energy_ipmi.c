@@ -305,6 +305,11 @@ int mxqd_energy_ipmi_watts(double *ret_watts)
 	return r;
 }
 
+bool mxqd_energy_ipmi_running(void)
+{
+	return bmc.running;
+}
+
 void mxqd_energy_ipmi_stop(void)
 {
 	if (!bmc.running)

@@ -11,6 +11,7 @@
 #ifndef MXQD_ENERGY_IPMI_H
 #define MXQD_ENERGY_IPMI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct mxqd_energy_ipmi_config {
@@ -42,6 +43,9 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
  * loop only: it logs when readings stop and when they come back.
  */
 int mxqd_energy_ipmi_watts(double *ret_watts);
+
+/* Whether the reader thread runs (started, not stopped). */
+bool mxqd_energy_ipmi_running(void);
 
 /* Stop the thread (waits for at most one request) and close the BMC. */
 void mxqd_energy_ipmi_stop(void);
