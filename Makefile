@@ -77,7 +77,11 @@ endef
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TEST_OBJS) libmxq.a $(ALL_LDLIBS) $(CHECK_LIBS)
+
+# unit tests of daemon modules link those objects too
+test_power_work: TEST_OBJS = mxqd_power_work.o
+test_power_work: mxqd_power_work.o
 
 $(BENCHES): %: %.c libmxq.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)

@@ -11,6 +11,11 @@
  * timeout, exit status checked). Nodes whose wake transport cannot work are
  * never powered off: the leader could not bring them back.
  *
+ * Transport calls (every transport's on, off, status, run) run in worker
+ * processes (mxqd_power_work.c), never in the tick: the tick starts them
+ * and collects their results at a later tick, each checked against the
+ * node's state then.
+ *
  * Errors: database errors end the tick (the next tick starts from a fresh
  * snapshot); a failed actuation marks the node FAILED with the reason. The
  * leader never writes after its local lease deadline.
@@ -39,6 +44,7 @@
 #include "mxq_power_secrets.h"
 #include "mxq_discover.h"
 #include "mxqd_power_transport.h"
+#include "mxqd_power_work.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -169,6 +175,8 @@ static struct {
 	char why[512];                              /* buffer of the *_impossible() answers */
 	struct host_warning *warned;
 	size_t n_warned;
+	struct mxqd_power_work_result *results;     /* transport calls finished, this tick */
+	size_t n_results;
 } tp;
 
 /* Log that HOST's power state cannot be read once, not on every tick:
@@ -234,8 +242,8 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 	};
 	if (!opt->manager)
 		return 0;
-	/* a transport call outliving the lease cannot do harm (every write
-	 * is fenced), but keep the call bounds below --power-lease */
+	/* transport calls run in workers (mxqd_power_work.c): a call outliving
+	 * the lease cannot do harm, every write on its result is fenced */
 	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
 	if (r == -ENOENT && !opt->secrets_path_given)
 		return 0; /* no secrets: ipmi and ssh hosts are reported as not managed */
@@ -261,6 +269,10 @@ static void transports_fini(void)
 	free(tp.warned);
 	tp.warned = NULL;
 	tp.n_warned = 0;
+	free(tp.results);
+	tp.results = NULL;
+	tp.n_results = 0;
+	mxqd_power_work_fini();
 }
 
 /* The transport's view of H (settings, extras, secrets). */
@@ -322,29 +334,43 @@ static const char *poweroff_impossible(const struct mxq_power_host *h)
 			  "self, exec, ipmi, ssh");
 }
 
-static int actuate_wake(const struct mxq_power_host *h, char *errbuf, size_t errlen)
+/*
+ * Start KIND for H through TR in a worker (mxqd_power_work.c); its result
+ * comes back at a later tick (collect_results). TAG is what the call is
+ * for. A negative errno when it could not be started, errbuf says why.
+ */
+static int send_work(const struct mxqd_power_transport *tr, const struct mxq_power_host *h,
+		     enum mxqd_power_work_kind kind, struct mxqd_power_work_tag tag,
+		     const char *command, char *errbuf, size_t errlen)
+{
+	struct mxqd_power_target t = target_of(h);
+
+	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, errbuf, errlen);
+}
+
+static int actuate_wake(const struct mxq_power_host *h, struct mxqd_power_work_tag tag,
+			char *errbuf, size_t errlen)
 {
 	const struct mxqd_power_transport *tr = mxqd_power_transport_find(h->transport_on);
-	struct mxqd_power_target t = target_of(h);
 
 	if (!tr || !tr->power_on) {
 		snprintf(errbuf, errlen, "cannot wake with transport '%s'", h->transport_on);
 		return -ENOTSUP;
 	}
-	return tr->power_on(&t, &tp.cfg, errbuf, errlen);
+	return send_work(tr, h, MXQD_WORK_WAKE, tag, NULL, errbuf, errlen);
 }
 
-static int actuate_power_off(const struct mxq_power_host *h, char *errbuf, size_t errlen)
+static int actuate_power_off(const struct mxq_power_host *h, struct mxqd_power_work_tag tag,
+			     char *errbuf, size_t errlen)
 {
 	const struct mxqd_power_transport *tr = mxqd_power_transport_find(h->transport_off);
-	struct mxqd_power_target t = target_of(h);
 
 	if (!tr || !tr->power_off) {
 		snprintf(errbuf, errlen, "cannot power off with transport '%s'", h->transport_off);
 		return -ENOTSUP;
 	}
-	/* soft first; refine_snapshot() escalates to hard off after the deadline */
-	return tr->power_off(&t, &tp.cfg, MXQD_POWER_OFF_SOFT, errbuf, errlen);
+	/* soft first; check_powering_off() escalates to hard off after the deadline */
+	return send_work(tr, h, MXQD_WORK_OFF_SOFT, tag, NULL, errbuf, errlen);
 }
 
 /* The transport that can read HOST's real power state, or NULL. */
@@ -360,32 +386,115 @@ static const struct mxqd_power_transport *status_transport(const struct mxq_powe
 	return NULL;
 }
 
-/* What the transport says about the power of HOST: 1 on, 0 off, <0 unknown
- * (why in errbuf; -ENOTSUP when no transport of HOST can tell). */
-static int transport_status(const struct mxq_power_host *h, char *errbuf, size_t errlen)
+static struct mxqd_power_work_tag tag_of(const struct mxq_power_node *n)
 {
-	const struct mxqd_power_transport *tr = status_transport(h);
-	struct mxqd_power_target t = target_of(h);
-
-	if (!tr) {
-		snprintf(errbuf, errlen, "no transport of %s reads the power state", h->hostname);
-		return -ENOTSUP;
-	}
-	return tr->status(&t, &tp.cfg, errbuf, errlen);
+	return (struct mxqd_power_work_tag) { .state = (int)n->state, .state_since = n->state_since };
 }
 
+/* Ask for HOST's real power state (answer: status_result() at a later
+ * tick), unless a question is still out. */
+static void ask_status(const struct mxq_power_host *h, const struct mxq_power_node *n)
+{
+	char err[512];
+
+	if (mxqd_power_work_busy(h->hostname, MXQD_WORK_STATUS))
+		return;
+	if (send_work(status_transport(h), h, MXQD_WORK_STATUS, tag_of(n), NULL, err, sizeof(err)) < 0)
+		warn_unreadable(h->hostname, err);
+}
+
+/* The newest result of KIND for HOST asked while the node was in its
+ * present state (same state, same since), or NULL. */
+static const struct mxqd_power_work_result *result_for(const struct mxq_power_host *h,
+						       const struct mxq_power_node *n,
+						       enum mxqd_power_work_kind kind)
+{
+	const struct mxqd_power_work_result *found = NULL;
+
+	for (size_t k = 0; k < tp.n_results; k++) {
+		const struct mxqd_power_work_result *r = &tp.results[k];
+
+		if (r->kind == kind && r->tag.state == (int)n->state &&
+		    r->tag.state_since == n->state_since && strcmp(r->hostname, h->hostname) == 0)
+			found = r;
+	}
+	return found;
+}
+
+/* WHAT (e.g. "wake of") failed for H: FAILED with the reason ERR. MS is
+ * how long the transport call took (UINT64_MAX: none was made). */
 static void mark_failed(struct mxqd_server *server, const struct mxq_power_host *h,
-			struct mxq_power_node *n, const char *what, const char *err)
+			struct mxq_power_node *n, const char *what, const char *err, uint64_t ms)
 {
 	int r;
 
-	mx_log_err("power: %s %s failed: %s", what, h->hostname, err);
+	if (ms == UINT64_MAX)
+		mx_log_err("power: %s %s failed: %s", what, h->hostname, err);
+	else
+		mx_log_err("power: %s %s failed after %.2f s: %s", what, h->hostname,
+			   (double)ms / 1000.0, err);
 	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, MXQ_POWER_FAILED, err);
 	if (r < 0)
 		mx_log_err("power: cannot mark %s FAILED: %s", h->hostname, mx_db_error(server->db));
 	if (r == 1) {
 		n->state = MXQ_POWER_FAILED;
 		n->excluded = true; /* nothing more this tick */
+	}
+}
+
+/* A transport call running longer than this is killed: twice the longest
+ * bound any transport promises, and 10 s more. */
+static uint64_t work_limit_ms(void)
+{
+	uint64_t exec = (uint64_t)tp.cfg.exec_timeout_s * 1000;
+	uint64_t ipmi = (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
+	uint64_t ssh = (uint64_t)tp.cfg.ssh_timeout_s * 1000;
+	uint64_t m = exec > ipmi ? exec : ipmi;
+
+	return 2 * (m > ssh ? m : ssh) + 10000;
+}
+
+/*
+ * The transport calls that came back since the last tick. A failed wake,
+ * power-off or drain marks its node FAILED if the node is still in the
+ * state the call was made for (else it moved on: only logged). Status
+ * answers are kept for check_powering_off() and reconcile() of this tick.
+ */
+static void collect_results(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+{
+	static const char *const what[] = {
+		[MXQD_WORK_WAKE] = "wake of", [MXQD_WORK_OFF_SOFT] = "power off of",
+		[MXQD_WORK_OFF_HARD] = "hard power off of", [MXQD_WORK_STATUS] = "status of",
+		[MXQD_WORK_RUN] = "ssh drain of",
+	};
+
+	free(tp.results);
+	tp.n_results = mxqd_power_work_collect(work_limit_ms(), &tp.results);
+	for (size_t k = 0; k < tp.n_results; k++) {
+		const struct mxqd_power_work_result *r = &tp.results[k];
+		size_t i = 0;
+
+		if (r->kind == MXQD_WORK_STATUS) {
+			if (r->rc < 0)
+				warn_unreadable(r->hostname, r->err);
+			else
+				warn_readable(r->hostname);
+			continue;
+		}
+		mx_log_debug("power: %s %s returned %d after %" PRIu64 " ms", what[r->kind], r->hostname,
+			     r->rc, r->ms);
+		if (r->rc >= 0)
+			continue;
+		while (i < s->snap.n_nodes && strcmp(s->hosts[i].hostname, r->hostname) != 0)
+			i++;
+		if (r->tag.state < 0 || i == s->snap.n_nodes || (int)s->nodes[i].state != r->tag.state) {
+			mx_log_warning("power: %s %s failed after %.2f s: %s%s", what[r->kind], r->hostname,
+				       (double)r->ms / 1000.0, r->err,
+				       r->tag.state < 0 ? " (left to the deadline)" :
+				       " (the node has moved on since)");
+			continue;
+		}
+		mark_failed(server, &s->hosts[i], &s->nodes[i], what[r->kind], r->err, r->ms);
 	}
 }
 
@@ -398,18 +507,21 @@ static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_s
 	const struct mxq_power_host *h = &s->hosts[i];
 	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
 	bool can_cut = off && (off->caps & MXQD_TRANSPORT_CAN_HARD_OFF) && !poweroff_impossible(h);
-	struct mxqd_power_target t;
+	const struct mxqd_power_work_result *res;
 	char err[512] = "";
 	int st;
 
 	if (!status_transport(h) || (!can_cut && !n->seen_down))
 		return;
-	st = transport_status(h, err, sizeof(err));
-	if (st < 0) {
-		warn_unreadable(h->hostname, err);
+	ask_status(h, n);  /* the answer for the next tick */
+	if ((res = result_for(h, n, MXQD_WORK_OFF_HARD)) && res->rc >= 0) {
+		n->seen_down = true;  /* cut: the next status confirms it */
 		return;
 	}
-	warn_readable(h->hostname);
+	res = result_for(h, n, MXQD_WORK_STATUS);
+	if (!res || res->rc < 0)
+		return;  /* warned when it came back */
+	st = res->rc;
 	if (st == 0) {
 		if (can_cut)
 			n->seen_down = true;
@@ -419,13 +531,12 @@ static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_s
 	/* both times are whole seconds: +1 so that the deadline is never cut short */
 	if (!can_cut || s->now - n->state_since < (int64_t)ceil(pm.opt.soft_off_deadline_s) + 1)
 		return;
-	t = target_of(h);
+	if (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD))
+		return;
 	mx_log_notice("power: %s still on %g s after soft off: hard power off", h->hostname,
 		      pm.opt.soft_off_deadline_s);
-	if (off->power_off(&t, &tp.cfg, MXQD_POWER_OFF_HARD, err, sizeof(err)) < 0)
-		mark_failed(server, h, n, "hard power off of", err);
-	else
-		n->seen_down = true;
+	if (send_work(off, h, MXQD_WORK_OFF_HARD, tag_of(n), NULL, err, sizeof(err)) < 0)
+		mark_failed(server, h, n, "hard power off of", err, UINT64_MAX);
 }
 
 /* Nodes whose mxqd is too old for the drain protocol (no answer to a drain
@@ -475,24 +586,26 @@ static void ssh_drain(struct mxqd_server *server, struct mxq_power_db_snapshot *
 		d->hostname = name;
 	}
 	d->state_since = n->state_since;
-	{
-		struct mxqd_power_target t = target_of(h);
-		mx_log_notice("power: %s did not answer the drain: running '%s' over ssh", h->hostname,
-			      tp.cfg.ssh_drain_command);
-		if (off->run(&t, &tp.cfg, tp.cfg.ssh_drain_command, err, sizeof(err)) < 0)
-			mark_failed(server, h, n, "ssh drain of", err);
-	}
+	mx_log_notice("power: %s did not answer the drain: running '%s' over ssh", h->hostname,
+		      tp.cfg.ssh_drain_command);
+	if (send_work(off, h, MXQD_WORK_RUN, tag_of(n), tp.cfg.ssh_drain_command, err, sizeof(err)) < 0)
+		mark_failed(server, h, n, "ssh drain of", err, UINT64_MAX);
 }
 
-/* Bring recorded ON/OFF states into agreement with the real power state
- * (the BMC's where a transport reads it, the heartbeat otherwise). */
-static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+/*
+ * Bring recorded ON/OFF states into agreement with the real power state:
+ * the BMC's where a transport reads it (asked when ASK, every reconcile
+ * interval; the answers are applied at the tick they come back, if the
+ * node is still in the state it was asked in), the heartbeat otherwise.
+ */
+static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *s, bool ask)
 {
 	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
 		struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
+		const struct mxqd_power_work_result *res;
 		enum mxq_power_node_state to;
-		char err[512] = "", why[700];
+		char why[700];
 		int st;
 
 		/* a pending admin request acts on the node this very tick */
@@ -500,12 +613,12 @@ static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *
 		    (n->state != MXQ_POWER_ON && n->state != MXQ_POWER_OFF))
 			continue;
 		if (status_transport(h)) {
-			st = transport_status(h, err, sizeof(err));
-			if (st < 0) {
-				warn_unreadable(h->hostname, err);
+			res = result_for(h, n, MXQD_WORK_STATUS);
+			if (ask)
+				ask_status(h, n);
+			if (!res || res->rc < 0)
 				continue;
-			}
-			warn_readable(h->hostname);
+			st = res->rc;
 			if (st == 1 && n->state == MXQ_POWER_OFF && !n->seen_up) {
 				to = MXQ_POWER_ON;
 				snprintf(why, sizeof(why), "reconciled: %s reports power on although recorded "
@@ -517,7 +630,7 @@ static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *
 			} else {
 				continue;
 			}
-		} else if (n->state == MXQ_POWER_ON && n->seen_down) {
+		} else if (ask && n->state == MXQ_POWER_ON && n->seen_down) {
 			to = MXQ_POWER_OFF;
 			snprintf(why, sizeof(why), "reconciled: no mxqd heartbeat and no transport reads "
 				 "the power state: recorded OFF");
@@ -704,6 +817,12 @@ static void refine_snapshot(struct mxqd_server *server, struct mxq_power_db_snap
 			n->excluded = true;
 		if (n->excluded || pm.cfg.dry_run || !mxq_power_lease_valid(&pm.lease))
 			continue;
+		/* not off before the power-off call returned: its failure must
+		 * still find the node POWERING_OFF and mark it FAILED */
+		if (n->state == MXQ_POWER_POWERING_OFF &&
+		    (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_SOFT) ||
+		     mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD)))
+			n->seen_down = false;
 		if (n->state == MXQ_POWER_POWERING_OFF)
 			check_powering_off(server, s, i);
 		else if (n->state == MXQ_POWER_DRAINING)
@@ -711,9 +830,12 @@ static void refine_snapshot(struct mxqd_server *server, struct mxq_power_db_snap
 	}
 	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
 		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
-	if (pm.opt.reconcile_s > 0 && now_ms >= tp.next_reconcile_ms && !pm.cfg.dry_run) {
-		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
-		reconcile(server, s);
+	if (pm.opt.reconcile_s > 0 && !pm.cfg.dry_run) {
+		bool ask = now_ms >= tp.next_reconcile_ms;
+
+		if (ask)
+			tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
+		reconcile(server, s, ask);
 	}
 }
 
@@ -723,15 +845,16 @@ static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 		    const struct mxq_power_action *a)
 {
 	const struct mxq_power_host *h = &s->hosts[a->node_index];
+	struct mxqd_power_work_tag tag = { .state = (int)a->to, .state_since = s->now };
 	char err[512] = "";
 	int r = 0;
 
 	if (!mxq_power_lease_valid(&pm.lease))
 		return;
 	if (a->kind == MXQ_POWER_ACTION_WAKE)
-		r = actuate_wake(h, err, sizeof(err));
+		r = actuate_wake(h, tag, err, sizeof(err));
 	else if (a->kind == MXQ_POWER_ACTION_POWER_OFF)
-		r = actuate_power_off(h, err, sizeof(err));
+		r = actuate_power_off(h, tag, err, sizeof(err));
 	if (r >= 0)
 		return;
 	mx_log_err("power: %s %s failed: %s", mxq_power_action_to_string(a->kind), h->hostname, err);
@@ -764,7 +887,10 @@ static void finish_inherited_transitions(struct mxqd_server *server, struct mxq_
 		if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, n->state, why) != 1)
 			continue;
 		n->state_since = s->now;
-		r = wake ? actuate_wake(h, err, sizeof(err)) : actuate_power_off(h, err, sizeof(err));
+		/* no state in the tag: a failure is left to the deadline */
+		r = wake ? actuate_wake(h, (struct mxqd_power_work_tag) { .state = -1 }, err, sizeof(err))
+			 : actuate_power_off(h, (struct mxqd_power_work_tag) { .state = -1 }, err,
+					     sizeof(err));
 		mx_log_notice("power: %s: %s%s%s", h->hostname, why, r < 0 ? ", failed: " : "",
 			      r < 0 ? err : "");
 	}
@@ -826,6 +952,7 @@ static int leader_tick(struct mxqd_server *server)
 	r = mxq_power_db_snapshot_read(server->db, hb_timeout, &s);
 	if (r < 0)
 		return r;
+	collect_results(server, s);
 	refine_snapshot(server, s);
 	if (pm.lease.new_term && !pm.cfg.dry_run)
 		finish_inherited_transitions(server, s);

@@ -19,9 +19,10 @@
 #             never boots
 #   fail_off  if present: "off" fails (exit 1)
 #   crash_leader_on, crash_leader_off
-#             if present (removed when used): "on"/"off" kills its caller
-#             (the leader mxqd) with SIGKILL and does nothing - a leader
-#             that died after writing its intent, before actuating it
+#             if present (removed when used): "on"/"off" kills the leader
+#             mxqd (the parent of the transport worker that runs this
+#             script) with SIGKILL and does nothing - a leader that died
+#             after writing its intent, before actuating it
 # Every call is appended to $MXQ_POWER_TEST_DIR/exec.log as
 #   EPOCH.NANOSECONDS HOST ACTION RESULT
 #
@@ -72,8 +73,11 @@ case $action in
 on|off)
 	if [ -e "$dir/crash_leader_$action" ]; then
 		rm -f "$dir/crash_leader_$action"
-		say "crash-leader $PPID"
-		kill -KILL "$PPID"
+		# $PPID is the leader's transport worker; field 4 of its stat is
+		# its parent, the leader (comm has no blanks: mxqd)
+		leader=$(cut -d' ' -f4 "/proc/$PPID/stat")
+		say "crash-leader $leader"
+		kill -KILL "$leader"
 		exit 1
 	fi
 	;;

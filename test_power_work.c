@@ -1,0 +1,188 @@
+/*
+ * test_power_work - transport calls in worker processes (mxqd_power_work.c)
+ * with a fake transport whose behaviour depends on the host name: results
+ * and reasons come back with their tags, calls run side by side, a worker
+ * that dies or hangs is reported, not waited for.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mx_util.h"
+#include "mxqd_power_work.h"
+
+static int fake_status(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
+		       char *errbuf, size_t errlen)
+{
+	(void)c;
+	if (strcmp(t->hostname, "on") == 0) {
+		usleep(200 * 1000);
+		return 1;
+	}
+	if (strcmp(t->hostname, "off") == 0)
+		return 0;
+	if (strcmp(t->hostname, "silent") == 0) {
+		snprintf(errbuf, errlen, "BMC of silent did not answer within 2000 ms");
+		return -ETIMEDOUT;
+	}
+	if (strcmp(t->hostname, "crash") == 0)
+		raise(SIGKILL);
+	if (strcmp(t->hostname, "hang") == 0)
+		for (;;)
+			pause();
+	return -EINVAL;
+}
+
+static int fake_run(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
+		    const char *command, char *errbuf, size_t errlen)
+{
+	(void)t;
+	(void)c;
+	snprintf(errbuf, errlen, "ran '%s'", command);
+	return strcmp(command, "drain") == 0 ? 0 : -EIO;
+}
+
+static const struct mxqd_power_transport fake = {
+	.name = "fake", .status = fake_status, .run = fake_run,
+};
+
+static const struct mxqd_power_transport_config cfg;
+
+static void start(const char *host, enum mxqd_power_work_kind kind, int state, const char *command)
+{
+	struct mxqd_power_target t = { .hostname = host };
+	struct mxqd_power_work_tag tag = { .state = state, .state_since = 1000 + state };
+	char err[256] = "";
+
+	ck_assert_msg(mxqd_power_work_start(&fake, kind, &t, &cfg, command, tag, err, sizeof(err)) == 0,
+		      "start %s: %s", host, err);
+}
+
+/* Collect until N results are in (bounded): all of them in *ret. */
+static size_t collect_all(size_t n, uint64_t limit_ms, struct mxqd_power_work_result *ret)
+{
+	uint64_t end = mx_now_monotonic_ms() + 5000;
+	size_t got = 0;
+
+	while (got < n && mx_now_monotonic_ms() < end) {
+		struct mxqd_power_work_result *r = NULL;
+		size_t k = mxqd_power_work_collect(limit_ms, &r);
+
+		for (size_t i = 0; i < k && got < n; i++)
+			ret[got++] = r[i];
+		free(r);
+		if (got < n)
+			usleep(20 * 1000);
+	}
+	return got;
+}
+
+static const struct mxqd_power_work_result *find(const struct mxqd_power_work_result *r, size_t n,
+						 const char *host)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(r[i].hostname, host) == 0)
+			return &r[i];
+	ck_abort_msg("no result for %s", host);
+	return NULL;
+}
+
+START_TEST(test_results_and_tags)
+{
+	struct mxqd_power_work_result r[8];
+	const struct mxqd_power_work_result *x;
+	uint64_t t0 = mx_now_monotonic_ms();
+
+	start("on", MXQD_WORK_STATUS, 1, NULL);
+	start("off", MXQD_WORK_STATUS, 2, NULL);
+	start("silent", MXQD_WORK_STATUS, 3, NULL);
+	start("crash", MXQD_WORK_STATUS, 4, NULL);
+	/* starting returns at once, whatever the calls do */
+	ck_assert_uint_lt(mx_now_monotonic_ms() - t0, 150);
+	ck_assert_uint_eq(mxqd_power_work_running(), 4);
+	ck_assert(mxqd_power_work_busy("on", MXQD_WORK_STATUS));
+	ck_assert(!mxqd_power_work_busy("on", MXQD_WORK_WAKE));
+	ck_assert(!mxqd_power_work_busy("elsewhere", MXQD_WORK_STATUS));
+
+	ck_assert_uint_eq(collect_all(4, 60000, r), 4);
+	ck_assert_uint_eq(mxqd_power_work_running(), 0);
+	x = find(r, 4, "on");
+	ck_assert_int_eq(x->rc, 1);
+	ck_assert_int_eq(x->kind, MXQD_WORK_STATUS);
+	ck_assert_int_eq(x->tag.state, 1);
+	ck_assert_int_eq(x->tag.state_since, 1001);
+	ck_assert_uint_ge(x->ms, 190);          /* measured by the worker */
+	x = find(r, 4, "off");
+	ck_assert_int_eq(x->rc, 0);
+	ck_assert_int_eq(x->tag.state, 2);
+	x = find(r, 4, "silent");
+	ck_assert_int_eq(x->rc, -ETIMEDOUT);
+	ck_assert_str_eq(x->err, "BMC of silent did not answer within 2000 ms");
+	x = find(r, 4, "crash");
+	ck_assert_int_eq(x->rc, -EIO);
+	ck_assert_ptr_nonnull(strstr(x->err, "ended without a result"));
+}
+END_TEST
+
+START_TEST(test_hanging_worker_killed)
+{
+	struct mxqd_power_work_result r[1];
+
+	start("hang", MXQD_WORK_STATUS, 5, NULL);
+	usleep(300 * 1000);
+	ck_assert_uint_eq(collect_all(1, 200, r), 1);
+	ck_assert_int_eq(r[0].rc, -ETIMEDOUT);
+	ck_assert_ptr_nonnull(strstr(r[0].err, "transport worker killed"));
+	ck_assert_uint_eq(mxqd_power_work_running(), 0);
+}
+END_TEST
+
+START_TEST(test_run_and_unsupported)
+{
+	struct mxqd_power_work_result r[3];
+
+	start("a", MXQD_WORK_RUN, 1, "drain");
+	start("b", MXQD_WORK_RUN, 1, "other");
+	start("c", MXQD_WORK_WAKE, 1, NULL);   /* fake has no power_on */
+	ck_assert_uint_eq(collect_all(3, 60000, r), 3);
+	ck_assert_int_eq(find(r, 3, "a")->rc, 0);
+	ck_assert_int_eq(find(r, 3, "b")->rc, -EIO);
+	ck_assert_str_eq(find(r, 3, "b")->err, "ran 'other'");
+	ck_assert_int_eq(find(r, 3, "c")->rc, -ENOTSUP);
+	ck_assert_str_eq(find(r, 3, "c")->err, "transport fake cannot wake");
+}
+END_TEST
+
+START_TEST(test_nothing_to_collect)
+{
+	struct mxqd_power_work_result *r = (void *)1;
+
+	ck_assert_uint_eq(mxqd_power_work_collect(1000, &r), 0);
+	ck_assert_ptr_null(r);
+	mxqd_power_work_fini();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("power_work");
+	TCase *tc = tcase_create("workers");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_results_and_tags);
+	tcase_add_test(tc, test_hanging_worker_killed);
+	tcase_add_test(tc, test_run_and_unsupported);
+	tcase_add_test(tc, test_nothing_to_collect);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
