@@ -4,12 +4,14 @@
  *
  * A worker is a fork of the leader's mxqd: the target and configuration
  * it was given are in its copy of memory, so nothing is copied or
- * serialised on the way in. It unblocks signals (the main loop blocks
- * them), makes the call, writes "RC MS\nREASON" into its pipe in one write
- * (shorter than PIPE_BUF, so never torn) and leaves with _exit(): the
- * database connection and stdio buffers it inherited stay untouched. The
- * parent reads the pipe without blocking; mxqd's main loop reaps the
- * process with its other children.
+ * serialised on the way in. It closes every descriptor it inherited but
+ * its pipe and the log (the database socket, the spool lock: closing only
+ * drops its own reference), unblocks signals (the main loop blocks them),
+ * makes the call, writes "RC MS\nREASON" into its pipe in one write
+ * (shorter than PIPE_BUF, so never torn) and leaves with _exit(), which
+ * flushes none of the stdio buffers it inherited. The parent reads the
+ * pipe without blocking; mxqd's main loop reaps the process with its other
+ * children.
  */
 #define _GNU_SOURCE
 #include "mxqd_power_work.h"
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mx_log.h"
 #include "mx_util.h"
 
 struct worker {
@@ -86,6 +89,9 @@ static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd
 	sigset_t none;
 	int rc, n;
 
+	/* not the database socket, the spool lock or anything else of the
+	 * leader: a restarted mxqd must not find its spool still locked */
+	mx_log_close_other_fds(fd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGTERM, SIG_DFL);
