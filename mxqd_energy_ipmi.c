@@ -209,6 +209,7 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
 {
 	pthread_condattr_t ca;
 	sigset_t all, old;
+	const char *why;
 	double w = 0;
 	int r, e;
 
@@ -234,14 +235,11 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
 			return r == -ENOENT ? -EINVAL : r;
 		}
 		mxq_power_secrets_for(bmc.secrets, cfg->hostname, &bmc.t.secrets);
-		if (!bmc.t.secrets.ipmi_password ||
-		    strlen(bmc.t.secrets.ipmi_password) > IPMI_2_0_MAX_PASSWORD_LENGTH ||
-		    (bmc.t.secrets.ipmi_user &&
-		     strlen(bmc.t.secrets.ipmi_user) > IPMI_MAX_USER_NAME_LENGTH)) {
-			snprintf(errbuf, errlen, "BMC %s: %s for %s in %s", bmc.target,
-				 bmc.t.secrets.ipmi_password ? "ipmi_user or ipmi_password longer than "
-				 "IPMI allows (16, 20)" : "no ipmi_password", cfg->hostname,
-				 cfg->secrets_path);
+		why = mxqd_ipmi_unusable(&bmc.t, &bmc.tc, errbuf, errlen);
+		if (why) {
+			if (why != errbuf)
+				snprintf(errbuf, errlen, "BMC %s: %s (host %s, %s)", bmc.target, why,
+					 cfg->hostname, cfg->secrets_path);
 			release();
 			return -EINVAL;
 		}

@@ -23,6 +23,14 @@
 int mxqd_ipmi_open_lan(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 		       ipmi_ctx_t *ret_ctx, char *errbuf, size_t errlen);
 
+/*
+ * Why T cannot be reached over IPMI at all (no BMC address, no password,
+ * credentials longer than IPMI allows, unknown workaround names), or NULL.
+ * The reason is a constant or written to buf.
+ */
+const char *mxqd_ipmi_unusable(const struct mxqd_power_target *t,
+			       const struct mxqd_power_transport_config *c, char *buf, size_t len);
+
 /* 0 when NAMES (comma-separated ipmipower -W names) are all known, else
  * -EINVAL with the unknown one and the known ones in errbuf. */
 int mxqd_ipmi_workarounds_check(const char *names, char *errbuf, size_t errlen);

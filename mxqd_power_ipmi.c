@@ -97,8 +97,8 @@ int mxqd_ipmi_workarounds_check(const char *names, char *errbuf, size_t errlen)
 	return parse_workarounds(names, &a, &b, errbuf, errlen);
 }
 
-static const char *ipmi_unusable(const struct mxqd_power_target *t,
-				 const struct mxqd_power_transport_config *c, char *buf, size_t len)
+const char *mxqd_ipmi_unusable(const struct mxqd_power_target *t,
+			       const struct mxqd_power_transport_config *c, char *buf, size_t len)
 {
 	unsigned a, b;
 
@@ -363,7 +363,7 @@ const struct mxqd_power_transport mxqd_power_transport_ipmi = {
 	.name = "ipmi",
 	.caps = MXQD_TRANSPORT_CAN_ON | MXQD_TRANSPORT_CAN_OFF | MXQD_TRANSPORT_CAN_HARD_OFF |
 		MXQD_TRANSPORT_CAN_STATUS,
-	.unusable = ipmi_unusable,
+	.unusable = mxqd_ipmi_unusable,
 	.power_on = ipmi_on,
 	.power_off = ipmi_off,
 	.status = ipmi_status,
