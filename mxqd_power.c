@@ -421,17 +421,17 @@ static const struct mxqd_power_work_result *result_for(const struct mxq_power_ho
 	return found;
 }
 
-/* WHAT (e.g. "wake of") failed for H: FAILED with the reason ERR. MS is
- * how long the transport call took (UINT64_MAX: none was made). */
+/* WHAT (e.g. "wake") of H failed: FAILED with the reason ERR. MS is how
+ * long the transport call took (UINT64_MAX: none was made). */
 static void mark_failed(struct mxqd_server *server, const struct mxq_power_host *h,
 			struct mxq_power_node *n, const char *what, const char *err, uint64_t ms)
 {
 	int r;
 
 	if (ms == UINT64_MAX)
-		mx_log_err("power: %s %s failed: %s", what, h->hostname, err);
+		mx_log_err("power: %s of %s failed: %s", what, h->hostname, err);
 	else
-		mx_log_err("power: %s %s failed after %.2f s: %s", what, h->hostname,
+		mx_log_err("power: %s of %s failed after %.2f s: %s", what, h->hostname,
 			   (double)ms / 1000.0, err);
 	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, MXQ_POWER_FAILED, err);
 	if (r < 0)
@@ -462,16 +462,13 @@ static uint64_t work_limit_ms(void)
  */
 static void collect_results(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
 {
-	static const char *const what[] = {
-		[MXQD_WORK_WAKE] = "wake of", [MXQD_WORK_OFF_SOFT] = "power off of",
-		[MXQD_WORK_OFF_HARD] = "hard power off of", [MXQD_WORK_STATUS] = "status of",
-		[MXQD_WORK_RUN] = "ssh drain of",
-	};
-
 	free(tp.results);
 	tp.n_results = mxqd_power_work_collect(work_limit_ms(), &tp.results);
 	for (size_t k = 0; k < tp.n_results; k++) {
 		const struct mxqd_power_work_result *r = &tp.results[k];
+		/* the leader runs commands only to drain old nodes over ssh */
+		const char *what = r->kind == MXQD_WORK_RUN ? "ssh drain" :
+				   mxqd_power_work_kind_to_string(r->kind);
 		size_t i = 0;
 
 		if (r->kind == MXQD_WORK_STATUS) {
@@ -481,20 +478,20 @@ static void collect_results(struct mxqd_server *server, struct mxq_power_db_snap
 				warn_readable(r->hostname);
 			continue;
 		}
-		mx_log_debug("power: %s %s returned %d after %" PRIu64 " ms", what[r->kind], r->hostname,
+		mx_log_debug("power: %s of %s returned %d after %" PRIu64 " ms", what, r->hostname,
 			     r->rc, r->ms);
 		if (r->rc >= 0)
 			continue;
 		while (i < s->snap.n_nodes && strcmp(s->hosts[i].hostname, r->hostname) != 0)
 			i++;
 		if (r->tag.state < 0 || i == s->snap.n_nodes || (int)s->nodes[i].state != r->tag.state) {
-			mx_log_warning("power: %s %s failed after %.2f s: %s%s", what[r->kind], r->hostname,
+			mx_log_warning("power: %s of %s failed after %.2f s: %s%s", what, r->hostname,
 				       (double)r->ms / 1000.0, r->err,
 				       r->tag.state < 0 ? " (left to the deadline)" :
 				       " (the node has moved on since)");
 			continue;
 		}
-		mark_failed(server, &s->hosts[i], &s->nodes[i], what[r->kind], r->err, r->ms);
+		mark_failed(server, &s->hosts[i], &s->nodes[i], what, r->err, r->ms);
 	}
 }
 
@@ -536,7 +533,7 @@ static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_s
 	mx_log_notice("power: %s still on %g s after soft off: hard power off", h->hostname,
 		      pm.opt.soft_off_deadline_s);
 	if (send_work(off, h, MXQD_WORK_OFF_HARD, tag_of(n), NULL, err, sizeof(err)) < 0)
-		mark_failed(server, h, n, "hard power off of", err, UINT64_MAX);
+		mark_failed(server, h, n, "hard power off", err, UINT64_MAX);
 }
 
 /* Nodes whose mxqd is too old for the drain protocol (no answer to a drain
@@ -589,7 +586,7 @@ static void ssh_drain(struct mxqd_server *server, struct mxq_power_db_snapshot *
 	mx_log_notice("power: %s did not answer the drain: running '%s' over ssh", h->hostname,
 		      tp.cfg.ssh_drain_command);
 	if (send_work(off, h, MXQD_WORK_RUN, tag_of(n), tp.cfg.ssh_drain_command, err, sizeof(err)) < 0)
-		mark_failed(server, h, n, "ssh drain of", err, UINT64_MAX);
+		mark_failed(server, h, n, "ssh drain", err, UINT64_MAX);
 }
 
 /*

@@ -41,8 +41,8 @@ static struct worker *workers;
 static size_t n_workers, cap_workers;
 
 static const char *const kind_names[] = {
-	[MXQD_WORK_WAKE] = "wake", [MXQD_WORK_OFF_SOFT] = "power-off",
-	[MXQD_WORK_OFF_HARD] = "hard power-off", [MXQD_WORK_STATUS] = "status",
+	[MXQD_WORK_WAKE] = "wake", [MXQD_WORK_OFF_SOFT] = "power off",
+	[MXQD_WORK_OFF_HARD] = "hard power off", [MXQD_WORK_STATUS] = "status",
 	[MXQD_WORK_RUN] = "run",
 };
 

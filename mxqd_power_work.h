@@ -32,7 +32,7 @@ enum mxqd_power_work_kind {
 	MXQD_WORK_RUN,           /* run(command) */
 };
 
-/* "wake", "power-off", "hard power-off", "status", "run". */
+/* "wake", "power off", "hard power off", "status", "run". */
 const char *mxqd_power_work_kind_to_string(enum mxqd_power_work_kind k);
 
 /* What a call was made for: the node's state and its state_since then. */
