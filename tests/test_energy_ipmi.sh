@@ -31,7 +31,7 @@ D=$MXQ_TEST_DIR/bmc
 mkdir -p "$D"
 PW=$(mxq__random_hex 8)          # throwaway BMC password of this run
 WATTS=$D/watts
-PORT=$(free_udp_port)
+PORT=$(mxq_free_port udp)
 bmc_pid=
 
 ( umask 077

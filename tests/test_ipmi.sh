@@ -44,7 +44,7 @@ bmc_start() {
 	_n=$1
 	_d=$D/$1
 	mkdir -p "$_d"
-	[ -f "$_d/port" ] || free_udp_port >"$_d/port"
+	[ -f "$_d/port" ] || mxq_free_port udp >"$_d/port"
 	_port=$(cat "$_d/port")
 	[ -f "$_d/power" ] || echo 0 >"$_d/power"
 	cat >"$_d/chassis.sh" <<EOF

@@ -49,21 +49,13 @@ mxq_test_cleanup_hook() {
 	fi
 }
 
-free_tcp_port() {
-	local _p
-	while :; do
-		_p=$(mxq__random_port)
-		mxq__port_in_use "$_p" || { echo "$_p"; return; }
-	done
-}
-
 section "setup"
 ssh-keygen -q -t ed25519 -N '' -C host -f "$D/host_key"
 ssh-keygen -q -t ed25519 -N '' -C other-host -f "$D/other_host_key"
 for k in ok exit hang; do
 	ssh-keygen -q -t ed25519 -N '' -C "mxq-power-manager-$k" -f "$D/key_$k"
 done
-PORT=$(free_tcp_port)
+PORT=$(mxq_free_port tcp)
 
 # the forced command: the README's script, with test paths and two
 # misbehaviours selected by an argument (exit3, hang)
@@ -156,7 +148,7 @@ ssh_key = $D/key_hang
 EOF
 chmod 600 "$D/secrets"
 
-WOL_PORT=$(free_tcp_port)
+WOL_PORT=$(mxq_free_port udp)
 # a Wake-on-LAN "network": every UDP datagram on 127.0.0.1:WOL_PORT as hex
 python3 -u -c '
 import socket, sys

@@ -1,6 +1,7 @@
 # tests/lib/bmc.sh - an OpenIPMI ipmi_sim as the BMC of a simulated node
-# (POSIX sh; needs now_cs, mxq__alive, mxq__random_hex and diag from
-# tests/lib/mxqd.sh and tests/lib/mariadb.sh). Facts: shared/TESTING.md.
+# (POSIX sh; needs now_cs, mxq__alive, mxq__random_hex, mxq__port_in_use
+# and diag from tests/lib/mxqd.sh and tests/lib/mariadb.sh). Facts:
+# shared/TESTING.md.
 #
 #   ipmi_sim_start DIR NAME PORT CHASSIS_CONTROL PASSWORD [WATTS_FILE]
 #       Write DIR/lan.conf (mode 0600: it holds the password) and
@@ -11,17 +12,7 @@
 #       With WATTS_FILE the BMC also answers DCMI Get Power Reading from
 #       that file through $MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so (make
 #       builds it; the file's format is described in ipmi_sim_dcmi.c).
-#
-#   free_udp_port
-#       A random UDP port on which nothing listens now.
 
-free_udp_port() {
-	local _p
-	while :; do
-		_p=$(mxq__random_port)
-		ss -Huln "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return; }
-	done
-}
 
 ipmi_sim_start() {
 	local _d _name _port _chassis _pw _watts _end
@@ -59,7 +50,7 @@ EMU
 	ipmi_sim_pid=$!
 	echo "$ipmi_sim_pid" >"$_d/pid"
 	_end=$(( $(now_cs) + 500 ))
-	until ss -Huln "sport = :$_port" 2>/dev/null | grep -q .; do
+	until mxq__port_in_use "$_port" udp; do
 		if ! mxq__alive "$ipmi_sim_pid" || [ "$(now_cs)" -ge "$_end" ]; then
 			echo "ipmi_sim of $_name did not start" | diag
 			diag <"$_d/sim.out"

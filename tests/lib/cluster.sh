@@ -126,7 +126,7 @@ cluster_init() {
 
 cluster__wol_start() {
 	local _end
-	CLUSTER_WOL_PORT=$(free_udp_port)
+	CLUSTER_WOL_PORT=$(mxq_free_port udp)
 	rm -f "$CLUSTER_DIR/wol.ready"
 	"$cluster_power_bin" --dir "$CLUSTER_DIR" --wol-listen "$CLUSTER_WOL_PORT" \
 		</dev/null >"$CLUSTER_DIR/wol.out" 2>&1 &
@@ -173,7 +173,7 @@ cluster_node_add() {
 	_bmc='' _mac='' _bc='' _wk=''
 	case $_kind in
 	ipmi) _on=ipmi _off=ipmi _wk=opensesspriv
-	      free_udp_port >"$_d/bmc_port"
+	      mxq_free_port udp >"$_d/bmc_port"
 	      _bmc=127.0.0.1:$(cat "$_d/bmc_port")
 	      cluster_bmc_start "$_h" || return 1 ;;
 	wol)  _on=wol _off=self _bc=127.0.0.1
@@ -330,10 +330,7 @@ cluster__sshd_start() {
 		"$1" "$_k" "$_s/known_hosts" >>"$CLUSTER_DIR/power-secrets"
 	[ -n "$cluster__sshd_pid" ] && return 0
 	ssh-keygen -q -t ed25519 -N '' -C cluster-host -f "$_s/host_key" || return 1
-	while :; do
-		CLUSTER_SSH_PORT=$(mxq__random_port)
-		mxq__port_in_use "$CLUSTER_SSH_PORT" || break
-	done
+	CLUSTER_SSH_PORT=$(mxq_free_port tcp)
 	cat >"$_s/sshd_config" <<EOF
 Port $CLUSTER_SSH_PORT
 ListenAddress 127.0.0.1

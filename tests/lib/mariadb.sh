@@ -46,6 +46,9 @@
 #   mxq_db_template_build DIR
 #       Install a pristine datadir into DIR (used by tests/run.sh once per
 #       run; mxq_db_start then copies it instead of installing).
+#   mxq_free_port [tcp|udp]
+#       A port in 20000..39999 on 127.0.0.1 nothing listens on now (for the
+#       test's own servers: sshd, BMC simulators, Wake-on-LAN listeners).
 #
 # Hook: if the caller defines a shell function mxq_test_cleanup_hook, the
 # exit trap calls it before stopping the server (stop your own daemons
@@ -114,16 +117,34 @@ mxq__random_port() {
 	echo $((20000 + _n % 20000))
 }
 
-# True when something already listens on TCP port $1 (best effort: a race
-# with another process is caught later from the server's error log).
+# True when something already listens on port $1, TCP or with $2 = udp
+# UDP (best effort: a race with another process is caught later from the
+# server's error log).
 mxq__port_in_use() {
 	local _hex
-	if command -v ss >/dev/null 2>&1; then
+	if [ "${2:-tcp}" = udp ]; then
+		if command -v ss >/dev/null 2>&1; then
+			ss -Huln "sport = :$1" 2>/dev/null | grep -q .
+		else
+			_hex=$(printf '%04X' "$1")
+			grep -qi ":$_hex 00000000:0000 07" /proc/net/udp /proc/net/udp6 2>/dev/null
+		fi
+	elif command -v ss >/dev/null 2>&1; then
 		ss -Htln "sport = :$1" 2>/dev/null | grep -q .
 	else
 		_hex=$(printf '%04X' "$1")
 		grep -qi ":$_hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
 	fi
+}
+
+# A port in 20000..39999 on which nothing listens now: TCP, or UDP with
+# $1 = udp.
+mxq_free_port() {
+	local _p
+	while :; do
+		_p=$(mxq__random_port)
+		mxq__port_in_use "$_p" "${1:-tcp}" || { echo "$_p"; return; }
+	done
 }
 
 # True while PID $1 runs and is not a zombie (kill -0 succeeds on zombies).
