@@ -106,13 +106,6 @@ truth_between() {
 		END { printf "%.3f\n", (at(b) - at(a)) / 1e6 }' "$TRUTH"
 }
 
-# |a - b| <= pct % of |b| ?
-within() {
-	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN {
-		d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
-		exit !(m > 0 && d <= m * p / 100) }'
-}
-
 sql1() {
 	mxq_sql "$@" | head -n 1
 }

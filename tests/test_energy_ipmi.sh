@@ -56,13 +56,6 @@ mxq_test_cleanup_hook() {
 	bmc_down
 }
 
-# |a - b| <= pct % of |b| ?
-within() {
-	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN {
-		d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
-		exit !(m > 0 && d <= m * p / 100) }'
-}
-
 log_of() {
 	cat "$(mxqd_dir "$1")/mxqd.log"
 }

@@ -12,6 +12,8 @@
 #   diag                                  stdin as TAP comment lines
 #   tap_done                              the plan line "1..N"
 #   tap_failed                            number of "not ok" so far
+#   within A B PCT                        true when |A - B| <= PCT % of |B|
+#                                         (B not 0): for check
 
 tap_n=0
 tap_failed=0
@@ -69,4 +71,10 @@ not_contains() {
 }
 tap_done() {
 	echo "1..$tap_n"
+}
+
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN {
+		d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
+		exit !(m > 0 && d <= m * p / 100) }'
 }
