@@ -12,6 +12,7 @@
 
 #include "mx_db.h"
 #include "mx_util.h"
+#include "mxq_schema.h"
 
 static const char *program = "mxq";
 
@@ -72,5 +73,13 @@ int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const c
 		mxq_complain("%s (group [%s])", err, group);
 	else if (r < 0)
 		mxq_complain("%s", err);
+	if (r < 0)
+		return r;
+	r = mxq_schema_check_not_newer(*ret_db, err, sizeof(err));
+	if (r < 0) {
+		mxq_complain("%s", err);
+		mx_db_close(*ret_db);
+		*ret_db = NULL;
+	}
 	return r;
 }

@@ -40,4 +40,20 @@ extern const unsigned mxq_schema_migrations_count;
 /* Version of the last migration (0 when there are none). */
 extern const unsigned mxq_schema_latest_version;
 
+/* Compiled from mysql/schema.expected: the tables, columns, indexes and
+ * triggers a database at mxq_schema_latest_version has, one per line as
+ * `mxqadmin db schema` prints them. `db status` compares with it. */
+extern const struct mxq_schema_file mxq_schema_expected;
+
+struct mx_db;
+
+/*
+ * 0 when DB's schema version (MAX(version) of mxq_schema_version; none for
+ * a not yet upgraded upstream database) is at most
+ * mxq_schema_latest_version; -EPROTO with one line in ERRBUF when it is
+ * newer, a negative errno with the database's error otherwise. Every
+ * program calls it right after connecting and refuses a newer database.
+ */
+int mxq_schema_check_not_newer(struct mx_db *db, char *errbuf, size_t errlen);
+
 #endif

@@ -37,6 +37,7 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_status.h"
+#include "mxq_schema.h"
 #include "mxqd.h"
 #include "mxqd_energy.h"
 #include "mxqd_power.h"
@@ -745,6 +746,8 @@ int main(int argc, char **argv)
 	if (lock_fd < 0)
 		return 1;
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
+	if (r >= 0)
+		r = mxq_schema_check_not_newer(server.db, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
 		return 1;
