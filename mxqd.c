@@ -480,13 +480,14 @@ static int daemon_register(struct mxqd_server *s)
 	tmpdir_bytes(s, &total, &avail);
 	n = mx_db_exec(s->db,
 		"INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id,"
-		" pid_starttime, daemon_pid, daemon_slots, daemon_memory, daemon_maxtime,"
+		" pid_starttime, daemon_pid, daemon_slots, daemon_memory, daemon_maxtime, daemon_time,"
 		" daemon_memory_limit_slot_soft, daemon_memory_limit_slot_hard, tags, prerequisites,"
 		" daemon_gpus_max, daemon_tmpdir_total_bytes, daemon_tmpdir_free_bytes, daemon_start)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW())",
-		"sisssUuuUUUUssuUU", s->daemon_name, MXQ_DAEMON_STATUS_IDLE, s->hostname, MXQ_VERSION,
+		/* daemon_time: upstream 0.22.3's name of daemon_maxtime, for its tools */
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, LEAST(?, 4294967295), ?, ?, ?, ?, ?, ?, ?, NOW())",
+		"sisssUuuUUUUUssuUU", s->daemon_name, MXQ_DAEMON_STATUS_IDLE, s->hostname, MXQ_VERSION,
 		s->boot_id, (uint64_t)s->pid_starttime, (unsigned)getpid(), s->slots, s->memory_mib,
-		s->maxtime_min, s->memory_per_slot_mib, s->memory_per_slot_mib,
+		s->maxtime_min, s->maxtime_min, s->memory_per_slot_mib, s->memory_per_slot_mib,
 		s->tags_text ? s->tags_text : "", s->prerequisites_text ? s->prerequisites_text : "",
 		s->gpus, total, avail);
 	if (n < 0)

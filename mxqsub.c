@@ -54,7 +54,7 @@ struct submission {
 	/* group attributes: jobs with identical values share a group */
 	const char *group_name;     /* --group-name, default "default" */
 	unsigned group_priority;    /* --group-priority, default 127 */
-	const char *job_command;    /* --command-alias, default basename(COMMAND) */
+	const char *job_command;    /* --command-alias, default COMMAND as given */
 	unsigned job_threads;       /* --threads, default 1 */
 	uint64_t job_memory;        /* --memory in MiB, default 2048 */
 	uint64_t job_time;          /* --runtime in minutes, default 15 */
@@ -377,11 +377,10 @@ static int set_command(struct submission *sub, char **cmd_argv, int cmd_argc)
 			 MAX_ARGV_COL);
 		return -EINVAL;
 	}
-	if (!sub->job_command) {
-		const char *slash = strrchr(cmd_argv[0], '/');
-
-		sub->job_command = slash && slash[1] ? slash + 1 : cmd_argv[0];
-	}
+	/* COMMAND as given, like upstream mxqsub: the same command from old
+	 * and new mxqsub joins the same group */
+	if (!sub->job_command)
+		sub->job_command = cmd_argv[0];
 	if (!*sub->job_command || strlen(sub->job_command) > MAX_COMMAND) {
 		mxq_complain("--command-alias: must be 1 to %d characters", MAX_COMMAND);
 		return -EINVAL;

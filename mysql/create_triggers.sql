@@ -22,7 +22,9 @@
 -- prerequisites, GPUs, white/blacklists, tmpdir) carry server_id
 -- 'mxq-needs-0.9' while INQ: upstream's claim statement only takes INQ jobs
 -- with server_id = '', so an old daemon can never start them. Ours claims
--- INQ jobs whatever their server_id (mxq_status.h MXQ_JOB_SERVER_ID_NEW_ONLY).
+-- INQ jobs whatever their server_id (mxqd_job.c claim_one()); requeued
+-- jobs (server_id reset to '') are marked again by the BEFORE UPDATE
+-- trigger.
 
 -- upstream MXQ's triggers on mxq_group did part of the same bookkeeping
 DROP TRIGGER IF EXISTS mxq_add_group;
