@@ -701,6 +701,26 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 		}
 	}
 	mx_db_result_free(res);
+	/* Queued jobs of a cancelled group. Upstream's mxqkill cancels only
+	 * the ones an upstream daemon could claim (server_id = ''), and
+	 * leaves those hidden from upstream daemons queued (create_triggers.sql).
+	 * Two statements: the job triggers update mxq_group, which a statement
+	 * on mxq_job must then not read. */
+	n = mx_db_query(server->db, &res,
+		"SELECT group_id FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0",
+		"i", MXQ_GROUP_STATUS_CANCELLED);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		int64_t m = mx_db_exec(server->db,
+			"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+			" WHERE group_id = ? AND job_status = ? AND daemon_id = 0",
+			"iUi", MXQ_JOB_STATUS_CANCELLED, mx_db_u64(res, 0), MXQ_JOB_STATUS_INQ);
+		if (m > 0)
+			mx_log_info("group %" PRIu64 ": cancelled, %" PRId64 " queued job(s) cancelled",
+				    mx_db_u64(res, 0), m);
+	}
+	mx_db_result_free(res);
 	return 0;
 }
 

@@ -133,8 +133,8 @@ BEGIN
             group_jobs_unknown = GREATEST(CAST(group_jobs_unknown AS SIGNED) + (NEW.job_status IN (755,999)) - (OLD.job_status IN (755,999)), 0),
             group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), NEW.host_slots, 0) - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), OLD.host_slots, 0), 0),
             group_sum_starttime = GREATEST(CAST(group_sum_starttime AS SIGNED)
-                + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), UNIX_TIMESTAMP(NEW.date_start) * NEW.host_slots, 0)
-                - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0),
+                + IF(NEW.job_status IN (100,150,200,250,300,350,399,989) AND NEW.date_start <> 0, UNIX_TIMESTAMP(NEW.date_start) * NEW.host_slots, 0)
+                - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0),
             stats_max_sumrss = GREATEST(stats_max_sumrss, NEW.stats_max_sumrss),
             stats_max_maxrss = GREATEST(stats_max_maxrss, GREATEST(NEW.stats_maxrss, 0)),
             stats_max_utime_sec = GREATEST(stats_max_utime_sec, NEW.stats_utime_sec),
@@ -176,7 +176,7 @@ BEGIN
         group_jobs_unknown = GREATEST(CAST(group_jobs_unknown AS SIGNED) + - (OLD.job_status IN (755,999)), 0),
         group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), OLD.host_slots, 0), 0),
         group_sum_starttime = GREATEST(CAST(group_sum_starttime AS SIGNED)
-            - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0)
+            - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0)
     WHERE group_id = OLD.group_id;
 END//
 DELIMITER ;
