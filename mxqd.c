@@ -748,7 +748,7 @@ int main(int argc, char **argv)
 		return 1;
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r >= 0)
-		r = mxq_schema_check_not_newer(server.db, errbuf, sizeof(errbuf));
+		r = mxq_schema_check(server.db, true, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
 		return 1;

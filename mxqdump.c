@@ -588,7 +588,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	r = mxq_client_connect(&db, f.defaults_file, f.db_group);
+	r = mxq_client_connect_current(&db, f.defaults_file, f.db_group);
 	if (r < 0)
 		goto out;
 	if (dump(db, &f) == 0)

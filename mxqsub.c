@@ -694,7 +694,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	r = mxq_client_connect(&db, dbo.defaults_file, dbo.group);
+	r = mxq_client_connect_current(&db, dbo.defaults_file, dbo.group);
 	if (r < 0)
 		goto out;
 	/* a deadlock between two submitters creating groups is worth a retry */
