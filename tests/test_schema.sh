@@ -83,33 +83,6 @@ checksums_of() {
 	mxq_sql_db "$1" "CHECKSUM TABLE mxq_group, mxq_job, mxq_daemon, mxq_schema_version EXTENDED"
 }
 
-# Groups whose counters differ from their job rows. The categories are
-# written out here on purpose, independent of the triggers and migration:
-#   inq INQ; running ASSIGNED LOADED RUNNING UNKNOWN_RUN EXTRUNNING STOPPED
-#   KILLING CANCELLING; finished FINISHED; failed KILLED FAILED EXIT;
-#   cancelled CANCELLED; unknown UNKNOWN_PRE UNKNOWN.
-counter_mismatches() {
-	mxq_sql_db "$1" "SELECT g.group_id,
-		CONCAT_WS(' ', g.group_jobs, g.group_jobs_inq, g.group_jobs_running,
-			g.group_jobs_finished, g.group_jobs_failed, g.group_jobs_cancelled,
-			g.group_jobs_unknown, g.group_slots_running) AS have,
-		CONCAT_WS(' ', COALESCE(c.n, 0), COALESCE(c.inq, 0), COALESCE(c.run, 0),
-			COALESCE(c.fin, 0), COALESCE(c.fail, 0), COALESCE(c.canc, 0),
-			COALESCE(c.unk, 0), COALESCE(c.slots, 0)) AS want
-		FROM mxq_group g LEFT JOIN (
-			SELECT group_id, COUNT(*) AS n,
-				SUM(job_status = 0) AS inq,
-				SUM(job_status IN (100, 150, 200, 250, 300, 350, 399, 989)) AS run,
-				SUM(job_status = 1000) AS fin,
-				SUM(job_status IN (400, 750, 1024)) AS fail,
-				SUM(job_status = 990) AS canc,
-				SUM(job_status IN (755, 999)) AS unk,
-				SUM(CASE WHEN job_status IN (100, 150, 200, 250, 300, 350, 399, 989)
-					THEN host_slots ELSE 0 END) AS slots
-			FROM mxq_job GROUP BY group_id) c ON c.group_id = g.group_id
-		HAVING have <> want ORDER BY g.group_id"
-}
-
 counters_of() {
 	mxq_sql_db "$1" "SELECT group_id, group_jobs, group_jobs_inq, group_jobs_running,
 		group_jobs_finished, group_jobs_failed, group_jobs_cancelled, group_jobs_unknown,
