@@ -72,6 +72,7 @@ schema-expected: mxqadmin
 	sh tests/lib/mariadb.sh run sh -c '{ grep "^#" mysql/schema.expected; \
 		./mxqadmin -M "$$MXQ_MYSQL_DEFAULT_FILE" db schema; } > mysql/schema.expected.tmp' && \
 		mv mysql/schema.expected.tmp mysql/schema.expected
+	$(MAKE) all
 
 libmxq.a: $(LIB_OBJS)
 	rm -f $@

@@ -110,7 +110,7 @@ BEGIN
         group_jobs_failed = GREATEST(CAST(group_jobs_failed AS SIGNED) + (NEW.job_status IN (400,750,1024)), 0),
         group_jobs_cancelled = GREATEST(CAST(group_jobs_cancelled AS SIGNED) + (NEW.job_status IN (990)), 0),
         group_jobs_unknown = GREATEST(CAST(group_jobs_unknown AS SIGNED) + (NEW.job_status IN (755,999)), 0),
-        group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), NEW.host_slots, 0), 0)
+        group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), CAST(NEW.host_slots AS SIGNED), 0), 0)
     WHERE group_id = NEW.group_id;
 END//
 
@@ -131,10 +131,10 @@ BEGIN
             group_jobs_failed = GREATEST(CAST(group_jobs_failed AS SIGNED) + (NEW.job_status IN (400,750,1024)) - (OLD.job_status IN (400,750,1024)), 0),
             group_jobs_cancelled = GREATEST(CAST(group_jobs_cancelled AS SIGNED) + (NEW.job_status IN (990)) - (OLD.job_status IN (990)), 0),
             group_jobs_unknown = GREATEST(CAST(group_jobs_unknown AS SIGNED) + (NEW.job_status IN (755,999)) - (OLD.job_status IN (755,999)), 0),
-            group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), NEW.host_slots, 0) - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), OLD.host_slots, 0), 0),
+            group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + IF(NEW.job_status IN (100,150,200,250,300,350,399,989), CAST(NEW.host_slots AS SIGNED), 0) - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), CAST(OLD.host_slots AS SIGNED), 0), 0),
             group_sum_starttime = GREATEST(CAST(group_sum_starttime AS SIGNED)
-                + IF(NEW.job_status IN (100,150,200,250,300,350,399,989) AND NEW.date_start <> 0, UNIX_TIMESTAMP(NEW.date_start) * NEW.host_slots, 0)
-                - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0),
+                + IF(NEW.job_status IN (100,150,200,250,300,350,399,989) AND NEW.date_start <> 0, CAST(UNIX_TIMESTAMP(NEW.date_start) AS SIGNED) * CAST(NEW.host_slots AS SIGNED), 0)
+                - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, CAST(UNIX_TIMESTAMP(OLD.date_start) AS SIGNED) * CAST(OLD.host_slots AS SIGNED), 0), 0),
             stats_max_sumrss = GREATEST(stats_max_sumrss, NEW.stats_max_sumrss),
             stats_max_maxrss = GREATEST(stats_max_maxrss, GREATEST(NEW.stats_maxrss, 0)),
             stats_max_utime_sec = GREATEST(stats_max_utime_sec, NEW.stats_utime_sec),
@@ -152,7 +152,7 @@ BEGIN
         IF OLD.daemon_id <> 0 AND OLD.job_status IN (100,150,200,250,300,350,399,989) THEN
             UPDATE mxq_daemon SET
                 daemon_jobs_running = GREATEST(CAST(daemon_jobs_running AS SIGNED) - 1, 0),
-                daemon_slots_running = GREATEST(CAST(daemon_slots_running AS SIGNED) - OLD.host_slots, 0)
+                daemon_slots_running = GREATEST(CAST(daemon_slots_running AS SIGNED) - CAST(OLD.host_slots AS SIGNED), 0)
             WHERE daemon_id = OLD.daemon_id;
         END IF;
         IF NEW.daemon_id <> 0 AND NEW.job_status IN (100,150,200,250,300,350,399,989) THEN
@@ -174,9 +174,9 @@ BEGIN
         group_jobs_failed = GREATEST(CAST(group_jobs_failed AS SIGNED) + - (OLD.job_status IN (400,750,1024)), 0),
         group_jobs_cancelled = GREATEST(CAST(group_jobs_cancelled AS SIGNED) + - (OLD.job_status IN (990)), 0),
         group_jobs_unknown = GREATEST(CAST(group_jobs_unknown AS SIGNED) + - (OLD.job_status IN (755,999)), 0),
-        group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), OLD.host_slots, 0), 0),
+        group_slots_running = GREATEST(CAST(group_slots_running AS SIGNED) + - IF(OLD.job_status IN (100,150,200,250,300,350,399,989), CAST(OLD.host_slots AS SIGNED), 0), 0),
         group_sum_starttime = GREATEST(CAST(group_sum_starttime AS SIGNED)
-            - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, UNIX_TIMESTAMP(OLD.date_start) * OLD.host_slots, 0), 0)
+            - IF(OLD.job_status IN (100,150,200,250,300,350,399,989) AND OLD.date_start <> 0, CAST(UNIX_TIMESTAMP(OLD.date_start) AS SIGNED) * CAST(OLD.host_slots AS SIGNED), 0), 0)
     WHERE group_id = OLD.group_id;
 END//
 DELIMITER ;

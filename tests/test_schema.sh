@@ -311,6 +311,7 @@ while IFS='|' read -r desc sql; do
 done <<EOF
 insert six INQ jobs|$job_insert (1,0,11,'/',1,'x',18,0), (2,0,11,'/',1,'x',18,0), (3,0,11,'/',1,'x',18,0), (4,0,11,'/',1,'x',18,0), (5,0,11,'/',1,'x',18,0), (6,0,11,'/',1,'x',18,0)
 insert jobs that are already RUNNING and FINISHED|$job_insert (7,200,12,'/',1,'x',18,4), (8,1000,12,'/',1,'x',18,2)
+a job ends whose daemon row and group_sum_starttime already show 0 (nothing goes negative)|INSERT INTO mxq_daemon (daemon_id, hostname, mxq_version, boot_id, pid_starttime, daemon_pid) VALUES (77, 'h', 'x', 'b', 1, 1); $job_insert (10,0,12,'/',1,'x',18,0); UPDATE mxq_job SET job_status = 200, daemon_id = 77, host_slots = 3 WHERE job_id = 10; UPDATE mxq_daemon SET daemon_jobs_running = 0, daemon_slots_running = 0 WHERE daemon_id = 77; UPDATE mxq_group SET group_sum_starttime = 0 WHERE group_id = 12; UPDATE mxq_job SET job_status = 1000 WHERE job_id = 10; DELETE FROM mxq_job WHERE job_id = 10
 INQ to ASSIGNED with slots|UPDATE mxq_job SET job_status = 100, host_slots = 2 WHERE job_id = 1
 ASSIGNED to LOADED|UPDATE mxq_job SET job_status = 150 WHERE job_id = 1
 LOADED to RUNNING, slots change in the same update|UPDATE mxq_job SET job_status = 200, host_slots = 3 WHERE job_id = 1
