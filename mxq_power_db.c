@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mx_util.h"
+#include "mxq_group.h"
 #include "mxq_status.h"
 
 #define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
@@ -378,12 +379,10 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	/* One row per requirement signature; the group counters are kept by
 	 * triggers, so this never reads job rows. */
 	rows = mx_db_query(db, &res,
-		"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		" prerequisites, group_whitelist, group_blacklist, job_max_per_node,"
+		"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node,"
 		" SUM(group_jobs_inq), MIN(group_id), COUNT(*), MIN(user_name), MAX(group_priority)"
 		" FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0"
-		" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		"  prerequisites, group_whitelist, group_blacklist, job_max_per_node"
+		" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node"
 		" ORDER BY MAX(group_priority) DESC, MIN(group_id)",
 		"i", MXQ_GROUP_STATUS_OK);
 	if (rows < 0)
@@ -398,11 +397,7 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	}
 	while (mx_db_next(res)) {
 		uint64_t groups = mx_db_u64(res, 12);
-		int r = mxq_group_reqs_init(&s->reqs[i], mx_db_str(res, 5), mx_db_str(res, 6),
-					    mx_db_str(res, 7), mx_db_str(res, 8),
-					    (uint32_t)mx_db_u64(res, 0), mx_db_u64(res, 1),
-					    mx_db_u64(res, 2), (uint32_t)mx_db_u64(res, 3),
-					    mx_db_u64(res, 4) * 1024);
+		int r = mxq_group_reqs_from_row(&s->reqs[i], res, 0);
 		if (r < 0) {
 			mx_db_result_free(res);
 			return r;

@@ -32,6 +32,7 @@
 #include "mx_db.h"
 #include "mxq_client.h"
 #include "mx_util.h"
+#include "mxq_group.h"
 #include "mxq_status.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
@@ -46,8 +47,7 @@ int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *db
 
 enum group_col {
 	G_ID, G_NAME, G_USER, G_STATUS, G_INQ, G_RUNNING, G_MAX_PER_NODE,
-	G_THREADS, G_MEMORY, G_TIME, G_GPU, G_TMPDIR, G_TAGS, G_PREREQ,
-	G_WHITELIST, G_BLACKLIST,
+	G_REQS,                 /* MXQ_GROUP_REQS_COLUMNS start here */
 };
 
 int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_group *ret)
@@ -59,8 +59,7 @@ int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_gro
 
 	n = mx_db_query(db, &res,
 		"SELECT group_id, group_name, user_name, group_status, group_jobs_inq,"
-		" group_jobs_running, job_max_per_node, job_threads, job_memory, job_time,"
-		" job_gpu, job_tmpdir_size, tags, prerequisites, group_whitelist, group_blacklist"
+		" group_jobs_running, job_max_per_node, " MXQ_GROUP_REQS_COLUMNS
 		" FROM mxq_group WHERE group_id = ?", "U", group_id);
 	if (n < 0)
 		return (int)n;
@@ -77,12 +76,7 @@ int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_gro
 	g.user_name = mx_db_strdup(res, G_USER);
 	r = g.name && g.user_name ? 0 : -ENOMEM;
 	if (r == 0)
-		r = mxq_group_reqs_init(&g.reqs, mx_db_str(res, G_TAGS), mx_db_str(res, G_PREREQ),
-					mx_db_str(res, G_WHITELIST), mx_db_str(res, G_BLACKLIST),
-					(uint32_t)mx_db_u64(res, G_THREADS),
-					mx_db_u64(res, G_MEMORY), mx_db_u64(res, G_TIME),
-					(uint32_t)mx_db_u64(res, G_GPU),
-					mx_db_u64(res, G_TMPDIR) * 1024);
+		r = mxq_group_reqs_from_row(&g.reqs, res, G_REQS);
 	mx_db_result_free(res);
 	if (r < 0) {
 		mxqadmin_group_done(&g);
