@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mx_util.h"
+#include "mxq_daemon.h"
 #include "mxq_group.h"
 #include "mxq_status.h"
 
@@ -188,8 +189,10 @@ enum {
 	NC_CYCLES_TODAY, NC_LAST_BOOT_OK, NC_TRANSPORT_ON, NC_TRANSPORT_OFF, NC_BMC, NC_MAC,
 	NC_BCAST, NC_REASON, NC_EXPLANATION, NC_ADMIN_REQ, NC_ADMIN_REQ_REASON, NC_ACK,
 	NC_WATTS, NC_WRITER_EPOCH,
-	NC_D_ID, NC_D_STATUS, NC_D_TAGS, NC_D_PREREQ, NC_D_SLOTS, NC_D_MEMORY, NC_D_MAXTIME,
-	NC_D_GPUS, NC_D_TMPDIR, NC_D_MTIME, NC_D_START,
+	NC_D_ID, NC_D_STATUS,
+	NC_D_CAPS,              /* MXQ_DAEMON_CAPS_COLUMNS start here */
+	NC_D_SLOTS = NC_D_CAPS + 2,
+	NC_D_MTIME = NC_D_CAPS + MXQ_DAEMON_CAPS_NCOLS, NC_D_START,
 };
 
 static const char *node_sql =
@@ -206,11 +209,9 @@ static const char *node_sql =
 	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
 	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"
 	" p.current_watts, p.writer_epoch,"
-	" d.daemon_id, d.status, d.tags, d.prerequisites, d.daemon_slots, d.daemon_memory,"
-	" d.daemon_maxtime, d.daemon_gpus_max, d.daemon_tmpdir_total_bytes,"
+	" d.daemon_id, d.status, " MXQ_DAEMON_CAPS_COLUMNS ","
 	" UNIX_TIMESTAMP(d.mtime), UNIX_TIMESTAMP(d.daemon_start)"
-	" FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	"  (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)"
+	" FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname")
 	" ORDER BY p.hostname";
 
 static char *dup_col(struct mx_db_result *res, unsigned col)
@@ -284,11 +285,8 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 			h->daemon_status = (int)mx_db_i64(res, NC_D_STATUS);
 			h->daemon_mtime = (int64_t)mx_db_double(res, NC_D_MTIME);
 			h->slots_total = (uint32_t)mx_db_u64(res, NC_D_SLOTS);
-			r = mxq_server_caps_init(&s->caps[i - 1], h->hostname, mx_db_str(res, NC_D_TAGS),
-						 mx_db_str(res, NC_D_PREREQ), h->slots_total,
-						 mx_db_u64(res, NC_D_MEMORY), mx_db_u64(res, NC_D_MAXTIME),
-						 (uint32_t)mx_db_u64(res, NC_D_GPUS),
-						 mx_db_u64(res, NC_D_TMPDIR) >> 20, err, sizeof(err));
+			r = mxq_daemon_caps_from_row(&s->caps[i - 1], h->hostname, res, NC_D_CAPS,
+						     err, sizeof(err));
 			if (r == -ENOMEM) {
 				mx_db_result_free(res);
 				return r;
