@@ -111,6 +111,21 @@ static int read_schema_state(struct mx_db *db, struct schema_state *ret)
 	return 0;
 }
 
+/* Append LEN bytes of S to the NULL-terminated vector *V of *N strings. */
+static int strv_push(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **grown = realloc(*v, (*n + 2) * sizeof(**v));
+
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	grown[*n] = strndup(s, len);
+	if (!grown[*n])
+		return -ENOMEM;
+	grown[++*n] = NULL;
+	return 0;
+}
+
 /*
  * The trigger names created by create_triggers.sql, in order, as a
  * NULL-terminated malloc'ed vector of malloc'ed strings. The script is the
@@ -125,7 +140,6 @@ static char **expected_triggers(void)
 
 	while ((p = strcasestr(p, kw))) {
 		const char *start;
-		char **grown;
 
 		p += sizeof(kw) - 1;
 		while (*p == ' ' || *p == '\t' || *p == '\n')
@@ -136,14 +150,8 @@ static char **expected_triggers(void)
 			p++;
 		if (p == start)
 			continue;
-		grown = realloc(names, (n + 2) * sizeof(*names));
-		if (!grown)
+		if (strv_push(&names, &n, start, (size_t)(p - start)) < 0)
 			goto fail;
-		names = grown;
-		names[n] = strndup(start, (size_t)(p - start));
-		if (!names[n])
-			goto fail;
-		names[++n] = NULL;
 	}
 	if (!names)
 		names = calloc(1, sizeof(*names));
@@ -197,16 +205,18 @@ static const char schema_sql[] =
 	"  FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()"
 	") s ORDER BY l";
 
-static int schema_lines(struct mx_db *db, char ***ret)
+/* The first column of every row of SQL as a NULL-terminated vector; WHAT
+ * names it in the one line printed on failure. */
+static int query_strv(struct mx_db *db, const char *sql, const char *what, char ***ret)
 {
 	struct mx_db_result *res = NULL;
 	char **v;
 	size_t i = 0;
 	int64_t n;
 
-	n = mx_db_query(db, &res, schema_sql, NULL);
+	n = mx_db_query(db, &res, sql, NULL);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: cannot read information_schema: %s\n", mx_db_error(db));
+		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", what, mx_db_error(db));
 		return (int)n;
 	}
 	v = calloc((size_t)n + 1, sizeof(*v));
@@ -226,6 +236,11 @@ static int schema_lines(struct mx_db *db, char ***ret)
 	return 0;
 }
 
+static int schema_lines(struct mx_db *db, char ***ret)
+{
+	return query_strv(db, schema_sql, "information_schema", ret);
+}
+
 /* mysql/schema.expected as lines (comments and blank lines dropped). */
 static char **expected_lines(void)
 {
@@ -235,16 +250,8 @@ static char **expected_lines(void)
 
 	while (*p) {
 		const char *e = strchrnul(p, '\n');
-		if (e > p && *p != '#') {
-			char **grown = realloc(v, (n + 2) * sizeof(*v));
-			if (!grown)
-				goto fail;
-			v = grown;
-			v[n] = strndup(p, (size_t)(e - p));
-			if (!v[n])
-				goto fail;
-			v[++n] = NULL;
-		}
+		if (e > p && *p != '#' && strv_push(&v, &n, p, (size_t)(e - p)) < 0)
+			goto fail;
 		p = *e ? e + 1 : e;
 	}
 	return v ? v : calloc(1, sizeof(*v));
@@ -641,38 +648,21 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 /* Triggers on the MXQ tables: present ones of ours, missing ones, others. */
 static int print_trigger_status(struct mx_db *db)
 {
-	struct mx_db_result *res = NULL;
 	char **expected = expected_triggers();
 	char **present = NULL;
-	size_t npresent = 0;
 	bool first;
-	int64_t n;
+	int r;
 
 	if (!expected) {
 		fprintf(stderr, "mxqadmin: out of memory\n");
 		return -ENOMEM;
 	}
-	n = mx_db_query(db, &res,
-			"SELECT TRIGGER_NAME FROM information_schema.TRIGGERS"
-			" WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME", NULL);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: cannot list triggers: %s\n", mx_db_error(db));
+	r = query_strv(db, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS"
+		       " WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME",
+		       "the triggers", &present);
+	if (r < 0) {
 		free_strv(expected);
-		return (int)n;
-	}
-	present = calloc((size_t)n + 1, sizeof(*present));
-	while (present && mx_db_next(res)) {
-		present[npresent] = mx_db_strdup(res, 0);
-		if (!present[npresent])
-			break;
-		npresent++;
-	}
-	mx_db_result_free(res);
-	if (!present || npresent != (size_t)n) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
-		free_strv(expected);
-		free_strv(present);
-		return -ENOMEM;
+		return r;
 	}
 
 	first = true;
