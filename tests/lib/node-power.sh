@@ -130,7 +130,8 @@ power_on() {
 		shift 3
 		cd "$d" || exit 1
 		echo $$ >"$d/pid"
-		echo "$(date +%s.%N) on" >>"$d/power.log"
+		on_t=$(date +%s.%N)
+		echo "$on_t on" >>"$d/power.log"
 		sleep "$delay"
 		if [ -e "$flag" ]; then
 			# a machine that hangs in its firmware: on, but never boots
@@ -139,7 +140,9 @@ power_on() {
 		# like systemd with Restart=on-failure: mxqd exits 1 when it
 		# cannot start (database down); any other end powers off
 		while :; do
-			"$@" </dev/null >>"$d/stderr" 2>&1 &
+			# this power-on is the node's boot: its mxqd counts the
+			# time from here to its first sample once (restarts too)
+			"$@" --energy-boot "sim-$$-$on_t@$on_t" </dev/null >>"$d/stderr" 2>&1 &
 			m=$!
 			echo $m >"$d/mxqd.pid"
 			echo "$(date +%s.%N) up" >>"$d/power.log"
