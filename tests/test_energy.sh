@@ -22,7 +22,8 @@
 #      1/4 of the wall time (both below a core, so both can hold it on a
 #      busy machine): active energy splits 3:1 within 2 %
 #   5. a job re-adopted by a restarted mxqd keeps the earlier energy,
-#      adds the rest and is partial
+#      adds the rest and is partial; its timeline rows' watts are since the
+#      previous row, so watts x intervals add up to its energy
 #   6. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -174,7 +175,7 @@ sleep 1.5
 mxqd_stop enode3 QUIT
 before=$(sql1 "SELECT energy_j FROM mxq_power_job WHERE job_id = $j4 AND date_end IS NULL")
 check "SIGQUIT flushed the running job's energy" awk -v a="$before" 'BEGIN { exit !(a > 10) }'
-check "restart mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS
+check "restart mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS --energy-timeline
 wait_for 20 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j4"
 row=$(mxq_sql "SELECT completeness, energy_j FROM mxq_power_job WHERE job_id = $j4")
 set -- $row
@@ -184,6 +185,14 @@ check "re-adopted job keeps the earlier energy and adds the rest" \
 	awk -v a="$2" -v b="$before" 'BEGIN { exit !(a > b + 10) }'
 check "timeline rows of the job, increasing" test "$(sql1 "SELECT COUNT(*) >= 2 AND
 	MIN(energy_j) < MAX(energy_j) FROM mxq_power_job_sample WHERE job_id = $j4")" = 1
+# each row's watts is since the previous row (the first: since the job
+# started), also the first row after the re-adoption: they add up
+tl=$(mxq_sql "SELECT UNIX_TIMESTAMP(sample_time) * 1000, watts FROM mxq_power_job_sample
+	WHERE job_id = $j4 ORDER BY sample_time" | awk -v t0="$(sql1 "SELECT UNIX_TIMESTAMP(date_start) * 1000
+	FROM mxq_power_job WHERE job_id = $j4")" '{ e += $2 * ($1 - t0) / 1000; t0 = $1 } END { printf "%.3f", e }')
+echo "# timeline: watts x intervals add up to $tl J"
+check "timeline watts x intervals add up to the job's energy (also after the re-adoption)" \
+	within "$tl" "$2" 1
 mxqd_stop enode3
 
 # ------------------------------------------------------- 6. queries

@@ -13,6 +13,8 @@
 #      not covered, no energy; over a run: covered, 100 W
 #   3. --energy-boot none: no boot overhead; a bad --energy-boot: one line
 #      naming it, mxqd does not start
+#   4. shutdown overhead runs from SIGTERM to the exit, not over the whole
+#      (5 s) sampling interval SIGTERM falls into
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -123,5 +125,20 @@ rc=$?
 check "a bad --energy-boot: mxqd does not start" test "$rc" -ne 0
 contains "a bad --energy-boot: the line names it" "$out" "--energy-boot: 'no good@x'"
 is "a bad --energy-boot: one line" "$(printf '%s\n' "$out" | wc -l)" 1
+
+# ------------------------------------------ 4. shutdown from its start
+
+section "4. shutdown overhead from SIGTERM on"
+# shellcheck disable=SC2086
+check "start mxqd bnode4 (5 s sampling interval)" mxqd_start bnode4 $E_OPTS --energy-boot none \
+	--energy-interval 5
+sleep 7.5   # SIGTERM 2.5 s into an interval
+mxqd_stop bnode4
+set -- $(mxq_sql "SELECT energy_shutdown_joules, energy_idle_joules, energy_joules FROM mxq_power
+	WHERE hostname = 'bnode4'")
+echo "# bnode4: shutdown $1 J, idle $2 J, total $3 J"
+check "shutdown overhead is SIGTERM to exit (< 0.5 s x 100 W), not the interval" \
+	awk -v s="$1" 'BEGIN { exit !(s >= 0 && s < 50) }'
+check "the interval up to SIGTERM is idle (> 6 s x 100 W)" awk -v i="$2" 'BEGIN { exit !(i > 600) }'
 
 tap_done

@@ -33,7 +33,10 @@
 # (ipmi_sim, mxqd, a detached helper) need not carry the test's environment.
 #
 # A node's "power supply" is one process group (setsid): a shell that
-# waits out the boot delay, then runs the node's mxqd and waits for it.
+# waits out the boot delay, then runs the node's mxqd and waits for it,
+# with --energy-boot sim-SUPPLYPID-ONTIME@ONTIME: each power-on is a boot
+# of its own, whose overhead (power-on to mxqd's first sample) that node's
+# mxqd records once, also when it is restarted (mxq_energy(7)).
 # Power on = that group exists; power off = SIGTERM to mxqd, wait (bounded)
 # until the group is gone, SIGKILL to the group after POWER_OFF_WAIT
 # seconds (default 10; a hard off at the BMC: 2). The group's PID is in
@@ -140,7 +143,7 @@ power_on() {
 		# like systemd with Restart=on-failure: mxqd exits 1 when it
 		# cannot start (database down); any other end powers off
 		while :; do
-			# this power-on is the node's boot: its mxqd counts the
+			# this power-on is the boot of the node: mxqd counts the
 			# time from here to its first sample once (restarts too)
 			"$@" --energy-boot "sim-$$-$on_t@$on_t" </dev/null >>"$d/stderr" 2>&1 &
 			m=$!
