@@ -635,6 +635,7 @@ static int load_earlier(struct mxqd_server *server, struct tracked *t)
 			t->start_ms = start;
 	}
 	mx_db_result_free(res);
+	t->load_earlier = false; /* added: never twice, whatever fails below */
 	/* the timeline goes on from the earlier mxqd's last row, or from
 	 * here when it wrote none */
 	t->timeline_ms = t->since_ms;
@@ -651,7 +652,6 @@ static int load_earlier(struct mxqd_server *server, struct tracked *t)
 		}
 		mx_db_result_free(res);
 	}
-	t->load_earlier = false;
 	return 0;
 }
 

@@ -217,7 +217,7 @@ if cluster_has energy; then
 			d = $2 - parts; if (d < 0) d = -d
 			printf "  %-5s %7.2f = %6.2f + %6.2f + %6.2f + %8.2f %s  %7.0f %8.2f   %7.2f\n",
 				$1, $2 / 1000, $3 / 1000, $4 / 1000, $5 / 1000, $6 / 1000,
-				d <= 1e-6 * $2 + 0.001 ? "ok" : "!!", $7, $8 / 1000, always_n / 1000
+				(d <= 1e-6 * $2 + 0.001 ? "ok" : "!!"), $7, $8 / 1000, always_n / 1000
 			used += $2; always += always_n; if (d > 1e-6 * $2 + 0.001) bad++
 		}
 		END {
@@ -226,8 +226,14 @@ if cluster_has energy; then
 			if (bad)
 				printf "  %d node(s) whose parts do not add up to their total (!!)\n", bad
 			printf "  with power management %.2f kJ (the TOTALs), always on %.2f kJ (the ALWAYS): %.0f%% saved\n",
-				used / 1000, always / 1000, always > 0 ? 100 * (always - used) / always : 0
+				used / 1000, always / 1000, (always > 0 ? 100 * (always - used) / always : 0)
 		}'
+	for n in std1 std2 big1 ssd1 gpu1 old1; do
+		[ -n "$(mxq_sql "SELECT hostname FROM mxq_power WHERE hostname = '$n' AND energy_method <> ''")" ] &&
+			continue
+		echo "  $n: no node totals (its mxqd runs with --no-power-node, so it has no mxq_power row);"
+		echo "    left out of both sides; its jobs' energy is in mxq_power_job"
+	done
 	echo
 	echo "energy of the first job of each group (mxq_power_job):"
 	printf '  %-6s %-8s %-5s %9s %10s %7s  %s\n' JOB GROUP HOST "ENERGY J" "ACTIVE J" "AVG W" "METHOD"
