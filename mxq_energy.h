@@ -3,8 +3,8 @@
  *
  * Counter arithmetic (wrap at max_energy_range_uj), integration of power
  * readings, a bounded ring buffer of node samples, the split of one
- * sampling interval's energy among the jobs running in it, and the per-job
- * accumulator. No I/O, no clock, no logging: every time is an argument, so
+ * sampling interval's energy among the jobs running in it, the per-job
+ * accumulator, and the once-per-boot decision on boot overhead. No I/O, no clock, no logging: every time is an argument, so
  * the unit tests drive it with tables (test_energy.c). The sources, the
  * sampling loop and the database writes live in mxqd_energy.c.
  *
