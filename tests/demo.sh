@@ -69,7 +69,7 @@ fi
 if cluster_has energy; then
 	echo "  every node's mxqd accounts job energy with its power model (IDLE:PER_SLOT watts)"
 else
-	echo "  energy accounting is not in this mxqd: energy figures below are modelled"
+	echo "  energy accounting is not in this mxqd: no energy figures below"
 fi
 
 say "powering on every node (boot takes ${CLUSTER_BOOT_DELAY}s), then two power manager candidates"
