@@ -222,7 +222,8 @@ if cluster_has energy; then
 		}
 		END {
 			printf "  (ok: TOTAL = JOBS + IDLE + BOOT + SHUTDOWN exactly; ALWAYS = IDLE W x %ss + ACTIVE,\n", span
-			printf "   ACTIVE = the energy of the node'"'"'s jobs above its idle baseline)\n"
+			printf "   ACTIVE = the energy of the node'"'"'s jobs above its idle baseline; time a node is\n"
+			printf "   switched on without a running mxqd, after mxqd exited and before the switch is off, is in no TOTAL)\n"
 			if (bad)
 				printf "  %d node(s) whose parts do not add up to their total (!!)\n", bad
 			printf "  with power management %.2f kJ (the TOTALs), always on %.2f kJ (the ALWAYS): %.0f%% saved\n",
