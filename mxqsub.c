@@ -591,7 +591,8 @@ static int submit(struct mx_db *db, const struct submission *sub,
 	r = mx_db_query_u64(db, &group_id,
 		"SELECT group_id FROM mxq_group"
 		" WHERE user_uid = ? AND user_gid = ?"
-		"   AND group_status = ? AND (group_flags & ?) = 0"
+		/* open, or CLOSED only to upstream mxqsub (MXQ_GROUP_FLAG_NEW_ONLY) */
+		"   AND group_status = ? AND (group_flags & ?) IN (0, ?)"
 		"   AND BINARY group_name = ? AND BINARY job_command = ?"
 		"   AND job_threads = ? AND job_memory = ? AND job_time = ?"
 		"   AND job_max_per_node = ? AND group_priority = ?"
@@ -599,9 +600,11 @@ static int submit(struct mx_db *db, const struct submission *sub,
 		"   AND BINARY tags = ? AND BINARY prerequisites = ?"
 		"   AND BINARY group_whitelist = ? AND BINARY group_blacklist = ?"
 		" ORDER BY group_id DESC LIMIT 1 FOR UPDATE",
-		"uuuUssuUUuuuussss",
+		"uuuUUssuUUuuuussss",
 		(unsigned)sub->user_uid, (unsigned)sub->user_gid,
-		(unsigned)MXQ_GROUP_STATUS_OK, (uint64_t)MXQ_GROUP_FLAG_CLOSED,
+		(unsigned)MXQ_GROUP_STATUS_OK,
+		(uint64_t)(MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY),
+		(uint64_t)(MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY),
 		sub->group_name, sub->job_command,
 		sub->job_threads, sub->job_memory, sub->job_time,
 		sub->job_max_per_node, sub->group_priority,

@@ -24,7 +24,9 @@
 -- with server_id = '', so an old daemon can never start them. Ours claims
 -- INQ jobs whatever their server_id (mxqd_job.c claim_one()); requeued
 -- jobs (server_id reset to '') are marked again by the BEFORE UPDATE
--- trigger.
+-- trigger. Such groups also carry group_flags CLOSED | NEW_ONLY (3): upstream
+-- mxqsub joins only groups without CLOSED, ours treats CLOSED together with
+-- NEW_ONLY as open (mxq_status.h).
 
 -- upstream MXQ's triggers on mxq_group did part of the same bookkeeping
 DROP TRIGGER IF EXISTS mxq_add_group;
@@ -43,6 +45,11 @@ DELIMITER //
 CREATE TRIGGER mxq_group_before_insert BEFORE INSERT ON mxq_group FOR EACH ROW
 BEGIN
     SET NEW.group_mtime = NOW();
+    -- CLOSED | NEW_ONLY: upstream mxqsub joins only groups without CLOSED
+    IF NEW.tags <> '' OR NEW.prerequisites <> '' OR NEW.job_gpu > 0
+       OR NEW.group_whitelist <> '' OR NEW.group_blacklist <> '' OR NEW.job_tmpdir_size > 0 THEN
+        SET NEW.group_flags = NEW.group_flags | 3;
+    END IF;
     IF NEW.group_jobs_inq = 0 AND NEW.group_jobs_running = 0 THEN
         SET NEW.group_date_end = NEW.group_mtime;
     END IF;

@@ -117,6 +117,15 @@ for variant in $upstream_variants; do
 		"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_id IN ($feat) AND server_id = '$hidden'")" 6
 	is "$variant: a plain job is not marked" \
 		"$(mxq_sql "SELECT server_id FROM mxq_job WHERE job_id = $plain")" ""
+	fgroups=$(mxq_sql "SELECT GROUP_CONCAT(DISTINCT group_id) FROM mxq_job WHERE job_id IN ($feat)")
+	# upstream mxqsub joins the newest group WHERE ... AND group_status = 0
+	# AND group_flags & CLOSED = 0 (its three lookups)
+	is "$variant: upstream mxqsub's group lookup can join none of these groups" \
+		"$(mxq_sql "SELECT COUNT(*) FROM mxq_group WHERE group_id IN ($fgroups)
+			AND group_status = 0 AND group_flags & 1 = 0")" 0
+	is "$variant: our mxqsub still joins them (same tags: same group)" \
+		"$(group_of "$(submit -w "$W" -m 64M -t 10m --tags t15a true)")" \
+		"$(group_of "${feat%%,*}")"
 	mxq_sql "INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id,
 			pid_starttime, daemon_pid, daemon_slots, daemon_memory, $timecol,
 			daemon_memory_limit_slot_soft, daemon_memory_limit_slot_hard,
@@ -177,11 +186,11 @@ for variant in $upstream_variants; do
 	check "$variant: our mxqd for the new requirements starts" \
 		mxqd_start newnode --slots 2 --memory 1G --tags t15a --gpus 1 --no-power-node \
 		--energy-sources none
-	wait_for 60 "SELECT COUNT(*) = 6 FROM mxq_job WHERE job_id IN ($feat) AND job_status = 1000" &&
+	wait_for 60 "SELECT COUNT(*) = 0 FROM mxq_job WHERE group_id IN ($fgroups) AND job_status <> 1000" &&
 		ok "$variant: our mxqd ran every job with new requirements"
 	is "$variant: ... on newnode, never on oldnode" \
-		"$(mxq_sql "SELECT GROUP_CONCAT(DISTINCT host_hostname) FROM mxq_job WHERE job_id IN ($feat)")" \
-		newnode
+		"$(mxq_sql "SELECT GROUP_CONCAT(DISTINCT host_hostname) FROM mxq_job
+			WHERE group_id IN ($fgroups)")" newnode
 	wait_for 60 "SELECT COUNT(*) = 0 FROM mxq_job WHERE group_id = $pg AND job_status = 0" &&
 		ok "$variant: and the plain jobs the old daemon left"
 	is "$variant: counters equal the job rows at the end" "$(counter_mismatches mxq)" ""

@@ -92,3 +92,8 @@ SET j.server_id = 'mxq-needs-0.9'
 WHERE j.job_status = 0 AND j.server_id = '' AND j.daemon_id = 0
   AND (g.tags <> '' OR g.prerequisites <> '' OR g.job_gpu > 0 OR g.group_whitelist <> ''
        OR g.group_blacklist <> '' OR g.job_tmpdir_size > 0);
+
+-- groups upstream mxqsub must not add jobs to (see create_triggers.sql)
+UPDATE mxq_group SET group_flags = group_flags | 3, group_mtime = group_mtime
+WHERE (tags <> '' OR prerequisites <> '' OR job_gpu > 0 OR group_whitelist <> ''
+       OR group_blacklist <> '' OR job_tmpdir_size > 0) AND (group_flags & 3) <> 3;
