@@ -613,12 +613,19 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
 {
 	uint64_t now = mx_now_monotonic_ms();
 
+	if (r == -EAGAIN) {
+		/* a deadlock or Galera certification conflict that outlasted
+		 * mx_db's retries: nothing was written, the connection is fine;
+		 * the next round of the loop tries again */
+		mx_log_info("database: %s lost a write conflict (%s); next round", what,
+			    mx_db_error(s->db));
+		return;
+	}
 	if (ls->db_ok)
 		mx_log_err("database: %s failed: %s; retrying", what, mx_db_error(s->db));
 	ls->db_ok = false;
 	ls->backoff_s = ls->backoff_s ? (ls->backoff_s * 2 > 30 ? 30 : ls->backoff_s * 2) : 1;
 	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
-	(void)r;
 }
 
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
@@ -634,7 +641,8 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
 			if (mx_db_ensure(s->db) == 0) {
-				mx_log_notice("database reachable again, resuming");
+				mx_log_notice("database reachable again (server %s), resuming",
+					      mx_db_server(s->db));
 				ls.db_ok = true;
 				ls.backoff_s = 0;
 				ls.next_heartbeat_ms = 0;
@@ -795,6 +803,12 @@ int main(int argc, char **argv)
 	if (daemon_unregister(&server) < 0)
 		mx_log_err("cannot mark daemon %" PRIu64 " EXITED: %s", server.daemon_id,
 			   mx_db_error(server.db));
+	{
+		const struct mx_db_stats *st = mx_db_stats(server.db);
+		mx_log_info("database: %" PRIu64 " connect(s), %" PRIu64 " to another server,"
+			    " %" PRIu64 " write conflict(s) retried, %" PRIu64 " given up",
+			    st->connects, st->failovers, st->retries, st->deadlocks);
+	}
 	mx_log_info("exiting (%u job(s) left running)", server.jobs_running);
 	if (opt.pid_file)
 		unlink(opt.pid_file);

@@ -61,6 +61,10 @@
 #                         (tests/run.sh sets it); unset: install per start
 #   MXQ_TEST_DB_TIMEOUT   seconds to wait for the server (default 30)
 #   MXQ_TEST_KEEP         non-empty: keep $MXQ_TEST_DIR after the test
+#   MXQ_TEST_DB_GALERA    non-empty: run every server as a one-node Galera
+#                         cluster (wsrep on, galera-4's provider), so that
+#                         the whole suite runs against Galera's rules
+#                         (`make check-galera`)
 #
 # Environment set (exported) by mxq_db_start
 #   MXQ_TEST_DIR              the temporary directory
@@ -212,6 +216,18 @@ mxq__server_launch() {
 	: >"$MXQ_TEST_DB_LOG"
 	set -- --no-defaults
 	mxq__is_root && set -- "$@" --user=root
+	if [ -n "${MXQ_TEST_DB_GALERA:-}" ]; then
+		# a one-node cluster, bootstrapped anew at every start (also
+		# after a kill -9, which leaves safe_to_bootstrap at 0)
+		[ -f "$_d/data/grastate.dat" ] &&
+			sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$_d/data/grastate.dat"
+		set -- "$@" --wsrep-on=ON \
+			--wsrep-provider="${MXQ_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}" \
+			--wsrep-cluster-address=gcomm:// --wsrep-node-address=127.0.0.1 \
+			--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(mxq_free_port);gcache.size=16M" \
+			--binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+			--log-bin-trust-function-creators=1
+	fi
 	mariadbd "$@" \
 		--datadir="$_d/data" \
 		--socket="$_d/mysql.sock" \
