@@ -55,6 +55,7 @@ struct mx_db {
 	bool txn_aborted;          /* rolled back by the server inside in_txn */
 	uint64_t insert_id;
 	struct mx_db_stats stats;
+	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
 };
 
@@ -340,6 +341,10 @@ static int connect_one(struct mx_db *db, const char *host, unsigned port)
 	db->connected = true;
 	db->in_txn = db->txn_aborted = false;
 	db->stats.connects++;
+	if (host)
+		snprintf(db->server, sizeof(db->server), "%s:%u", host, port);
+	else
+		snprintf(db->server, sizeof(db->server), "%s", mysql_get_host_info(m));
 	return 0;
 }
 
@@ -435,11 +440,7 @@ int mx_db_ensure(struct mx_db *db)
 
 const char *mx_db_server(const struct mx_db *db)
 {
-	if (!db->connected)
-		return "(not connected)";
-	if (db->hosts.n == 0)
-		return mysql_get_host_info(db->mysql);
-	return db->hosts.host[db->host_next];
+	return db->connected ? db->server : "(not connected)";
 }
 
 bool mx_db_is_galera(const struct mx_db *db)

@@ -581,7 +581,20 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
+	uint64_t db_connects;   /* mx_db's connect count at the last look */
 };
+
+/* Say once when the database layer reconnected, and to which server: any
+ * statement reconnects after a lost connection, with a server list
+ * possibly to another server. */
+static void note_reconnect(struct mxqd_server *s, struct loop_state *ls)
+{
+	uint64_t n = mx_db_stats(s->db)->connects;
+
+	if (ls->db_connects && n != ls->db_connects)
+		mx_log_notice("database: reconnected, now on server %s", mx_db_server(s->db));
+	ls->db_connects = n;
+}
 
 static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
 {
@@ -641,8 +654,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
 			if (mx_db_ensure(s->db) == 0) {
-				mx_log_notice("database reachable again (server %s), resuming",
-					      mx_db_server(s->db));
+				mx_log_notice("database reachable again, resuming");
 				ls.db_ok = true;
 				ls.backoff_s = 0;
 				ls.next_heartbeat_ms = 0;
@@ -650,6 +662,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 				db_failed(s, &ls, -ENOTCONN, "reconnect");
 			}
 		}
+		note_reconnect(s, &ls);
 		if (ls.db_ok) {
 			r = mxqd_jobs_reap(s);
 			if (r < 0 && r != -ENOMEM)
