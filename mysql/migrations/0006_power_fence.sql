@@ -1,4 +1,4 @@
--- Migration 0005: a counter in the leader row that every fenced write of
+-- Migration 0006: a counter in the leader row that every fenced write of
 -- the power manager increments (issue 20, Galera). On one server the shared
 -- row lock of the fence orders a takeover after the write. On Galera a
 -- takeover committed on another database node is applied here as a write
