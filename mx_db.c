@@ -623,6 +623,20 @@ static int64_t vexec(struct mx_db *db, const char *sql, const char *pfmt, va_lis
 	return affected < 0 ? 0 : affected;
 }
 
+/* After attempt ATTEMPT of a statement ended with R: true (after a pause)
+ * when it lost a write conflict outside a transaction and may run again. */
+static bool retry_statement(struct mx_db *db, int64_t r, unsigned attempt)
+{
+	if (r != -EAGAIN || db->in_txn || attempt >= RETRY_MAX) {
+		if (r == -EAGAIN)
+			db->stats.deadlocks++;
+		return false;
+	}
+	db->stats.retries++;
+	retry_pause(attempt);
+	return true;
+}
+
 int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...)
 {
 	va_list ap;
@@ -632,14 +646,9 @@ int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...)
 		va_start(ap, pfmt);
 		r = vexec(db, sql, pfmt, ap);
 		va_end(ap);
-		if (r != -EAGAIN || db->in_txn || attempt >= RETRY_MAX)
-			break;
-		db->stats.retries++;
-		retry_pause(attempt);
+		if (!retry_statement(db, r, attempt))
+			return r;
 	}
-	if (r == -EAGAIN)
-		db->stats.deadlocks++;
-	return r;
 }
 
 uint64_t mx_db_insert_id(const struct mx_db *db)
@@ -814,14 +823,9 @@ static int64_t vquery_retry(struct mx_db *db, struct mx_db_result **ret_res, con
 		va_copy(aq, ap);
 		r = vquery(db, ret_res, sql, pfmt, aq);
 		va_end(aq);
-		if (r != -EAGAIN || db->in_txn || attempt >= RETRY_MAX)
-			break;
-		db->stats.retries++;
-		retry_pause(attempt);
+		if (!retry_statement(db, r, attempt))
+			return r;
 	}
-	if (r == -EAGAIN)
-		db->stats.deadlocks++;
-	return r;
 }
 
 int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,

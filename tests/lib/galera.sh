@@ -210,9 +210,10 @@ mxq_galera_start() {
 	MXQ_TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mxq-galera.XXXXXX") || return 1
 	export MXQ_TEST_DIR
 	mxq__cleaned=
-	trap mxq__galera_on_exit EXIT
-	trap 'mxq__galera_on_signal 130' INT
-	trap 'mxq__galera_on_signal 143' TERM
+	mxq__stop_servers=mxq_galera_stop
+	trap mxq__on_exit EXIT
+	trap 'mxq__on_signal 130' INT
+	trap 'mxq__on_signal 143' TERM
 	mxq__galera_n=$_n
 	_i=1
 	_used=" "
@@ -260,13 +261,7 @@ EOF
 	done
 	mxq_galera_use 1
 	mxq__galera_write_defaults
-	if ! "$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_TEST_DIR/galera-only-1.cnf" -S mxqclient \
-		db upgrade >"$MXQ_TEST_DIR/schema.log" 2>&1; then
-		mxq__err "mxqadmin db upgrade failed:"
-		cat "$MXQ_TEST_DIR/schema.log" >&2
-		return 1
-	fi
-	return 0
+	mxq__load_schema "$MXQ_TEST_DIR/galera-only-1.cnf"
 }
 
 mxq__galera_reap() {
@@ -284,22 +279,22 @@ mxq__galera_reap() {
 	eval "mxq__galera_pid_$_i="
 }
 
-mxq_galera_kill() {
+# Signal $2 to node $1 (resumed first, should it be stopped), then reap it.
+mxq__galera_end() {
 	local _pid
 	_pid=$(mxq_galera_pid "$1")
 	[ -n "$_pid" ] || return 0
 	kill -CONT "$_pid" 2>/dev/null
-	kill -KILL "$_pid" 2>/dev/null
+	kill "-$2" "$_pid" 2>/dev/null
 	mxq__galera_reap "$1"
 }
 
+mxq_galera_kill() {
+	mxq__galera_end "$1" KILL
+}
+
 mxq_galera_stop_node() {
-	local _pid
-	_pid=$(mxq_galera_pid "$1")
-	[ -n "$_pid" ] || return 0
-	kill -CONT "$_pid" 2>/dev/null
-	kill -TERM "$_pid" 2>/dev/null
-	mxq__galera_reap "$1"
+	mxq__galera_end "$1" TERM
 }
 
 mxq_galera_stop() {
@@ -309,33 +304,5 @@ mxq_galera_stop() {
 		mxq_galera_stop_node "$_i"
 		_i=$((_i - 1))
 	done
-	if [ -n "${MXQ_TEST_DIR:-}" ] && [ -d "$MXQ_TEST_DIR" ]; then
-		if [ -n "${MXQ_TEST_KEEP:-}" ]; then
-			mxq__err "keeping $MXQ_TEST_DIR"
-		else
-			rm -rf "$MXQ_TEST_DIR"
-		fi
-	fi
-	MXQ_TEST_DIR=
-}
-
-mxq__galera_cleanup() {
-	[ -n "${mxq__cleaned:-}" ] && return 0
-	mxq__cleaned=1
-	if command -v mxq_test_cleanup_hook >/dev/null 2>&1; then
-		mxq_test_cleanup_hook || true
-	fi
-	mxq_galera_stop
-}
-
-mxq__galera_on_exit() {
-	local _rc=$?
-	mxq__galera_cleanup
-	exit "$_rc"
-}
-
-mxq__galera_on_signal() {
-	mxq__galera_cleanup
-	trap - EXIT
-	exit "$1"
+	mxq__remove_test_dir
 }

@@ -401,7 +401,7 @@ mxq__cleanup() {
 	if command -v mxq_test_cleanup_hook >/dev/null 2>&1; then
 		mxq_test_cleanup_hook || true
 	fi
-	mxq_db_stop
+	${mxq__stop_servers:-mxq_db_stop}  # tests/lib/galera.sh: its cluster
 }
 
 mxq_db_start() {
@@ -450,22 +450,32 @@ EOF
 	mxq__write_defaults
 
 	if [ "$_schema" = yes ]; then
-		if [ ! -x "$MXQ_BUILD_DIR/mxqadmin" ]; then
-			mxq__err "$MXQ_BUILD_DIR/mxqadmin not found (run make first)"
-			return 1
-		fi
-		if ! "$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" -S mxqclient \
-			db upgrade >"$MXQ_TEST_DIR/schema.log" 2>&1; then
-			mxq__err "mxqadmin db upgrade failed:"
-			cat "$MXQ_TEST_DIR/schema.log" >&2
-			return 1
-		fi
+		mxq__load_schema "$MXQ_MYSQL_DEFAULT_FILE" || return 1
 	fi
 	return 0
 }
 
+# `mxqadmin db upgrade` through defaults file $1 (its log in schema.log).
+mxq__load_schema() {
+	if [ ! -x "$MXQ_BUILD_DIR/mxqadmin" ]; then
+		mxq__err "$MXQ_BUILD_DIR/mxqadmin not found (run make first)"
+		return 1
+	fi
+	if ! "$MXQ_BUILD_DIR/mxqadmin" -M "$1" -S mxqclient \
+		db upgrade >"$MXQ_TEST_DIR/schema.log" 2>&1; then
+		mxq__err "mxqadmin db upgrade failed:"
+		cat "$MXQ_TEST_DIR/schema.log" >&2
+		return 1
+	fi
+}
+
 mxq_db_stop() {
 	mxq__server_terminate
+	mxq__remove_test_dir
+}
+
+# Remove $MXQ_TEST_DIR (kept when MXQ_TEST_KEEP is set).
+mxq__remove_test_dir() {
 	if [ -n "${MXQ_TEST_DIR:-}" ] && [ -d "$MXQ_TEST_DIR" ]; then
 		if [ -n "${MXQ_TEST_KEEP:-}" ]; then
 			mxq__err "keeping $MXQ_TEST_DIR"
