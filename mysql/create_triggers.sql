@@ -45,7 +45,10 @@ DELIMITER //
 CREATE TRIGGER mxq_group_before_insert BEFORE INSERT ON mxq_group FOR EACH ROW
 BEGIN
     SET NEW.group_mtime = NOW();
-    -- CLOSED | NEW_ONLY: upstream mxqsub joins only groups without CLOSED
+    -- CLOSED | NEW_ONLY: upstream mxqsub joins only groups without CLOSED;
+    -- NEW_ONLY (2) is what the job triggers below test. The one place that
+    -- says which requirements upstream daemons do not know (and the
+    -- backfill in migration 0007).
     IF NEW.tags <> '' OR NEW.prerequisites <> '' OR NEW.job_gpu > 0
        OR NEW.group_whitelist <> '' OR NEW.group_blacklist <> '' OR NEW.job_tmpdir_size > 0 THEN
         SET NEW.group_flags = NEW.group_flags | 3;
@@ -81,9 +84,7 @@ END//
 CREATE TRIGGER mxq_job_before_insert BEFORE INSERT ON mxq_job FOR EACH ROW
 BEGIN
     IF NEW.job_status = 0 AND NEW.server_id = '' AND EXISTS (SELECT 1 FROM mxq_group g
-            WHERE g.group_id = NEW.group_id AND (g.tags <> '' OR g.prerequisites <> ''
-              OR g.job_gpu > 0 OR g.group_whitelist <> '' OR g.group_blacklist <> ''
-              OR g.job_tmpdir_size > 0)) THEN
+            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0) THEN
         SET NEW.server_id = 'mxq-needs-0.9';
     END IF;
 END//
@@ -101,9 +102,7 @@ BEGIN
         END IF;
     END IF;
     IF NEW.job_status = 0 AND NEW.server_id = '' AND NEW.daemon_id = 0 AND EXISTS (SELECT 1 FROM mxq_group g
-            WHERE g.group_id = NEW.group_id AND (g.tags <> '' OR g.prerequisites <> ''
-              OR g.job_gpu > 0 OR g.group_whitelist <> '' OR g.group_blacklist <> ''
-              OR g.job_tmpdir_size > 0)) THEN
+            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0) THEN
         SET NEW.server_id = 'mxq-needs-0.9';
     END IF;
 END//

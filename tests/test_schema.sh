@@ -388,6 +388,27 @@ for variant in $upstream_variants; do
 	contains "$variant upgrade after kills: db status finds no difference" "$out" "schema: as expected"
 done
 
+# A database of ours from before the upstream migration (simulated: its
+# record removed, triggers of that time that did not mark anything) with a
+# queued job in a group with tags: the migration marks both.
+mxq_db_add mxq_ours_old
+admin "$MXQ_TEST_DIR/mxq_ours_old.cnf" db upgrade
+up_version=$(ls "$MXQ_SRC_DIR/mysql/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_upstream_0_22\.sql$/\1/p')
+mxq_sql_db mxq_ours_old "DROP TRIGGER mxq_group_before_insert; DROP TRIGGER mxq_job_before_insert;
+	DELETE FROM mxq_schema_version WHERE version >= $up_version;
+	INSERT INTO mxq_group (group_id, user_uid, user_name, user_gid, user_group, job_command, tags)
+	VALUES (5, 1001, 'alice', 100, 'users', 'a', 'gpu-node'), (6, 1001, 'alice', 100, 'users', 'b', '');
+	INSERT INTO mxq_job (job_id, group_id, job_workdir, job_argc, job_argv, job_umask)
+	VALUES (51, 5, '/', 1, 'x', 18), (61, 6, '/', 1, 'x', 18)"
+admin "$MXQ_TEST_DIR/mxq_ours_old.cnf" db upgrade
+is "our older database: the upstream migration runs again, exit 0" "$rc" 0
+is "our older database: the tagged group becomes CLOSED | NEW_ONLY, the plain one stays open" \
+	"$(mxq_sql_db mxq_ours_old "SELECT CONCAT(group_id, ':', group_flags) FROM mxq_group ORDER BY 1")" \
+	"$(printf '5:3\n6:0')"
+is "our older database: its queued job is hidden from upstream daemons, the plain one not" \
+	"$(mxq_sql_db mxq_ours_old "SELECT CONCAT(job_id, ':', server_id) FROM mxq_job ORDER BY 1")" \
+	"$(printf '51:mxq-needs-0.9\n61:')"
+
 # Two upgrades at once, of a 2016 database and of an empty one.
 for kind in 2016 empty; do
 	db=mxq_conc_$kind

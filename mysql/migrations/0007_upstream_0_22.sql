@@ -86,14 +86,12 @@ LEFT JOIN (
 ) r ON r.group_id = g.group_id
 SET g.group_sum_starttime = COALESCE(r.s, 0), g.group_mtime = g.group_mtime;
 
--- queued jobs upstream daemons must not run (see create_triggers.sql)
-UPDATE mxq_job j JOIN mxq_group g ON g.group_id = j.group_id
-SET j.server_id = 'mxq-needs-0.9'
-WHERE j.job_status = 0 AND j.server_id = '' AND j.daemon_id = 0
-  AND (g.tags <> '' OR g.prerequisites <> '' OR g.job_gpu > 0 OR g.group_whitelist <> ''
-       OR g.group_blacklist <> '' OR g.job_tmpdir_size > 0);
-
--- groups upstream mxqsub must not add jobs to (see create_triggers.sql)
+-- groups upstream mxqsub and daemons must leave alone, and their queued
+-- jobs (see create_triggers.sql: group_flags CLOSED | NEW_ONLY, server_id)
 UPDATE mxq_group SET group_flags = group_flags | 3, group_mtime = group_mtime
 WHERE (tags <> '' OR prerequisites <> '' OR job_gpu > 0 OR group_whitelist <> ''
        OR group_blacklist <> '' OR job_tmpdir_size > 0) AND (group_flags & 3) <> 3;
+
+UPDATE mxq_job j JOIN mxq_group g ON g.group_id = j.group_id
+SET j.server_id = 'mxq-needs-0.9'
+WHERE j.job_status = 0 AND j.server_id = '' AND j.daemon_id = 0 AND (g.group_flags & 2) <> 0;
