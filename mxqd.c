@@ -104,7 +104,9 @@ static void usage(FILE *f)
 "      --power-soft-off-deadline S   ipmi: soft off, then hard off after S (default 120)\n"
 "      --power-ipmi-timeout S    one IPMI session attempt (default 5)\n"
 "      --power-ipmi-retries N    further attempts after a timeout (default 2)\n"
-"      --power-ipmi-verify S     how long power on/hard off may take to show (default 10)\n"
+"      --power-ipmi-verify S     how long power on/hard off may take to show (default 10; ipmi, redfish)\n"
+"      --power-redfish-timeout S one HTTPS request to a Redfish BMC (default 10)\n"
+"      --power-redfish-retries N further attempts after a timeout or a busy BMC (default 2)\n"
 "      --power-wol-port PORT     UDP port of Wake-on-LAN packets (default 9)\n"
 "      --power-wol-count N       magic packets per wake (default 3)\n"
 "      --power-ssh-timeout S     limit for one ssh command, connect included (default 10)\n"
@@ -159,7 +161,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_POWER_NODE_TIMEOUT,
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
-		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS,
+		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -212,6 +214,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "power-ipmi-timeout",  required_argument, NULL, OPT_PT_IPMI_TIMEOUT },
 		{ "power-ipmi-retries",  required_argument, NULL, OPT_PT_IPMI_RETRIES },
 		{ "power-ipmi-verify",   required_argument, NULL, OPT_PT_IPMI_VERIFY },
+		{ "power-redfish-timeout", required_argument, NULL, OPT_PT_REDFISH_TIMEOUT },
+		{ "power-redfish-retries", required_argument, NULL, OPT_PT_REDFISH_RETRIES },
 		{ "power-wol-port",      required_argument, NULL, OPT_PT_WOL_PORT },
 		{ "power-wol-count",     required_argument, NULL, OPT_PT_WOL_COUNT },
 		{ "power-ssh-timeout",   required_argument, NULL, OPT_PT_SSH_TIMEOUT },
@@ -337,6 +341,15 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			if (mx_strtou32(optarg, &u32) < 0 || u32 > 10)
 				return fail("--power-ipmi-retries: '%s' is not a number from 0 to 10", optarg);
 			o->power.ipmi_retries = u32;
+			break;
+		case OPT_PT_REDFISH_TIMEOUT:
+			if (parse_seconds("--power-redfish-timeout", optarg, 0.1, &o->power.redfish_timeout_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_REDFISH_RETRIES:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 > 10)
+				return fail("--power-redfish-retries: '%s' is not a number from 0 to 10", optarg);
+			o->power.redfish_retries = u32;
 			break;
 		case OPT_PT_IPMI_VERIFY:
 			if (parse_seconds("--power-ipmi-verify", optarg, 0, &o->power.ipmi_verify_s) < 0)
