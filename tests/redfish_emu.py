@@ -16,6 +16,10 @@ Serves HTTPS on 127.0.0.1:PORT (only there) one node's BMC:
   /redfish/v1/SessionService[/Sessions[/N]]   sessions: POST logs in
       (X-Auth-Token and Location in the answer), DELETE logs out
 
+With --hook CMD every power change runs `sh -c 'CMD "$1"' sh on|off` in
+the background (tests/lib/power-exec.sh HOST: the node's mxqd starts and
+stops with its power, as a real node boots and dies).
+
 Every other request needs HTTP basic authentication or a session token of
 an account in DIR/accounts ("user:password" lines, mode 0600: passwords
 never go through argv); wrong ones get 401 with a Redfish error body.
@@ -28,9 +32,6 @@ State and faults, files in DIR the test writes and reads:
   slow         present: every answer waits that many seconds
   fail         present: every authenticated request gets that HTTP status
                with an error whose ExtendedInfo says "simulated fault"
-  node_pidfile path of the node's mxqd pid file: a power off sends that
-               mxqd SIGTERM (when its cmdline names --node-name), as a
-               real power cut ends the node's processes
   requests.log one line per request: "EPOCH METHOD PATH STATUS AUTH"
   sessions     the number of open sessions (written on every change)
   port         written once listening (the test waits for it)
@@ -43,6 +44,7 @@ import os
 import secrets
 import signal
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -59,6 +61,7 @@ class Bmc:
         self.chassis_id = args.chassis_id
         self.node = args.node_name
         self.schema = args.power_schema
+        self.hook = args.hook
         self.resets = [r for r in args.reset_types.split(",") if r] if args.reset_types else ALL_RESETS
         self.lock = threading.Lock()
         self.sessions = {}          # token -> (id, user)
@@ -90,25 +93,19 @@ class Bmc:
                 out[u] = p
         return out
 
-    def stop_node(self):
-        pidfile = self.read("node_pidfile")
-        if not pidfile:
+    def run_hook(self, what):
+        if not self.hook:
             return
-        try:
-            with open(pidfile) as f:
-                pid = int(f.read().strip())
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                argv = f.read().split(b"\0")
-            if self.node.encode() in argv:
-                os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+        p = subprocess.Popen(["sh", "-c", self.hook + ' "$1"', "sh", what],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        threading.Thread(target=p.wait, daemon=True).start()
 
     def set_power(self, state):
         old = self.read("power")
         self.write("power", state)
-        if old == "On" and state == "Off":
-            self.stop_node()
+        if old != state:
+            self.run_hook("on" if state == "On" else "off")
 
 
 def error_body(code, message, extended):
@@ -327,6 +324,7 @@ def main():
     ap.add_argument("--system-id", default="1")
     ap.add_argument("--chassis-id", default="1U")
     ap.add_argument("--power-schema", choices=["environment", "power"], default="environment")
+    ap.add_argument("--hook", default="", help="shell command run with on|off at power changes")
     ap.add_argument("--reset-types", default="", help="AllowableValues, comma-separated")
     args = ap.parse_args()
 
