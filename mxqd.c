@@ -114,7 +114,7 @@ static void usage(FILE *f)
 "      --power-ssh-poweroff-command CMD  ssh: power the node off (default poweroff)\n"
 "      --power-ssh-known-hosts FILE      default known_hosts (default " SYSCONFDIR "/mxq/power-known-hosts)\n"
 "\njob energy accounting (see mxq_energy(7)):\n"
-"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,model; none: off)\n"
+"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,redfish,model; none: off)\n"
 "      --energy-interval S       sampling interval (default 1)\n"
 "      --energy-flush-interval S running jobs and node totals to the database (default 60)\n"
 "      --energy-sysfs-root DIR   where class/powercap and class/hwmon are (default /sys)\n"
@@ -124,6 +124,8 @@ static void usage(FILE *f)
 "      --energy-buffer S         history held in memory (default 3600)\n"
 "      --energy-ipmi TARGET      BMC for the ipmi source: device (default /dev/ipmi0) or HOST[:PORT]\n"
 "      --energy-ipmi-workarounds NAMES  ipmipower -W names for a BMC over the LAN\n"
+"      --energy-redfish SPEC     BMC for the redfish source: HOST[:PORT][,chassis=PATH][,ca=FILE]\n"
+"                                [,tls=insecure][,auth=basic]\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -208,6 +210,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
 		{ "energy-ipmi",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI },
 		{ "energy-ipmi-workarounds", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI_WORKAROUNDS },
+		{ "energy-redfish",      required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_REDFISH },
 		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
 		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
 		{ "power-soft-off-deadline", required_argument, NULL, OPT_PT_SOFT_OFF },
