@@ -144,9 +144,9 @@ static int act(struct mxqd_redfish *rf, const char *path, struct mxq_redfish_sys
 	return 0;
 }
 
-/* One attempt of OP on one connection. */
+/* One attempt of OP (enum op) on one connection. */
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-		   enum op op, char *errbuf, size_t errlen)
+		   int op, char *errbuf, size_t errlen)
 {
 	struct mxqd_redfish_settings s = settings_of(t, c);
 	struct mxq_redfish_system sys;
@@ -168,25 +168,18 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	return r;
 }
 
-/* OP with retries on timeouts, refused connections and busy BMCs. */
+/* Whether another attempt can help: a timeout, nobody listening (a BMC
+ * restarting), a busy BMC (5xx). A rejected login stays rejected. */
+static bool retryable(int r)
+{
+	return r == -ETIMEDOUT || r == -ECONNREFUSED || r == -EAGAIN;
+}
+
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	unsigned tries = c->redfish_retries + 1, i;
-	int r = -EIO;
-
-	for (i = 0; i < tries; i++) {
-		if (i)
-			nap_ms(500);
-		r = attempt(t, c, op, errbuf, errlen);
-		if (r != -ETIMEDOUT && r != -ECONNREFUSED && r != -EAGAIN)
-			return r;
-	}
-	if (tries > 1) {
-		size_t l = strlen(errbuf);
-		snprintf(errbuf + l, errlen - l, " (%u attempts)", tries);
-	}
-	return r;
+	return mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500, errbuf,
+				errlen);
 }
 
 static int redfish_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

@@ -96,6 +96,20 @@ extern const struct mxqd_power_transport mxqd_power_transport_redfish;
 extern const struct mxqd_power_transport mxqd_power_transport_wol;
 extern const struct mxqd_power_transport mxqd_power_transport_ssh;
 
+/* One try of operation OP (the transport's own numbering) on T. */
+typedef int (*mxqd_power_attempt_fn)(const struct mxqd_power_target *t,
+				     const struct mxqd_power_transport_config *c, int op,
+				     char *errbuf, size_t errlen);
+
+/*
+ * ATTEMPT once and, while its result is RETRYABLE, up to RETRIES more
+ * times, NAP_MS apart (mxqd_power_retry.c). After more than one failed
+ * attempt the reason in errbuf ends in " (N attempts)". The last result.
+ */
+int mxqd_power_retry(mxqd_power_attempt_fn attempt, const struct mxqd_power_target *t,
+		     const struct mxqd_power_transport_config *c, int op, unsigned retries,
+		     bool (*retryable)(int r), unsigned nap_ms, char *errbuf, size_t errlen);
+
 /* The transport called NAME, or NULL. */
 static inline const struct mxqd_power_transport *mxqd_power_transport_find(const char *name)
 {

@@ -21,6 +21,7 @@
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 . "$MXQ_SRC_DIR/tests/lib/redfish.sh"
+. "$MXQ_SRC_DIR/tests/lib/energy_bmc.sh"
 
 D=$MXQ_TEST_DIR/redfish
 mkdir -p "$D/new" "$D/old"
@@ -43,19 +44,6 @@ mxq_test_cleanup_hook() {
 
 log_of() {
 	cat "$(mxqd_dir "$1")/mxqd.log"
-}
-
-# job energy row: START_MS END_MS ENERGY_J AVG_W PEAK_W METHOD COMPLETENESS
-job_row() {
-	mxq_sql "SELECT UNIX_TIMESTAMP(date_start) * 1000, UNIX_TIMESTAMP(date_end) * 1000, energy_j,
-		avg_watts, peak_watts, method, completeness FROM mxq_power_job WHERE job_id = $1"
-}
-
-run_job() { # SECONDS -> job id, after it ended and its energy row is final
-	local _j
-	_j=$(submit -N e -t 10m sleep "$1") || return 1
-	wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $_j" || return 1
-	echo "$_j"
 }
 
 # check_energy NODE_WATTS JOB: energy = watts x window within 1 %, power, full
@@ -97,40 +85,13 @@ is "one session for the reader (and the first reading's, deleted)" "$(cat "$D/ne
 
 # ------------------------------------------- 3. the BMC fails the reading
 section "3. BMC fails the reading during a job"
-j=$(submit -N e -t 10m sleep 3)
-wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j"
-sleep 1
-echo fail >"$D/new/watts"
-sleep 1
-echo 200 >"$D/new/watts"
-wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j"
-set -- $(job_row "$j")
-echo "# job $j: $3 J, $6, $7"
-is "job is partial" "$7" partial
-check "energy measured before is kept" awk -v a="$3" 'BEGIN { exit !(a > 100) }'
-check "mxqd still runs" mxq__alive "$(mxqd_pid enode)"
-contains "the reason names the BMC, the path, the status and the Redfish message" "$(log_of enode)" \
+j=$(fault_job "$D/new/watts" fail 200)
+fault_checks enode redfish "127.0.0.1:$PORT" "$j" \
 	"BMC 127.0.0.1:$PORT: GET /redfish/v1/Chassis/1U/EnvironmentMetrics: HTTP 500: The power sensor could not be read."
-is "logged once, not per attempt" \
-	"$(grep -c 'The power sensor could not be read' "$(mxqd_dir enode)/mxqd.log")" 1
-check "mxqd says when the BMC reads again" wait_until 10 \
-	grep -q "BMC 127.0.0.1:$PORT reads again" "$(mxqd_dir enode)/mxqd.log"
-check "and measures with it again (the model filled in)" wait_until 15 \
-	grep -q "redfish works again" "$(mxqd_dir enode)/mxqd.log"
-j=$(run_job 1)
-is "next job measured by the BMC again" \
-	"$(mxq_sql "SELECT CONCAT(method, ' ', completeness) FROM mxq_power_job WHERE job_id = $j")" \
-	"power full"
 
 # ------------------------------------------------ 4. no measurement
 section "4. a null reading"
-j=$(submit -N e -t 10m sleep 3)
-wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j"
-sleep 1
-rm -f "$D/new/watts"
-sleep 1
-echo 200 >"$D/new/watts"
-wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j"
+j=$(fault_job "$D/new/watts" - 200)
 is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
 contains "the reason says there is no reading" "$(log_of enode)" "EnvironmentMetrics has no PowerWatts reading"
 mxqd_stop enode
