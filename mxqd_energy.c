@@ -257,7 +257,7 @@ static void start_redfish(const struct mxqd_server *server)
 	struct mxqd_energy_redfish_config c = {
 		.spec = en.opt.redfish, .hostname = server->hostname,
 		.secrets_path = en.opt.secrets_path, .interval_s = en.opt.interval_s,
-		.timeout_ms = REDFISH_TIMEOUT_MS,
+		.timeout_ms = REDFISH_TIMEOUT_MS, .sysfs_root = en.opt.sysfs_root,
 	};
 	char err[512] = "";
 	bool listed = false;
@@ -269,7 +269,9 @@ static void start_redfish(const struct mxqd_server *server)
 		return;
 	en.cfg.redfish_watts = mxqd_energy_redfish_watts;
 	r = mxqd_energy_redfish_start(&c, err, sizeof(err));
-	if (r < 0 && !mxqd_energy_redfish_running())
+	if (r == -ENOENT)
+		mx_log_info("energy: redfish source absent: %s", err);
+	else if (r < 0 && !mxqd_energy_redfish_running())
 		mx_log_warning("energy: redfish source not used: %s", err);
 	else if (r < 0)
 		mx_log_warning("energy: %s; the redfish source is used once the BMC answers", err);

@@ -3,7 +3,10 @@
  * mxqd_energy_redfish.h).
  *
  * Target: --energy-redfish HOST[:PORT] with options (chassis=, ca=,
- * tls=insecure, auth=basic), redfish_user and redfish_password of this
+ * tls=insecure, auth=basic), or "auto": the BMC's address on the Redfish
+ * host interface as the firmware's SMBIOS type 42 record gives it
+ * (mxq_discover.c; reachable from this node only, which is all the energy
+ * source needs), redfish_user and redfish_password of this
  * host from the power secrets file, the account the redfish transport
  * uses. The power resource is found once per connection: the chassis
  * given, else the one the first system links (Links.Chassis[0]), else the
@@ -39,6 +42,7 @@
 
 #include "mx_log.h"
 #include "mx_util.h"
+#include "mxq_discover.h"
 #include "mxq_power_secrets.h"
 #include "mxq_redfish.h"
 #include "mxqd_redfish.h"
@@ -72,7 +76,6 @@ int mxqd_energy_redfish_parse(const char *spec, struct mxqd_energy_redfish_spec 
 			      size_t errlen)
 {
 	char copy[1024], *save = NULL, *w;
-	const char *why;
 	bool first = true;
 
 	memset(ret, 0, sizeof(*ret));
@@ -85,7 +88,9 @@ int mxqd_energy_redfish_parse(const char *spec, struct mxqd_energy_redfish_spec 
 		if (first) {
 			if (!w[0] || strpbrk(w, "/@?#= \t") || strlen(w) >= sizeof(ret->bmc))
 				break;
-			snprintf(ret->bmc, sizeof(ret->bmc), "%s", w);
+			ret->discover = strcmp(w, "auto") == 0;
+			if (!ret->discover)
+				snprintf(ret->bmc, sizeof(ret->bmc), "%s", w);
 		} else if (strncmp(w, "chassis=", 8) == 0 && strncmp(w + 8, "/redfish/v1/Chassis/", 20) == 0 &&
 			   w[28] && strlen(w + 8) < sizeof(ret->chassis)) {
 			snprintf(ret->chassis, sizeof(ret->chassis), "%s", w + 8);
@@ -101,9 +106,9 @@ int mxqd_energy_redfish_parse(const char *spec, struct mxqd_energy_redfish_spec 
 			return -EINVAL;
 		}
 	}
-	if (!ret->bmc[0]) {
-		why = "does not start with the BMC address HOST[:PORT]";
-		snprintf(errbuf, errlen, "--energy-redfish: '%s' %s", spec, why);
+	if (!ret->bmc[0] && !ret->discover) {
+		snprintf(errbuf, errlen, "--energy-redfish: '%s' does not start with the BMC address "
+			 "HOST[:PORT] or auto", spec);
 		return -EINVAL;
 	}
 	return 0;
@@ -296,6 +301,17 @@ int mxqd_energy_redfish_start(const struct mxqd_energy_redfish_config *cfg, char
 	r = mxqd_energy_redfish_parse(cfg->spec, &rd.spec, errbuf, errlen);
 	if (r < 0)
 		return r;
+	if (rd.spec.discover) {
+		r = mxq_discover_redfish(cfg->sysfs_root, rd.spec.bmc, sizeof(rd.spec.bmc));
+		if (r < 0) {
+			snprintf(errbuf, errlen, "--energy-redfish auto: %s under %s/firmware/dmi/entries",
+				 r == -EADDRNOTAVAIL ? "the Redfish host interface has no fixed service "
+				 "address (DHCP)" : "no Redfish host interface (SMBIOS type 42)",
+				 cfg->sysfs_root ? cfg->sysfs_root : "/sys");
+			return -ENOENT;
+		}
+		mx_log_info("energy: Redfish host interface: BMC at %s", rd.spec.bmc);
+	}
 	rd.interval_ms = (uint64_t)(cfg->interval_s * 1000);
 	if (rd.interval_ms == 0)
 		rd.interval_ms = 1;

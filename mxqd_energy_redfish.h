@@ -17,9 +17,11 @@
 #include <stddef.h>
 
 /* What --energy-redfish says: "HOST[:PORT][,chassis=PATH][,ca=FILE]
- * [,tls=insecure][,auth=basic]". */
+ * [,tls=insecure][,auth=basic]"; "auto" instead of HOST[:PORT]: the
+ * Redfish host interface the firmware describes (SMBIOS type 42). */
 struct mxqd_energy_redfish_spec {
-	char bmc[256];
+	char bmc[256];            /* empty with discover */
+	bool discover;
 	char chassis[512];        /* empty: the system's chassis, else the first one */
 	char ca[512];             /* empty: the system's CAs */
 	bool insecure;
@@ -34,13 +36,15 @@ struct mxqd_energy_redfish_config {
 	const char *spec;         /* --energy-redfish */
 	const char *hostname;     /* this node: [HOSTNAME] of the secrets file */
 	const char *secrets_path; /* redfish_user, redfish_password */
+	const char *sysfs_root;   /* auto: where firmware/dmi/entries is (default /sys) */
 	double interval_s;        /* one reading per interval */
 	unsigned timeout_ms;      /* one HTTPS request */
 };
 
 /*
  * Find the power resource, take a first reading and start the reader
- * process. 0: readings are coming. -ENOENT: no --energy-redfish. Other
+ * process. 0: readings are coming. -ENOENT: no --energy-redfish, or
+ * "auto" and no Redfish host interface. Other
  * negative errnos with one line in errbuf: -EACCES (login rejected),
  * -EPERM (certificate not trusted), -EOPNOTSUPP (the chassis has no power
  * reading resource), -EINVAL (bad spec or secrets): no reader is started,

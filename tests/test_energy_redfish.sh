@@ -16,6 +16,9 @@
 #      the BMC; the model measures; no password in the log
 #   6. a certificate of an unknown CA: not used, the reason says so
 #   7. the reader's session is deleted when mxqd stops
+#   9. --energy-redfish auto: the BMC found through the Redfish host
+#      interface the firmware describes (SMBIOS type 42, in a fake
+#      --energy-sysfs-root); none there: the source is absent, said
 #   8. --energy-redfish bad input: one clear line, exit 1
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -127,6 +130,38 @@ contains "not used: the certificate is not trusted" "$(log_of enode3)" \
 	"redfish source not used: BMC 127.0.0.1:$PORT: POST /redfish/v1/SessionService/Sessions: TLS certificate not trusted"
 mxqd_stop enode3
 not_contains "no password in any mxqd log" "$(cat "$MXQ_TEST_DIR"/mxqd/*/mxqd.log)" "$PW"
+
+# --------------------------------------- 9. the Redfish host interface
+section "9. --energy-redfish auto"
+# an SMBIOS type 42 record: network host interface, Redfish over IP,
+# service 127.0.0.1:PORT (DSP0270 layout)
+mkdir -p "$D/sys/firmware/dmi/entries/42-0" "$D/nosys/firmware/dmi/entries"
+python3 - "$PORT" "$D/sys/firmware/dmi/entries/42-0/raw" <<'PY'
+import struct, sys
+port, path = int(sys.argv[1]), sys.argv[2]
+rec = bytearray(91)
+rec[16] = 1; rec[50] = 1; rec[51] = 1          # static addresses, service IPv4
+rec[52:56] = bytes([127, 0, 0, 1])
+rec[84:86] = struct.pack("<H", port)
+body = bytes([0x40, 3, 2, 0x34, 0x12, 1, 0x04, len(rec)]) + bytes(rec)
+raw = bytes([42, 4 + len(body), 0x2a, 0]) + body + b"\0\0"
+open(path, "wb").write(raw)
+PY
+check "start mxqd enode5 with a host interface in its sysfs root" mxqd_start enode5 --slots 1 \
+	$E_OPTS --energy-sysfs-root "$D/sys" --energy-redfish "auto,ca=$D/certs/ca.pem" \
+	--power-secrets "$D/secrets"
+contains "the BMC was found on the host interface" "$(log_of enode5)" \
+	"Redfish host interface: BMC at 127.0.0.1:$PORT"
+j=$(run_job 2)
+check "job ran" test -n "$j"
+check_energy 200 "$j"
+mxqd_stop enode5
+check "start mxqd enode6 without a host interface" mxqd_start enode6 --slots 1 \
+	$E_OPTS --energy-sysfs-root "$D/nosys" --energy-redfish auto --power-secrets "$D/secrets"
+contains "the source is absent, and why" "$(log_of enode6)" \
+	"redfish source absent: --energy-redfish auto: no Redfish host interface (SMBIOS type 42)"
+contains "the model measures" "$(log_of enode6)" "measuring with model"
+mxqd_stop enode6
 
 # ----------------------------------------------------- 8. bad input
 section "8. bad input"
