@@ -101,7 +101,7 @@ static void usage(FILE *f)
 "      --no-power-node           do not take part in power management as a node\n"
 "      --power-secrets FILE      BMC and ssh credentials, mode 0600 (default " SYSCONFDIR "/mxq/power-secrets)\n"
 "      --power-reconcile-interval S  compare recorded and real power states (default 60, 0 = never)\n"
-"      --power-soft-off-deadline S   ipmi: soft off, then hard off after S (default 120)\n"
+"      --power-soft-off-deadline S   ipmi, redfish: soft off, then hard off after S (default 120)\n"
 "      --power-ipmi-timeout S    one IPMI session attempt (default 5)\n"
 "      --power-ipmi-retries N    further attempts after a timeout (default 2)\n"
 "      --power-ipmi-verify S     how long power on/hard off may take to show (default 10; ipmi, redfish)\n"

@@ -463,7 +463,13 @@ static uint64_t work_limit_ms(void)
 	uint64_t exec = (uint64_t)tp.cfg.exec_timeout_s * 1000;
 	uint64_t ipmi = (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
 	uint64_t ssh = (uint64_t)tp.cfg.ssh_timeout_s * 1000;
+	/* a redfish call is several requests (login, system, reset, read back, logout) */
+	uint64_t redfish = (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
+			   tp.cfg.ipmi_verify_ms;
 	uint64_t m = exec > ipmi ? exec : ipmi;
+
+	if (redfish > m)
+		m = redfish;
 
 	return 2 * (m > ssh ? m : ssh) + 10000;
 }

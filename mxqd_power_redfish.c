@@ -103,9 +103,10 @@ static bool arrived(enum op op, enum mxq_redfish_power p)
 	}
 }
 
-/* POST the Reset for OP and wait (bounded) for its effect. */
+/* POST the Reset for OP (unless !SEND: already under way) and wait
+ * (bounded) for its effect. */
 static int act(struct mxqd_redfish *rf, const char *path, struct mxq_redfish_system *sys, enum op op,
-	       const struct mxqd_power_transport_config *c, char *errbuf, size_t errlen)
+	       const struct mxqd_power_transport_config *c, bool send, char *errbuf, size_t errlen)
 {
 	static const enum mxq_redfish_action actions[] = {
 		[OP_ON] = MXQ_REDFISH_ACTION_ON, [OP_SOFT_OFF] = MXQ_REDFISH_ACTION_SOFT_OFF,
@@ -122,7 +123,7 @@ static int act(struct mxqd_redfish *rf, const char *path, struct mxq_redfish_sys
 		return r;
 	}
 	snprintf(body, sizeof(body), "{\"ResetType\": \"%s\"}", mxq_redfish_reset_name(reset));
-	r = mxqd_redfish_request(rf, "POST", sys->reset_target, body, errbuf, errlen);
+	r = send ? mxqd_redfish_request(rf, "POST", sys->reset_target, body, errbuf, errlen) : 0;
 	if (r < 0)
 		return r;
 	deadline = mx_now_monotonic_ms() + (op == OP_SOFT_OFF ? 0 : c->ipmi_verify_ms);
@@ -163,7 +164,8 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	if (r >= 0 && op == OP_STATUS)
 		r = is_off(sys.power) ? 0 : 1;
 	else if (r >= 0 && !arrived(op, sys.power))
-		r = act(&rf, path, &sys, op, c, errbuf, errlen);
+		r = act(&rf, path, &sys, op, c, !(op == OP_ON && sys.power == MXQ_REDFISH_POWERING_ON),
+			errbuf, errlen);
 	mxqd_redfish_close(&rf);
 	return r;
 }

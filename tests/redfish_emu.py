@@ -29,6 +29,9 @@ State and faults, files in DIR the test writes and reads:
   watts        the chassis power reading; missing: Reading null (no
                measurement); "fail": the reading's resource answers 500
   ignore_soft  present: GracefulShutdown is accepted but does nothing
+  ignore_on    present: On / ForceOn are accepted but do nothing
+  on_delay     present: after On, PowerState is PoweringOn for that many
+               seconds, then On
   slow         present: every answer waits that many seconds
   fail         present: every authenticated request gets that HTTP status
                with an error whose ExtendedInfo says "simulated fault"
@@ -104,7 +107,7 @@ class Bmc:
     def set_power(self, state):
         old = self.read("power")
         self.write("power", state)
-        if old != state:
+        if old != state and state in ("On", "Off"):
             self.run_hook("on" if state == "On" else "off")
 
 
@@ -246,7 +249,14 @@ class Handler(BaseHTTPRequestHandler):
             with open(self.bmc.path("resets.log"), "a") as f:
                 f.write("%.3f %s\n" % (time.time(), rt))
             state = self.bmc.read("power")
-            if rt in ("On", "ForceOn"):
+            if rt in ("On", "ForceOn") and os.path.exists(self.bmc.path("ignore_on")):
+                pass
+            elif rt in ("On", "ForceOn") and self.bmc.read("on_delay") and state == "Off":
+                self.bmc.write("power", "PoweringOn")
+                t = threading.Timer(float(self.bmc.read("on_delay")), self.bmc.set_power, ["On"])
+                t.daemon = True
+                t.start()
+            elif rt in ("On", "ForceOn"):
                 self.bmc.set_power("On")
             elif rt == "ForceOff":
                 self.bmc.set_power("Off")

@@ -8,12 +8,14 @@
 # with its power.
 #
 #   redfishtool  reads PowerState, resets On / ForceOff, over a session too
-#   r1  session auth, CA configured        -> on, graceful off (no ForceOff)
+#   r1  session auth, CA configured, PoweringOn for 1 s -> on (one Reset,
+#       PowerState read back until On), graceful off (no ForceOff)
 #   r2  basic auth, GracefulShutdown ignored -> ForceOff after the deadline
 #   r3  wrong password                     -> FAILED, reason, bounded
 #   r6  certificate of an unknown CA       -> FAILED (TLS); insecure: works, logged
 #   r7  answers slower than the timeout    -> FAILED after timeout x attempts
 #   r8  BMC answers 500 with ExtendedInfo  -> FAILED, the Redfish message in it
+#   r9  BMC accepts On but stays Off       -> FAILED after --power-ipmi-verify
 #   r4  emulator down, best rank, job waits -> FAILED, job re-planned on r5
 # plus: the password never shows in any /proc/*/cmdline, log or table;
 # sessions are deleted; bad `mxqadmin power set` values are refused.
@@ -33,7 +35,7 @@ TOOLPW=$(mxq__random_hex 8)      # redfishtool's account (its -p is in its argv)
 SOFT_DEADLINE=3
 RF_TIMEOUT=2
 RF_RETRIES=1
-NODES="r1 r2 r3 r4 r5 r6 r7 r8"
+NODES="r1 r2 r3 r4 r5 r6 r7 r8 r9"
 
 mxq_test_cleanup_hook() {
 	local _n
@@ -101,7 +103,7 @@ resets_of() {
 # ------------------------------------------------------------------ setup
 section "setup"
 check "throwaway CA and BMC certificate" redfish_certs "$D/certs"
-for n in r1 r3 r5 r6 r8; do
+for n in r1 r3 r5 r6 r8 r9; do
 	check "emulator of $n starts" emu_start "$n"
 done
 check "emulator of r2 starts (old Power schema, no PushPowerButton)" emu_start r2 \
@@ -110,6 +112,8 @@ check "emulator of r7 starts" emu_start r7
 mxq_free_port tcp >"$D/r4.port"            # r4: nobody listens there
 echo 4 >"$D/r7/slow"
 echo 500 >"$D/r8/fail"
+echo 1 >"$D/r1/on_delay"
+: >"$D/r9/ignore_on"
 : >"$D/r2/ignore_soft"
 
 # ------------------------------------------------ the emulator is Redfish
@@ -156,7 +160,7 @@ chmod 600 "$D/secrets"
 for n in $NODES; do
 	node "$n"
 done
-for n in r1 r2 r3 r5 r6 r7 r8; do
+for n in r1 r2 r3 r5 r6 r7 r8 r9; do
 	out=$(set_host "$n" transport_on=redfish transport_off=redfish \
 		"bmc=127.0.0.1:$(port_of "$n")" "redfish_ca=$D/certs/ca.pem" 2>&1)
 	is "mxqadmin power set $n transport_on=redfish ...: exit 0" "$?" 0
@@ -206,7 +210,7 @@ power_request r2 ON
 check "r1: ON (its mxqd registered)" power_wait_state 30 r1 ON
 check "r2: ON" power_wait_state 30 r2 ON
 is "r1: BMC On" "$(bmc_power r1)" On
-is "r1: ResetType On sent" "$(resets_of r1)" On
+is "r1: ResetType On sent once (PoweringOn, then On)" "$(resets_of r1)" On
 check "r1: its mxqd runs" power_node_running r1
 contains "r1: logged in with a session" "$(cat "$D/r1/requests.log")" \
 	"POST /redfish/v1/SessionService/Sessions 201"
@@ -238,14 +242,14 @@ section "wrong password, unknown CA, slow BMC, BMC errors"
 # a wrong password is not retried; a slow BMC costs timeout x attempts
 bound=$(awk "BEGIN { print $RF_TIMEOUT * ($RF_RETRIES + 1) + 1.5 }")
 t0=$(now_cs)
-for n in r3 r6 r7 r8; do
+for n in r3 r6 r7 r8 r9; do
 	power_request "$n" ON
 done
-for n in r3 r6 r7 r8; do
+for n in r3 r6 r7 r8 r9; do
 	power_wait_state 40 "$n" FAILED
 done
 dt=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }')
-check "r3, r6, r7, r8: all FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 30) }"
+check "r3, r6, r7, r8, r9: all FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 30) }"
 is "r3: FAILED" "$(power_state r3)" FAILED
 contains "r3: reason says the login was rejected" "$(power_failure r3)" "HTTP 401"
 contains "r3: reason has the Redfish message" "$(power_failure r3)" "invalid user name or password"
@@ -268,6 +272,9 @@ check "r7: failed in ${d7:-?}s (bound ${bound}s: ${RF_TIMEOUT}s x $((RF_RETRIES 
 is "r8: FAILED" "$(power_state r8)" FAILED
 contains "r8: reason has the HTTP status and the ExtendedInfo message" "$(power_failure r8)" \
 	"HTTP 500: simulated fault of the test BMC"
+is "r9: FAILED" "$(power_state r9)" FAILED
+contains "r9: reason says the reset did not show" "$(power_failure r9)" \
+	"accepted ResetType On but /redfish/v1/Systems/1 still reports PowerState Off after 5000 ms"
 
 # TLS verification can be turned off per host, and that is logged
 set_host r6 redfish_tls=insecure >/dev/null
