@@ -22,7 +22,8 @@
  * log (the main loop does, when it picks a result up: a failure when one
  * starts, the recovery when readings come back) and dies with mxqd
  * (PR_SET_PDEATHSIG). A failed request closes the connection, so the next
- * attempt logs in afresh. A process, not a thread: libcurl and OpenSSL
+ * attempt logs in afresh. A reader that dies (killed, crashed) is replaced
+ * an interval later; the gap is unmeasured like any failure. A process, not a thread: libcurl and OpenSSL
  * then never share a process with mxqd's forks, and a hung request can be
  * killed.
  */
@@ -63,6 +64,7 @@ static struct {
 	char buf[2048];
 	size_t len;
 	uint64_t interval_ms, stale_ms;
+	uint64_t dead_ms;               /* when the reader was found gone (fd -1) */
 	double watts;
 	uint64_t at_ms;                 /* monotonic time of the last good reading */
 	int err;
@@ -275,6 +277,27 @@ static void reader_main(int fd)
 
 /* ------------------------------------------------------------- main loop */
 
+/* Fork the reader. 0 or a negative errno with the reason in errbuf. */
+static int spawn(char *errbuf, size_t errlen)
+{
+	pid_t pid;
+	int fd;
+
+	pid = mx_fork_with_pipe(&fd);
+	if (pid < 0) {
+		snprintf(errbuf, errlen, "cannot start the Redfish reader process: %s", strerror((int)-pid));
+		return (int)pid;
+	}
+	if (pid == 0)
+		reader_main(fd);        /* does not return */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	rd.pid = pid;
+	rd.fd = fd;
+	rd.len = 0;
+	rd.dead_ms = 0;
+	return 0;
+}
+
 static void release(void)
 {
 	close_bmc();
@@ -289,8 +312,7 @@ int mxqd_energy_redfish_start(const struct mxqd_energy_redfish_config *cfg, char
 	struct mxq_power_host_secrets hs;
 	const char *why;
 	double w = 0;
-	pid_t pid;
-	int r, fd;
+	int r;
 
 	if (rd.running)
 		return -EALREADY;
@@ -345,18 +367,10 @@ int mxqd_energy_redfish_start(const struct mxqd_energy_redfish_config *cfg, char
 	}
 	/* the reader makes its own connection: a session must not be shared */
 	close_bmc();
-	pid = mx_fork_with_pipe(&fd);
-	if (pid < 0) {
-		snprintf(errbuf, errlen, "cannot start the Redfish reader process: %s", strerror((int)-pid));
+	if (spawn(errbuf, errlen) < 0) {
 		release();
 		return -EAGAIN;
 	}
-	if (pid == 0)
-		reader_main(fd);        /* does not return */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	rd.pid = pid;
-	rd.fd = fd;
-	rd.len = 0;
 	rd.err = r;
 	rd.logged = r;          /* the caller logs this first result */
 	rd.watts = w;
@@ -377,9 +391,14 @@ static void pick_up(void)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
+			/* killed or crashed: mxqd's main loop reaps it, a new one
+			 * starts an interval later */
 			rd.err = -EIO;
 			snprintf(rd.errmsg, sizeof(rd.errmsg), "the Redfish reader process (pid %d) ended",
 				 (int)rd.pid);
+			close(rd.fd);
+			rd.fd = -1;
+			rd.dead_ms = mx_now_monotonic_ms();
 			return;
 		}
 		if (n < 0)
@@ -416,7 +435,14 @@ int mxqd_energy_redfish_watts(double *ret_watts)
 
 	if (!rd.running)
 		return -ENOENT;
-	pick_up();
+	if (rd.fd < 0 && mx_now_monotonic_ms() - rd.dead_ms >= rd.interval_ms) {
+		char err[256];
+
+		if (spawn(err, sizeof(err)) < 0)
+			rd.dead_ms = mx_now_monotonic_ms();
+	}
+	if (rd.fd >= 0)
+		pick_up();
 	if (rd.err < 0)
 		r = rd.err;
 	else if (mx_now_monotonic_ms() - rd.at_ms > rd.stale_ms)
@@ -450,10 +476,11 @@ void mxqd_energy_redfish_stop(void)
 
 	if (!rd.running)
 		return;
-	kill(rd.pid, SIGTERM);
+	if (rd.fd >= 0)
+		kill(rd.pid, SIGTERM);
 	/* it finishes its request (bounded by the timeout) and logs out */
 	end = mx_now_monotonic_ms() + rd.settings.timeout_ms + 1000;
-	while (waitpid(rd.pid, NULL, WNOHANG) == 0) {
+	while (rd.fd >= 0 && waitpid(rd.pid, NULL, WNOHANG) == 0) {
 		struct timespec ts = { 0, 20 * 1000000L };
 
 		if (mx_now_monotonic_ms() >= end) {
@@ -463,7 +490,8 @@ void mxqd_energy_redfish_stop(void)
 		}
 		nanosleep(&ts, NULL);
 	}
-	close(rd.fd);
+	if (rd.fd >= 0)
+		close(rd.fd);
 	rd.fd = -1;
 	rd.running = false;
 	release();

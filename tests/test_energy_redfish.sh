@@ -15,7 +15,8 @@
 #   5. a wrong password: the redfish source is not used, the reason names
 #      the BMC; the model measures; no password in the log
 #   6. a certificate of an unknown CA: not used, the reason says so
-#   7. the reader's session is deleted when mxqd stops
+#   7. the reader's session is deleted when mxqd stops; a reader killed
+#      is replaced and readings come back
 #   9. --energy-redfish auto: the BMC found through the Redfish host
 #      interface the firmware describes (SMBIOS type 42, in a fake
 #      --energy-sysfs-root); none there: the source is absent, said
@@ -92,6 +93,28 @@ j=$(fault_job "$D/new/watts" fail 200)
 fault_checks enode redfish "127.0.0.1:$PORT" "$j" \
 	"BMC 127.0.0.1:$PORT: GET /redfish/v1/Chassis/1U/EnvironmentMetrics: HTTP 500: The power sensor could not be read."
 
+# the reader process (mxqd's only child while no job runs) killed: replaced
+section "7. the reader process killed"
+children_of() { # PID -> its children's pids
+	local _s _l
+	for _s in /proc/[0-9]*/stat; do
+		read -r _l <"$_s" 2>/dev/null || continue
+		_l=${_l##*) }
+		set -- "$1" $_l
+		[ "$3" = "$1" ] && { _s=${_s#/proc/}; echo "${_s%/stat}"; }
+	done
+}
+reader=$(children_of "$(mxqd_pid enode)")
+check "the reader runs as mxqd's only child (pid ${reader:-none})" \
+	awk -v p="$reader" 'BEGIN { exit !(p ~ /^[0-9]+$/) }'
+[ -n "$reader" ] && kill -KILL $reader
+check "mxqd says the reader ended" wait_until 10 grep -q "Redfish reader process (pid $reader) ended" \
+	"$(mxqd_dir enode)/mxqd.log"
+check "a new reader reads again" wait_until 10 \
+	sh -c "grep 'reads again' '$(mxqd_dir enode)/mxqd.log' | tail -n 1 | grep -q 'BMC 127.0.0.1:$PORT reads again' &&
+		[ \$(grep -c 'reads again' '$(mxqd_dir enode)/mxqd.log') -ge 2 ]"
+check "mxqd still runs" mxq__alive "$(mxqd_pid enode)"
+
 # ------------------------------------------------ 4. no measurement
 section "4. a null reading"
 j=$(fault_job "$D/new/watts" - 200)
@@ -99,8 +122,10 @@ is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job
 contains "the reason says there is no reading" "$(log_of enode)" "EnvironmentMetrics has no PowerWatts reading"
 mxqd_stop enode
 is "mxqd exits 0" "$mxqd_rc" 0
-check "the reader's session was deleted at the BMC" wait_until 10 \
-	sh -c "[ \"\$(cat '$D/new/sessions')\" = 0 ]"
+# the reader killed above had no chance to log out: its session stays
+# (a BMC expires it); the running reader's is deleted at the stop
+check "the reader's session was deleted at the BMC (the killed one's stays)" wait_until 10 \
+	sh -c "[ \"\$(cat '$D/new/sessions')\" = 1 ]"
 
 # -------------------------------------- 2. the older Power resource
 section "2. the older Power resource, basic authentication"
