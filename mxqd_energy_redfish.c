@@ -32,7 +32,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ static struct {
 	size_t len;
 	uint64_t interval_ms, stale_ms;
 	uint64_t dead_ms;               /* when the reader was found gone (fd -1) */
+	unsigned long lines;            /* results received */
 	double watts;
 	uint64_t at_ms;                 /* monotonic time of the last good reading */
 	int err;
@@ -117,6 +120,16 @@ int mxqd_energy_redfish_parse(const char *spec, struct mxqd_energy_redfish_spec 
 }
 
 /* ---------------------------------------------------------------- reading */
+
+/* One reason line into buf, cut to its length. */
+static void __attribute__((format(printf, 3, 4))) say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
 
 static void close_bmc(void)
 {
@@ -177,8 +190,8 @@ static int open_bmc(char *errbuf, size_t errlen)
 	if (mxq_redfish_link(rd.rf.body, "Power", rd.power_path, sizeof(rd.power_path)) < 0)
 		rd.power_path[0] = '\0';
 	if (!rd.env_path[0] && !rd.power_path[0]) {
-		snprintf(errbuf, errlen, "BMC %s: GET %s: the chassis links neither EnvironmentMetrics "
-			 "nor Power: no power reading", rd.spec.bmc, chassis);
+		say(errbuf, errlen, "BMC %s: GET %s: the chassis links neither EnvironmentMetrics "
+		    "nor Power: no power reading", rd.spec.bmc, chassis);
 		close_bmc();
 		return -EOPNOTSUPP;
 	}
@@ -196,7 +209,7 @@ static int read_resource(const char *path, bool env, double *ret_watts, char *er
 	r = env ? mxq_redfish_parse_environment_watts(rd.rf.body, ret_watts, why, sizeof(why))
 		: mxq_redfish_parse_power_watts(rd.rf.body, ret_watts, why, sizeof(why));
 	if (r < 0)
-		snprintf(errbuf, errlen, "BMC %s: GET %s: %s", rd.spec.bmc, path, why);
+		say(errbuf, errlen, "BMC %s: GET %s: %s", rd.spec.bmc, path, why);
 	return r;
 }
 
@@ -277,6 +290,8 @@ static void reader_main(int fd)
 
 /* ------------------------------------------------------------- main loop */
 
+static int first_result(void);
+
 /* Fork the reader. 0 or a negative errno with the reason in errbuf. */
 static int spawn(char *errbuf, size_t errlen)
 {
@@ -311,7 +326,6 @@ int mxqd_energy_redfish_start(const struct mxqd_energy_redfish_config *cfg, char
 {
 	struct mxq_power_host_secrets hs;
 	const char *why;
-	double w = 0;
 	int r;
 
 	if (rd.running)
@@ -359,26 +373,47 @@ int mxqd_energy_redfish_start(const struct mxqd_energy_redfish_config *cfg, char
 	if (rd.spec.insecure)
 		mx_log_warning("energy: BMC %s is read without TLS verification (tls=insecure)",
 			       rd.spec.bmc);
-	r = take_reading(&w, errbuf, errlen);
-	if (r == -EACCES || r == -EPERM || r == -EOPNOTSUPP || r == -EINVAL || r == -ENOMEM ||
-	    r == -ENOENT || r == -EPROTO) {
-		release();
-		return r;
-	}
-	/* the reader makes its own connection: a session must not be shared */
-	close_bmc();
 	if (spawn(errbuf, errlen) < 0) {
 		release();
 		return -EAGAIN;
 	}
-	rd.err = r;
-	rd.logged = r;          /* the caller logs this first result */
-	rd.watts = w;
-	rd.at_ms = r == 0 ? mx_now_monotonic_ms() : 0;
-	if (r < 0)
-		snprintf(rd.errmsg, sizeof(rd.errmsg), "%s", errbuf);
 	rd.running = true;
+	/* the reader's first reading decides, so libcurl never runs in mxqd itself */
+	r = first_result();
+	if (r < 0)
+		snprintf(errbuf, errlen, "%s", rd.errmsg);
+	if (r == -EACCES || r == -EPERM || r == -EOPNOTSUPP || r == -EINVAL || r == -ENOMEM ||
+	    r == -ENOENT || r == -EPROTO) {
+		mxqd_energy_redfish_stop();
+		return r;
+	}
+	rd.logged = r;          /* the caller logs this first result */
 	return r;
+}
+
+static void pick_up(void);
+
+/* Wait (bounded: a first reading is a few requests) for the reader's first
+ * line; its result, or -ETIMEDOUT when none came. */
+static int first_result(void)
+{
+	uint64_t wait_ms = 6ULL * rd.settings.timeout_ms + 1000;
+	uint64_t end = mx_now_monotonic_ms() + wait_ms;
+
+	while (!rd.lines && rd.fd >= 0) {
+		uint64_t now = mx_now_monotonic_ms();
+		struct pollfd p = { .fd = rd.fd, .events = POLLIN };
+
+		if (now >= end) {
+			snprintf(rd.errmsg, sizeof(rd.errmsg), "BMC %s gave no first reading within %.0f s",
+				 rd.spec.bmc, (double)wait_ms / 1000.0);
+			rd.err = -ETIMEDOUT;
+			return rd.err;
+		}
+		if (poll(&p, 1, (int)(end - now)) > 0)
+			pick_up();
+	}
+	return rd.err;
 }
 
 /* Take every complete line the reader wrote; the last one counts. */
@@ -412,6 +447,7 @@ static void pick_up(void)
 
 			*nl = '\0';
 			if (sscanf(line, "%d %lf %n", &rc, &w, &off) >= 2) {
+				rd.lines++;
 				rd.err = rc;
 				if (rc == 0) {
 					rd.watts = w;

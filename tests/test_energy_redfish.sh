@@ -78,6 +78,9 @@ section "1. constant power (EnvironmentMetrics)"
 check "start mxqd enode" mxqd_start enode --slots 1 $E_OPTS --energy-redfish "$RF" \
 	--power-secrets "$D/secrets"
 contains "mxqd measures with redfish" "$(log_of enode)" "measuring with redfish (power, 1 input(s))"
+# fork safety: libcurl runs in the reader process only, mxqd has one thread
+is "mxqd runs single-threaded (the Redfish reader is a process)" \
+	"$(ls "/proc/$(mxqd_pid enode)/task" | wc -l)" 1
 j=$(run_job 3)
 check "job 1 ran" test -n "$j"
 check_energy 200 "$j"
@@ -95,16 +98,8 @@ fault_checks enode redfish "127.0.0.1:$PORT" "$j" \
 
 # the reader process (mxqd's only child while no job runs) killed: replaced
 section "7. the reader process killed"
-children_of() { # PID -> its children's pids
-	local _s _l
-	for _s in /proc/[0-9]*/stat; do
-		read -r _l <"$_s" 2>/dev/null || continue
-		_l=${_l##*) }
-		set -- "$1" $_l
-		[ "$3" = "$1" ] && { _s=${_s#/proc/}; echo "${_s%/stat}"; }
-	done
-}
-reader=$(children_of "$(mxqd_pid enode)")
+reader=$(grep -l "^PPid:[[:space:]]*$(mxqd_pid enode)\$" /proc/[0-9]*/status 2>/dev/null |
+	cut -d/ -f3)
 check "the reader runs as mxqd's only child (pid ${reader:-none})" \
 	awk -v p="$reader" 'BEGIN { exit !(p ~ /^[0-9]+$/) }'
 [ -n "$reader" ] && kill -KILL $reader
