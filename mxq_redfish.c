@@ -58,7 +58,7 @@ static json_t *load_object(const char *body, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "empty answer");
 		return NULL;
 	}
-	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
+	root = json_loads(body, 0, &je);  /* a BMC repeating a key: the last one counts */
 	if (!root) {
 		snprintf(errbuf, errlen, "answer is not JSON (line %d: %s)", je.line, je.text);
 		return NULL;

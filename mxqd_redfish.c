@@ -316,8 +316,11 @@ int mxqd_redfish_open(struct mxqd_redfish *c, const struct mxqd_redfish_settings
 	curl_easy_setopt(k, CURLOPT_HEADERDATA, c);
 	curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, s->insecure ? 0L : 1L);
 	curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, s->insecure ? 0L : 2L);
-	if (s->ca_file && s->ca_file[0])
+	if (s->ca_file && s->ca_file[0]) {
+		/* that CA only: not the system's directory of CAs as well */
 		curl_easy_setopt(k, CURLOPT_CAINFO, s->ca_file);
+		curl_easy_setopt(k, CURLOPT_CAPATH, NULL);
+	}
 	if (!s->session) {
 		curl_easy_setopt(k, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(k, CURLOPT_USERNAME, s->user);
