@@ -1,4 +1,4 @@
--- Migration 0006: per-host settings of the redfish transport (issue 21).
+-- Migration 0007: per-host settings of the redfish transport (issue 21).
 -- New columns at the end of mxq_power only; nothing an older client reads
 -- changes. Safe to run again. The BMC address is bmc_address, as for ipmi;
 -- the credentials are in the power secrets file, never here.
