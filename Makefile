@@ -32,7 +32,7 @@ ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
 
-PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
 # Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
@@ -71,8 +71,8 @@ libmxq.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 define prog_rule
-$(1): $(call prog_objs,$(1)) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) libmxq.a $$(ALL_LDLIBS)
+$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
@@ -108,6 +108,11 @@ bench: $(PROGRAMS) $(BENCHES)
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
 mxqd: ALL_LDLIBS += -pthread
+# Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
+# groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
+# object rather than a copy of it.
+mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
+mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim

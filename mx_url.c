@@ -166,3 +166,15 @@ const char *mx_url_param(const struct mx_url *u, const char *key)
 			return u->values[i];
 	return NULL;
 }
+
+void mx_url_encode(struct mx_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~')
+			mx_buf_add(b, (const char *)&c, 1);
+		else
+			mx_buf_printf(b, "%%%02X", c);
+	}
+}

@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "mx_html.h"
+
 #define MX_URL_MAX 1024
 #define MX_URL_SEGMENTS 8
 #define MX_URL_PARAMS 16
@@ -37,5 +39,11 @@ struct mx_url {
 int mx_url_parse(const char *raw, struct mx_url *ret, char *errbuf, size_t errlen);
 /* The decoded value of query KEY, or NULL when absent. */
 const char *mx_url_param(const struct mx_url *u, const char *key);
+/*
+ * Append S percent-encoded as one path segment or query value: every byte
+ * but A-Z a-z 0-9 - . _ ~ becomes %XX, so the result is also safe inside an
+ * HTML attribute. mx_url_parse() decodes it back to S.
+ */
+void mx_url_encode(struct mx_buf *b, const char *s);
 
 #endif

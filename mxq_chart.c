@@ -35,11 +35,13 @@ int mxq_chart_nice_axis(double min, double max, unsigned max_ticks, struct mxq_c
 		max = t;
 	}
 	if (max == min) {
-		double d = fabs(max) > 0 ? fabs(max) / 2 : 1;
-		min -= d;
-		max += d;
-		if (min < 0 && max - 2 * d >= 0)
-			min = 0;
+		/* a flat line: from zero to half again its value (or a unit) */
+		if (max > 0)
+			max *= 1.5, min = 0;
+		else if (max < 0)
+			min *= 1.5, max = 0;
+		else
+			max = 1;
 	}
 	span = max - min;
 	mag = pow(10, floor(log10(span / max_ticks)));
@@ -111,6 +113,8 @@ static void value_label(double v, char *buf, size_t len)
 {
 	double a = fabs(v);
 
+	if (a < 1e-12)
+		v = 0; /* no "-0" */
 	if (a >= 1e6)
 		snprintf(buf, len, "%gM", v / 1e6);
 	else if (a >= 1e4)
@@ -203,6 +207,13 @@ void mxq_chart_svg(struct mx_buf *b, const struct mxq_chart *c,
 	for (size_t k = 0; k < n_series; k++) {
 		if (!series[k].n)
 			continue;
+		if (series[k].n == 1 && series[k].style == MXQ_CHART_LINE) {
+			/* one point makes no line: a dot */
+			mx_buf_printf(b, "<circle class=\"dot s%zu\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>",
+				      k, mxq_chart_scale(series[k].t[0], c->t0, c->t1, x0, x1),
+				      mxq_chart_scale(series[k].v[0], ya.lo, ya.hi, y0, y1));
+			continue;
+		}
 		mx_buf_printf(b, "<path class=\"series s%zu\" d=\"", k);
 		series_path(b, &series[k], c, &ya, x0, x1, y0, y1);
 		mx_buf_puts(b, "\"/>");
