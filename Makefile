@@ -104,6 +104,7 @@ bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
 	sh tests/bench_tick.sh
+	sh tests/bench_web.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
@@ -136,12 +137,14 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR)
-	install -m 0755 mxqd mxqadmin $(DESTDIR)$(SBINDIR)
+	install -m 0755 mxqd mxqadmin mxq-web $(DESTDIR)$(SBINDIR)
 	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
 	for m in manpages/*.[1578]; do [ -e "$$m" ] || continue; \
 		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	sed 's|/usr/local/sbin/mxqd|$(SBINDIR)/mxqd|g' mxqd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
+	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,17 +155,102 @@ static int chart_points(struct web_request *r, json_t *out1, json_t *out2, int64
 	return 0;
 }
 
-static int cluster_power_chart(struct web_request *r, int64_t now, int64_t window, json_t *out)
-{
-	int64_t b = bucket_seconds(window, 10);
+/*
+ * The cluster power chart sums every node's samples of the window: at 1,000
+ * nodes a day is millions of rows, far too many to read per page view. So
+ * each window keeps its finished buckets here, and a request only reads the
+ * samples of the newest POWER_REFETCH_S seconds again (late samples land
+ * there: mxqd flushes a few seconds behind, and after a database outage it
+ * writes what it missed). The first view of a window pays the full read.
+ */
+#define POWER_REFETCH_S 120
 
+struct power_cache {
+	pthread_mutex_t lock;
+	int64_t bucket;            /* bucket size the entries are for; 0: empty */
+	int64_t *k;                /* bucket numbers, ascending */
+	double *w;                 /* summed average watts of that bucket */
+	size_t n, cap;
+};
+
+static struct power_cache power_caches[8] = {
+	[0 ... 7] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+/* Drop entries before K_LO and from K_FROM on (they are read again). */
+static void power_cache_trim(struct power_cache *c, int64_t k_lo, int64_t k_from)
+{
+	size_t lo = 0, keep = 0;
+
+	while (lo < c->n && c->k[lo] < k_lo)
+		lo++;
+	while (lo + keep < c->n && c->k[lo + keep] < k_from)
+		keep++;
+	memmove(c->k, c->k + lo, keep * sizeof(*c->k));
+	memmove(c->w, c->w + lo, keep * sizeof(*c->w));
+	c->n = keep;
+}
+
+static int power_cache_add(struct power_cache *c, int64_t k, double w)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		int64_t *nk = realloc(c->k, cap * sizeof(*nk));
+		double *nw;
+		if (!nk)
+			return -ENOMEM;
+		c->k = nk;
+		nw = realloc(c->w, cap * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		c->w = nw;
+		c->cap = cap;
+	}
+	c->k[c->n] = k;
+	c->w[c->n++] = w;
+	return 0;
+}
+
+static int cluster_power_chart(struct web_request *r, int64_t now, const struct web_window *win,
+			       json_t *out)
+{
+	struct power_cache *c = &power_caches[(win - web_windows) % 8];
+	int64_t b = bucket_seconds(win->seconds, 10);
+	int64_t k_lo = (now - win->seconds) / b, k_from = k_lo;
+	struct mx_db_result *res = NULL;
+	int64_t n;
+	int e = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->bucket == b && c->n)
+		k_from = c->k[c->n - 1] - (POWER_REFETCH_S + b - 1) / b;
+	if (k_from < k_lo)
+		k_from = k_lo;
+	if (c->bucket != b)
+		c->n = 0;
+	c->bucket = b;
+	power_cache_trim(c, k_lo, k_from);
 	/* the average of each node in each bucket, summed over the nodes: a
 	 * node that is off writes no samples and adds nothing */
-	return chart_points(r, out, NULL, b,
+	n = mx_db_query(r->db, &res,
 		"SELECT k, SUM(w) FROM (SELECT FLOOR(UNIX_TIMESTAMP(sample_time) / ?) AS k,"
 		" hostname, AVG(watts) AS w FROM mxq_power_sample"
 		" WHERE sample_time >= FROM_UNIXTIME(?) GROUP BY k, hostname) t"
-		" GROUP BY k ORDER BY k", &(struct chart_key){ 0 }, now - window);
+		" GROUP BY k ORDER BY k", "ll", b, k_from * b);
+	if (n < 0) {
+		c->bucket = 0; /* read it all again next time */
+		e = (int)n;
+	}
+	while (e == 0 && mx_db_next(res))
+		e = power_cache_add(c, mx_db_i64(res, 0), mx_db_double(res, 1));
+	mx_db_result_free(res);
+	for (size_t i = 0; e == 0 && i < c->n; i++)
+		json_array_append_new(out, json_pack("[f, f]", (double)(c->k[i] * b) + (double)b / 2,
+						     c->w[i]));
+	if (e == -ENOMEM)
+		c->bucket = 0;
+	pthread_mutex_unlock(&c->lock);
+	return e;
 }
 
 /* ------------------------------------------------- events: on/off, savings */
@@ -207,18 +293,33 @@ struct history {
 };
 
 /*
- * Prepend the step point (T, on, off): the counts from T until the next
- * point. Skipped when the point after it is in the same pixel column (PX
- * seconds), unless FORCE: a chart needs no more points than pixels.
+ * Add the step point (T, on, off), the counts from T until the next later
+ * point. Points come newest first (the walk goes back in time) and are
+ * put in time order by history_finish(). Skipped when the later point is
+ * in the same pixel column (PX seconds), unless FORCE: a chart needs no
+ * more points than pixels.
  */
 static void history_point(struct history *h, int64_t t, int on, int off, int64_t px, bool force)
 {
-	json_t *next = json_array_get(h->on, 0);
+	size_t n = json_array_size(h->on);
+	json_t *later = n ? json_array_get(h->on, n - 1) : NULL;
 
-	if (next && !force && (int64_t)json_number_value(json_array_get(next, 0)) / px == t / px)
+	if (later && !force && (int64_t)json_number_value(json_array_get(later, 0)) / px == t / px)
 		return;
-	json_array_insert_new(h->on, 0, json_pack("[f, i]", (double)t, on));
-	json_array_insert_new(h->off, 0, json_pack("[f, i]", (double)t, off));
+	json_array_append_new(h->on, json_pack("[f, i]", (double)t, on));
+	json_array_append_new(h->off, json_pack("[f, i]", (double)t, off));
+}
+
+/* Reverse A in place (oldest point first). */
+static void reverse_array(json_t *a)
+{
+	size_t n = json_array_size(a);
+
+	for (size_t i = 0; i < n / 2; i++) {
+		json_t *x = json_incref(json_array_get(a, i)), *y = json_incref(json_array_get(a, n - 1 - i));
+		json_array_set_new(a, i, y);
+		json_array_set_new(a, n - 1 - i, x);
+	}
 }
 
 /*
@@ -278,6 +379,8 @@ static int walk_events(struct web_request *r, const struct mxq_power_db_snapshot
 	for (size_t i = 0; i < n; i++)
 		walk_interval(&w[i], h->oldest, w[i].cursor, start);
 	history_point(h, now - chart_window, on, off, px, true);
+	reverse_array(h->on);
+	reverse_array(h->off);
 	return 0;
 }
 
@@ -528,7 +631,7 @@ json_t *web_data_overview(struct web_request *r)
 	if (e == 0)
 		e = walk_events(r, s, w, s->snap.n_nodes, win->seconds, save_window, &h);
 	if (e == 0)
-		e = cluster_power_chart(r, s->now, win->seconds, power);
+		e = cluster_power_chart(r, s->now, win, power);
 	if (e < 0) {
 		db_fail(r, "the power history");
 		goto out;

@@ -1,0 +1,111 @@
+#!/bin/sh
+# bench_web.sh - mxq-web's server time for its pages against a big
+# cluster (benchmark for `make bench`; prints figures, never fails on
+# timing). Populates a private MariaDB: 1,000 managed nodes (registered,
+# half ON, half OFF), 1,000 groups of 1,000 queued jobs
+# (MXQ_BENCH_JOBS_PER_GROUP overrides), a day of power events (4 per node)
+# and 6 h of node power samples (one a minute per ON node). Then asks
+# mxq-web for each page REPS times and prints the median and the largest
+# server time (its Server-Timing header: building the response, database
+# reads included, without the network). Target: the overview under 100 ms.
+set -eu
+MXQ_SRC_DIR=$(cd "$(dirname -- "$0")/.." && pwd)
+MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-$MXQ_SRC_DIR}
+export MXQ_SRC_DIR MXQ_BUILD_DIR
+. "$MXQ_SRC_DIR/tests/lib/mariadb.sh"
+per_group=${MXQ_BENCH_JOBS_PER_GROUP:-1000}
+reps=${MXQ_BENCH_REPS:-20}
+web_pid=
+mxq_test_cleanup_hook() {
+	if [ -n "$web_pid" ]; then
+		kill -TERM "$web_pid" 2>/dev/null || true
+		wait "$web_pid" 2>/dev/null || true
+	fi
+}
+
+mxq_db_start >/dev/null
+start=$(date +%s)
+mxq_sql "
+INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id, pid_starttime, daemon_pid,
+    daemon_slots, daemon_memory, tags, mtime)
+  SELECT 'main', 0, CONCAT('node', seq), 'bench', 'x', 1, 1, 32, 131072,
+         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_1000;
+INSERT INTO mxq_power (hostname, state, transport_on, transport_off, efficiency_rank, node_seen_at,
+    current_watts, idle_baseline_watts, energy_joules, energy_updated_at, reason)
+  SELECT CONCAT('node', seq), IF(seq <= 500, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3),
+         IF(seq <= 500, 150, 0), 100, 1e7, NOW(3), 'bench' FROM seq_1_to_1000;
+INSERT INTO mxq_power_event (event_time, hostname, from_state, to_state, reason, actor)
+  SELECT NOW(3) - INTERVAL (seq % 86400) SECOND, CONCAT('node', 1 + seq % 1000),
+         ELT(1 + seq % 4, 'ON', 'DRAINING', 'POWERING_OFF', 'OFF'),
+         ELT(1 + seq % 4, 'DRAINING', 'POWERING_OFF', 'OFF', 'POWERING_ON'), 'bench', 'leader'
+  FROM seq_1_to_4000;
+INSERT INTO mxq_power_sample (hostname, sample_time, energy_j, watts)
+  SELECT CONCAT('node', n.seq), NOW(3) - INTERVAL m.seq MINUTE, 1e7 - m.seq * 9000, 150
+  FROM seq_1_to_500 n JOIN seq_0_to_359 m;
+INSERT INTO mxq_group (user_uid, user_name, user_gid, user_group, job_command, job_threads, job_memory,
+    job_time, prerequisites)
+  SELECT 1000 + seq % 20, CONCAT('user', seq % 20), 1000, 'users', 'bench', 1 + seq % 4,
+         512 * (1 + seq % 8), 60, IF(seq % 50 = 0, 'gpu', '') FROM seq_1_to_1000;
+-- a per-row counter trigger would make this take minutes: insert without
+-- it, set the (trivially known) counters, reinstall the triggers below
+DROP TRIGGER mxq_job_after_insert;
+UPDATE mxq_group SET group_jobs = $per_group, group_jobs_inq = $per_group;
+"
+# in slices of 100 jobs per group: one huge transaction would overrun the
+# test server's small redo log
+done_jobs=0
+while [ $done_jobs -lt "$per_group" ]; do
+	n=$((per_group - done_jobs)); [ $n -le 100 ] || n=100
+	mxq_sql "INSERT INTO mxq_job (group_id, job_workdir, job_argc, job_argv, job_umask)
+	  SELECT g.group_id, '/tmp', 1, 'true\\\\0', 18 FROM mxq_group g JOIN seq_1_to_$n"
+	done_jobs=$((done_jobs + n))
+done
+"$MXQ_BUILD_DIR/mxqadmin" db upgrade >/dev/null
+echo "populated in $(( $(date +%s) - start )) s: $(mxq_sql 'SELECT COUNT(*) FROM mxq_job') jobs," \
+	"$(mxq_sql 'SELECT COUNT(*) FROM mxq_power') nodes," \
+	"$(mxq_sql 'SELECT COUNT(*) FROM mxq_power_sample') samples"
+
+if [ -n "${MXQ_BENCH_HOLD:-}" ]; then
+	# keep the populated database for profiling: MXQ_BENCH_HOLD seconds
+	echo "holding: MXQ_MYSQL_DEFAULT_FILE=$MXQ_MYSQL_DEFAULT_FILE"
+	sleep "$MXQ_BENCH_HOLD"
+	exit 0
+fi
+port=$(mxq_free_port tcp)
+"$MXQ_BUILD_DIR/mxq-web" --listen "127.0.0.1:$port" --threads 1 >"$MXQ_TEST_DIR/web.out" 2>&1 &
+web_pid=$!
+i=0
+until curl -sf -o /dev/null --max-time 30 "http://127.0.0.1:$port/api/nodes"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "bench_web: mxq-web did not answer"; cat "$MXQ_TEST_DIR/web.out"; exit 1; }
+	sleep 0.1
+done
+
+# PATH: median and maximum server time over $reps requests
+measure() {
+	local _i
+	_i=0
+	while [ $_i -lt "$reps" ]; do
+		curl -s -D - -o /dev/null --max-time 60 "http://127.0.0.1:$port$1" |
+			sed -n 's/^Server-Timing: app;dur=\([0-9.]*\).*/\1/p'
+		_i=$((_i + 1))
+	done | sort -n | awk -v p="$1" -v target="${2:-0}" '
+		{ v[NR] = $1 }
+		END {
+			if (NR == 0) { printf "  %-22s no answer\n", p; exit }
+			med = v[int((NR + 1) / 2)]
+			printf "  %-22s median %7.1f ms  max %7.1f ms%s\n", p, med, v[NR],
+				target ? sprintf("  (target < %d ms: %s)", target, med < target ? "met" : "MISSED") : ""
+		}'
+}
+bytes=$(curl -s --max-time 60 "http://127.0.0.1:$port/" | wc -c)
+echo "mxq-web server time, $reps requests each (overview page: $bytes bytes):"
+measure / 100
+measure /?window=1d
+measure /api/nodes
+measure /api/overview
+measure /node/node7
+measure /group/500
+measure /groups
+measure /metrics
+measure "/energy?window=7d"
