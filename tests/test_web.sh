@@ -12,7 +12,8 @@
 #      charts (cluster power, nodes on/off) and the savings table
 #   2. a screenshot of the overview (JavaScript on) is kept in
 #      tests/artifacts/ and its path printed
-#   3. the job page shows the job's energy (the figure of mxq_power_job)
+#   3. the job page shows the job's energy (the figure of mxq_power_job);
+#      with JavaScript it refreshes itself in place (virtual time)
 #   4. the group page shows the hostile name as text: no script element
 #      from it, the raw HTML has it escaped; a waiting job's page says why
 #   5. /api/nodes, /api/jobs/ID, /api/energy are valid JSON with the data;
@@ -20,6 +21,7 @@
 #      when promtool is missing)
 #   6. HTTP: POST 405, junk paths 400, unknown 404, bad parameters 400,
 #      an overlong request target rejected; the server still answers
+#   7. --private: no user names, group names or commands; energy stays
 #
 # Chromium starts are slow: four launches in all.
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -34,13 +36,14 @@ W=$MXQ_TEST_DIR/web
 mkdir -p "$W"
 ARTIFACTS=$MXQ_BUILD_DIR/tests/artifacts
 web_pid=
+private_pid=
 web_user=mxqweb19
 
 mxq_test_cleanup_hook() {
-	if [ -n "$web_pid" ]; then
-		kill -TERM "$web_pid" 2>/dev/null
-		wait "$web_pid" 2>/dev/null
-	fi
+	for _p in $web_pid $private_pid; do
+		kill -TERM "$_p" 2>/dev/null
+		wait "$_p" 2>/dev/null
+	done
 	cluster_cleanup
 }
 
@@ -173,11 +176,13 @@ fi
 # ------------------------------------------------------------------ 3. job page
 
 section "3. job page"
-chrome --dump-dom "http://$WEB/job/$J1" >"$W/job.html"
+# virtual time runs the page's refresh timer (5 s) before the dump
+chrome --virtual-time-budget=8000 --dump-dom "http://$WEB/job/$J1" >"$W/job.html"
 want=$(mxq_sql "SELECT ROUND(energy_j, 1) FROM mxq_power_job WHERE job_id = $J1")
 check "the job page has an energy figure" grep -q 'id="job-energy"' "$W/job.html"
 contains "it is the recorded energy ($want J)" "$(cat "$W/job.html")" "($want J)"
 check "the job page has the job's power chart" grep -q 'id="chart-job-power"' "$W/job.html"
+check "with JavaScript the page refreshed itself in place" grep -q 'data-updated="[0-9]' "$W/job.html"
 
 # ------------------------------------------------------------------ 4. hostile name
 
@@ -246,6 +251,27 @@ case $code in 400|414|431) ok "an overlong request target is refused ($code)" ;;
 is "HEAD is served" "$(http_code -I /api/nodes)" 200
 is "the server still answers" "$(http_code /api/nodes)" 200
 check "mxq-web logged no database write error" sh -c "! grep -qi 'read.only\|denied' '$W/web.out'"
+
+section "7. --private"
+PPORT=$(mxq_free_port tcp)
+"$web_bin" --listen "127.0.0.1:$PPORT" -M "$W/web.cnf" -S mxqweb --private --threads 1 \
+	>"$W/private.out" 2>&1 &
+private_pid=$!
+wait_until 20 curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$PPORT/api/nodes" ||
+	not_ok "mxq-web --private answers"
+pget() {
+	curl -s --max-time 20 "http://127.0.0.1:$PPORT/$1"
+}
+pget "api/jobs/$J1" >"$W/private-job.json"
+is "--private: no user name in a job" "$(jq -r '.job.user_name' "$W/private-job.json")" null
+is "--private: no command" "$(jq -r '.job | has("argv")' "$W/private-job.json")" false
+is "--private: but the energy" "$(jq -r '.job.energy | type' "$W/private-job.json")" object
+check "--private: the group page has no group name" sh -c "! curl -s 'http://127.0.0.1:$PPORT/group/$G1' | grep -q 'pwned'"
+is "--private: energy by user is refused" \
+	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PPORT/api/energy?by=user")" 403
+kill -TERM "$private_pid"
+wait "$private_pid"
+private_pid=
 
 kill -TERM "$web_pid" 2>/dev/null
 wait "$web_pid"
