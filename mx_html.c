@@ -71,22 +71,28 @@ void mx_buf_puts(struct mx_buf *b, const char *s)
 void mx_buf_printf(struct mx_buf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t room;
 	int n;
 
-	if (b->failed)
+	if (b->failed || !reserve(b, 64))
 		return;
+	/* usually one pass: print into the room there is, grow only if short */
+	room = b->cap - b->len;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(b->data + b->len, room, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
+		b->data[b->len] = '\0';
 		b->failed = true;
 		return;
 	}
-	if (!reserve(b, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	if ((size_t)n >= room) {
+		if (!reserve(b, (size_t)n))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	b->len += (size_t)n;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mx_url.h"
+#include "mx_util.h"
 
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -25,17 +26,6 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decode [s, end) to *out (advanced, NUL appended). plus: '+' is a space.
  * -EINVAL on a bad escape or a decoded control character or slash_bad and '/'.
@@ -48,7 +38,7 @@ static int decode(const char *s, const char *end, char **out, bool plus, bool sl
 		unsigned char c = (unsigned char)*s++;
 		if (c == '%') {
 			int hi, lo;
-			if (end - s < 2 || (hi = hexval(s[0])) < 0 || (lo = hexval(s[1])) < 0)
+			if (end - s < 2 || (hi = mx_hex_digit(s[0])) < 0 || (lo = mx_hex_digit(s[1])) < 0)
 				return -EINVAL;
 			c = (unsigned char)(hi * 16 + lo);
 			s += 2;
@@ -167,14 +157,22 @@ const char *mx_url_param(const struct mx_url *u, const char *key)
 	return NULL;
 }
 
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
 void mx_url_encode(struct mx_buf *b, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '.' || c == '_' || c == '~')
-			mx_buf_add(b, (const char *)&c, 1);
-		else
-			mx_buf_printf(b, "%%%02X", c);
+	while (s && *s) {
+		size_t run = 0;
+
+		while (s[run] && unreserved((unsigned char)s[run]))
+			run++;
+		mx_buf_add(b, s, run);
+		s += run;
+		if (*s)
+			mx_buf_printf(b, "%%%02X", (unsigned char)*s++);
 	}
 }

@@ -105,6 +105,14 @@ check "a job no node qualifies for is queued" test -n "$J2"
 cluster_wait_state 60 n1 OFF && cluster_wait_state 30 n2 OFF &&
 	ok "the idle nodes are powered off" || not_ok "the idle nodes are powered off"
 
+# an hour of older node samples (before the cluster started), so the power
+# chart has a shape to draw: n1 40..70 W, n2 60 W, one a minute
+mxq_sql "INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts)
+	SELECT 'n1', NOW(3) - INTERVAL 2 MINUTE - INTERVAL seq MINUTE, 55 - seq,
+		40 + 30 * (seq % 7 = 0) FROM seq_1_to_55
+	UNION ALL SELECT 'n2', NOW(3) - INTERVAL 2 MINUTE - INTERVAL seq MINUTE,
+		55 - seq, 60 FROM seq_1_to_55" || not_ok "older samples"
+
 # ------------------------------------------------------------------ mxq-web
 
 section "mxq-web with a read-only account"
@@ -150,6 +158,9 @@ done
 check "overview has the cluster power chart" grep -q '<svg class="chart" id="chart-power"' "$W/overview.html"
 check "overview has the nodes on/off chart" grep -q '<svg class="chart" id="chart-onoff"' "$W/overview.html"
 check "the on/off chart has its series" grep -q 'class="series s0"' "$W/overview.html"
+segs=$(sed -n 's/.*<svg class="chart" id="chart-power"\(.*\)/\1/p' "$W/overview.html" |
+	sed 's|</svg>.*||' | grep -o ' L[0-9]' | wc -l)
+check "the power chart draws the hour of samples ($segs segments)" test "$segs" -ge 20
 check "overview shows the savings against always-on" grep -q 'id="savings"' "$W/overview.html"
 check "overview names the leader" grep -q 'svc1' "$W/overview.html"
 check "no script ran (JS off): the refresh script did not load" \
