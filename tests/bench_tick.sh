@@ -14,14 +14,7 @@ per_group=${MXQ_BENCH_JOBS_PER_GROUP:-1000}
 
 mxq_db_start >/dev/null
 start=$(date +%s)
-mxq_sql "
-INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id, pid_starttime, daemon_pid,
-    daemon_slots, daemon_memory, tags, mtime)
-  SELECT 'main', 0, CONCAT('node', seq), 'bench', 'x', 1, 1, 32, 131072,
-         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_100;
-INSERT INTO mxq_power (hostname, state, transport_on, transport_off, efficiency_rank, node_seen_at)
-  SELECT CONCAT('node', seq), IF(seq <= 50, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3) FROM seq_1_to_100;
-"
+bench_nodes 100 50
 bench_queue_fill "$per_group"
 echo "populated in $(( $(date +%s) - start )) s: $(mxq_sql 'SELECT COUNT(*) FROM mxq_job') jobs"
 MXQ_BENCH_DB=$MXQ_MYSQL_DEFAULT_FILE "$MXQ_BUILD_DIR/bench_tick"

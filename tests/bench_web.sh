@@ -26,15 +26,8 @@ mxq_test_cleanup_hook() {
 
 mxq_db_start >/dev/null
 start=$(date +%s)
+bench_nodes 1000 500
 mxq_sql "
-INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id, pid_starttime, daemon_pid,
-    daemon_slots, daemon_memory, tags, mtime)
-  SELECT 'main', 0, CONCAT('node', seq), 'bench', 'x', 1, 1, 32, 131072,
-         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_1000;
-INSERT INTO mxq_power (hostname, state, transport_on, transport_off, efficiency_rank, node_seen_at,
-    current_watts, idle_baseline_watts, energy_joules, energy_updated_at, reason)
-  SELECT CONCAT('node', seq), IF(seq <= 500, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3),
-         IF(seq <= 500, 150, 0), 100, 1e7, NOW(3), 'bench' FROM seq_1_to_1000;
 INSERT INTO mxq_power_event (event_time, hostname, from_state, to_state, reason, actor)
   SELECT NOW(3) - INTERVAL (seq * 21) SECOND, CONCAT('node', 1 + seq % 1000),
          ELT(1 + seq % 4, 'ON', 'DRAINING', 'POWERING_OFF', 'OFF'),

@@ -2,12 +2,29 @@
 #
 # Source it after tests/lib/mariadb.sh and mxq_db_start.
 #
+#   bench_nodes N ON
+#       N managed nodes node1..nodeN, each registered (an mxq_daemon row:
+#       32 slots, 128 GiB, every tenth tagged gpu); node1..nodeON are ON
+#       (150 W), the others OFF; idle baseline 100 W each.
 #   bench_queue_fill PER_GROUP
 #       1,000 groups of 20 users (threads, memory and a 'gpu' prerequisite
 #       varied by group) with PER_GROUP queued jobs each; the counters are
 #       set directly and the triggers reinstalled afterwards (`mxqadmin db
 #       upgrade`), since a per-row counter trigger would make a million
 #       inserts take minutes.
+
+bench_nodes() {
+	mxq_sql "
+INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id, pid_starttime, daemon_pid,
+    daemon_slots, daemon_memory, tags, mtime)
+  SELECT 'main', 0, CONCAT('node', seq), 'bench', 'x', 1, 1, 32, 131072,
+         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_$1;
+INSERT INTO mxq_power (hostname, state, transport_on, transport_off, efficiency_rank, node_seen_at,
+    current_watts, idle_baseline_watts, energy_joules, energy_updated_at, reason)
+  SELECT CONCAT('node', seq), IF(seq <= $2, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3),
+         IF(seq <= $2, 150, 0), 100, 1e7, NOW(3), 'bench' FROM seq_1_to_$1;
+"
+}
 
 bench_queue_fill() {
 	local _per _done _n
