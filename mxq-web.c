@@ -287,6 +287,8 @@ static void handle(struct web_request *r)
 			web_fail(r, 500, "out of memory");
 		goto error;
 	}
+	if (r->cfg->private_jobs)
+		web_redact(doc);
 	if (rt->kind == R_JSON) {
 		r->content_type = "application/json";
 		json_out(r, doc);

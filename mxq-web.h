@@ -75,6 +75,9 @@ json_t *web_data_groups(struct web_request *r);
 json_t *web_data_group(struct web_request *r, uint64_t group_id);
 json_t *web_data_job(struct web_request *r, uint64_t job_id);
 json_t *web_data_energy(struct web_request *r);
+/* --private: hide the user names the power manager's reasons carry
+ * ("group 12 (alice)" becomes "group 12 (hidden)"), in place. */
+void web_redact(json_t *doc);
 
 /* ---- pages (mxq-web_html.c): append the page for DOC to r->out */
 void web_html_overview(struct web_request *r, json_t *doc);

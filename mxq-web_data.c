@@ -1042,3 +1042,72 @@ json_t *web_data_energy(struct web_request *r)
 			 "window_s", (json_int_t)win->seconds, "by", by, "limit", ENERGY_ROWS_MAX,
 			 "rows", rows);
 }
+
+/* ------------------------------------------------------------- privacy */
+
+/*
+ * The power manager names a demand "group 12 (alice)" in its reasons and
+ * explanations: with --private the name in the parentheses goes. Returns a
+ * new string, or NULL when S has nothing to hide (or on ENOMEM).
+ */
+static char *redact_text(const char *s)
+{
+	struct mx_buf b;
+	const char *p = s, *hit;
+	bool changed = false;
+	size_t len;
+
+	mx_buf_init(&b, 0);
+	while ((hit = strstr(p, "group ")) != NULL) {
+		const char *q = hit + 6, *close;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q == hit + 6 || strncmp(q, " (", 2) != 0 || !(close = strchr(q + 2, ')'))) {
+			mx_buf_add(&b, p, (size_t)(hit + 6 - p));
+			p = hit + 6;
+			continue;
+		}
+		mx_buf_add(&b, p, (size_t)(q + 2 - p));
+		mx_buf_puts(&b, "hidden");
+		p = close;
+		changed = true;
+	}
+	mx_buf_puts(&b, p);
+	if (!changed) {
+		mx_buf_free(&b);
+		return NULL;
+	}
+	return mx_buf_take(&b, &len);
+}
+
+void web_redact(json_t *doc)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(doc)) {
+		json_object_foreach(doc, key, v) {
+			if (json_is_string(v)) {
+				char *t = redact_text(json_string_value(v));
+				if (t)
+					json_object_set_new(doc, key, json_string(t));
+				free(t);
+			} else {
+				web_redact(v);
+			}
+		}
+	} else if (json_is_array(doc)) {
+		json_array_foreach(doc, i, v) {
+			if (json_is_string(v)) {
+				char *t = redact_text(json_string_value(v));
+				if (t)
+					json_array_set_new(doc, i, json_string(t));
+				free(t);
+			} else {
+				web_redact(v);
+			}
+		}
+	}
+}

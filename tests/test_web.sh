@@ -264,6 +264,9 @@ is "the server still answers" "$(http_code /api/nodes)" 200
 check "mxq-web logged no database write error" sh -c "! grep -qi 'read.only\|denied' '$W/web.out'"
 
 section "7. --private"
+# a reason as the power manager writes it, naming a demand with its user
+mxq_sql "INSERT INTO mxq_power_event (hostname, from_state, to_state, reason, actor)
+	VALUES ('n1', 'OFF', 'OFF', 'kept off: group 77 (mxqsecretuser) needs a GPU', 'leader')"
 PPORT=$(mxq_free_port tcp)
 "$web_bin" --listen "127.0.0.1:$PPORT" -M "$W/web.cnf" -S mxqweb --private --threads 1 \
 	>"$W/private.out" 2>&1 &
@@ -278,6 +281,10 @@ is "--private: no user name in a job" "$(jq -r '.job.user_name' "$W/private-job.
 is "--private: no command" "$(jq -r '.job | has("argv")' "$W/private-job.json")" false
 is "--private: but the energy" "$(jq -r '.job.energy | type' "$W/private-job.json")" object
 check "--private: the group page has no group name" sh -c "! curl -s 'http://127.0.0.1:$PPORT/group/$G1' | grep -q 'pwned'"
+check "--private: no user name in the power manager's reasons" \
+	sh -c "! curl -s 'http://127.0.0.1:$PPORT/node/n1' | grep -q 'mxqsecretuser'"
+contains "--private: the reason itself stays" "$(pget api/nodes/n1)" "group 77 (hidden) needs a GPU"
+contains "(without --private it is shown)" "$(get api/nodes/n1)" "group 77 (mxqsecretuser)"
 is "--private: energy by user is refused" \
 	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PPORT/api/energy?by=user")" 403
 kill -TERM "$private_pid"
