@@ -32,6 +32,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,7 +76,14 @@ static const char usage_text[] =
 "  -V, --version              show the version\n";
 
 static volatile sig_atomic_t stop_requested;
+/* each worker thread's connection, closed when the thread ends */
 static __thread struct mx_db *worker_db;
+static pthread_key_t worker_db_key;
+
+static void worker_db_close(void *db)
+{
+	mx_db_close(db);
+}
 
 static void on_signal(int sig)
 {
@@ -199,6 +207,7 @@ static int db_ready(struct web_request *r)
 			web_fail(r, 503, "the database cannot be reached");
 			return e;
 		}
+		pthread_setspecific(worker_db_key, worker_db);
 		/* belt and braces: the account should only have SELECT anyway */
 		if (mx_db_exec(worker_db, "SET SESSION TRANSACTION READ ONLY", NULL) < 0)
 			mx_log_warning("database: cannot make the session read-only: %s",
@@ -574,6 +583,10 @@ int main(int argc, char **argv)
 		mx_log_warning("database not reachable yet (pages answer 503 until it is): %s", err);
 	mx_db_close(db);
 
+	if (pthread_key_create(&worker_db_key, worker_db_close) != 0) {
+		mx_log_err("out of thread keys");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -616,6 +616,7 @@ json_t *web_data_overview(struct web_request *r)
 	struct node_walk *w = NULL;
 	struct history h = { 0 };
 	json_t *doc = NULL, *power = NULL, *leader = NULL, *queue = NULL, *groups = NULL;
+	json_t *savings = NULL;
 	int e;
 
 	if (!win || read_snapshot(r, &s) < 0)
@@ -639,14 +640,18 @@ json_t *web_data_overview(struct web_request *r)
 	if (!(leader = leader_json(r)) || !(queue = queue_json(r)) ||
 	    !(groups = group_list(r, false, 0)))
 		goto out;
-	doc = json_pack("{s:I, s:s, s:I, s:O, s:o, s:O, s:O, s:[o, o], s:O, s:O, s:O, s:b, s:O}",
+	savings = json_array();
+	json_array_append_new(savings, savings_json(w, s->snap.n_nodes, 0, "1d", save_window[0], &h,
+						    s->now));
+	json_array_append_new(savings, savings_json(w, s->snap.n_nodes, 1, "7d", save_window[1], &h,
+						    s->now));
+	doc = json_pack("{s:I, s:s, s:I, s:O, s:o, s:O, s:o, s:O, s:O, s:O, s:O, s:b, s:O}",
 		"now", (json_int_t)s->now, "window", win->name, "window_s", (json_int_t)win->seconds,
 		"leader", leader, "totals", totals_json(s), "queue", queue, "hosts", nodes_array(s),
-		"savings", savings_json(w, s->snap.n_nodes, 0, "1d", save_window[0], &h, s->now),
-		savings_json(w, s->snap.n_nodes, 1, "7d", save_window[1], &h, s->now),
-		"cluster_power_w", power, "nodes_on", h.on, "nodes_off", h.off,
+		"savings", savings, "cluster_power_w", power, "nodes_on", h.on, "nodes_off", h.off,
 		"events_cut", h.cut, "groups", groups);
 out:
+	json_decref(savings);
 	json_decref(leader);
 	json_decref(queue);
 	json_decref(groups);
