@@ -6,6 +6,7 @@
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
+#                        (prerequisites parser; request targets and escaping)
 #   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
 
 PREFIX     ?= /usr/local
@@ -126,7 +127,7 @@ FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 	@set -e; for f in $(FUZZ_SRCS:.c=); do \
 		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c; \
+			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c; \
 		mkdir -p fuzz-corpus/$$f; \
 		seeds=tests/fuzz-seeds/$${f#fuzz_}; [ -d $$seeds ] || seeds=; \
 		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
