@@ -164,6 +164,9 @@ static int chart_points(struct web_request *r, json_t *out1, json_t *out2, int64
  * writes what it missed). The first view of a window pays the full read.
  */
 #define POWER_REFETCH_S 120
+/* A node sample that carries a measurement: not the row that ends a gap
+ * (mxq_energy(7): watts 0 and prev_time NULL there). */
+#define MEASURED_SAMPLE "(prev_time IS NOT NULL OR watts > 0)"
 
 struct power_cache {
 	pthread_mutex_t lock;
@@ -231,11 +234,13 @@ static int cluster_power_chart(struct web_request *r, int64_t now, const struct 
 	c->bucket = b;
 	power_cache_trim(c, k_lo, k_from);
 	/* the average of each node in each bucket, summed over the nodes: a
-	 * node that is off writes no samples and adds nothing */
+	 * node that is off writes no samples and adds nothing; the row ending
+	 * a gap measured nothing (watts 0, no prev_time) and is left out */
 	n = mx_db_query(r->db, &res,
 		"SELECT k, SUM(w) FROM (SELECT FLOOR(UNIX_TIMESTAMP(sample_time) / ?) AS k,"
 		" hostname, AVG(watts) AS w FROM mxq_power_sample"
-		" WHERE sample_time >= FROM_UNIXTIME(?) GROUP BY k, hostname) t"
+		" WHERE sample_time >= FROM_UNIXTIME(?) AND " MEASURED_SAMPLE
+		" GROUP BY k, hostname) t"
 		" GROUP BY k ORDER BY k", "ll", b, k_from * b);
 	if (n < 0) {
 		c->bucket = 0; /* read it all again next time */
@@ -978,7 +983,7 @@ json_t *web_data_node(struct web_request *r, const char *host)
 	if (chart_points(r, power, energy, b,
 		"SELECT FLOOR(UNIX_TIMESTAMP(sample_time) / ?) AS k, AVG(watts), MAX(energy_j)"
 		" FROM mxq_power_sample WHERE hostname = ? AND sample_time >= FROM_UNIXTIME(?)"
-		" GROUP BY k ORDER BY k", &(struct chart_key){ .host = host },
+		" AND " MEASURED_SAMPLE " GROUP BY k ORDER BY k", &(struct chart_key){ .host = host },
 		json_integer_value(json_object_get(doc, "now")) - win->seconds) < 0)
 		goto db_error;
 
