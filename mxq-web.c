@@ -78,6 +78,7 @@ static const char usage_text[] =
 static volatile sig_atomic_t stop_requested;
 /* each worker thread's connection, closed when the thread ends */
 static __thread struct mx_db *worker_db;
+static __thread uint64_t worker_db_readonly; /* connects count the session was made read-only at */
 static pthread_key_t worker_db_key;
 
 static void worker_db_close(void *db)
@@ -208,15 +209,19 @@ static int db_ready(struct web_request *r)
 			return e;
 		}
 		pthread_setspecific(worker_db_key, worker_db);
-		/* belt and braces: the account should only have SELECT anyway */
-		if (mx_db_exec(worker_db, "SET SESSION TRANSACTION READ ONLY", NULL) < 0)
-			mx_log_warning("database: cannot make the session read-only: %s",
-				       mx_db_error(worker_db));
 	}
 	e = mx_db_ensure(worker_db);
 	if (e < 0) {
 		web_fail(r, 503, "the database cannot be reached: %s", mx_db_error(worker_db));
 		return e;
+	}
+	/* belt and braces, on every new session (also after a reconnect or a
+	 * failover): the account should only have SELECT anyway */
+	if (mx_db_stats(worker_db)->connects != worker_db_readonly) {
+		if (mx_db_exec(worker_db, "SET SESSION TRANSACTION READ ONLY", NULL) < 0)
+			mx_log_warning("database: cannot make the session read-only: %s",
+				       mx_db_error(worker_db));
+		worker_db_readonly = mx_db_stats(worker_db)->connects;
 	}
 	r->db = worker_db;
 	return 0;
