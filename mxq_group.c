@@ -9,9 +9,6 @@
 
 #include "mx_db.h"
 
-/* GiB in job_tmpdir_size, MiB everywhere in the code */
-#define TMPDIR_MIB_PER_UNIT 1024
-
 int mxq_group_reqs_from_row(struct mxq_group_reqs *reqs, const struct mx_db_result *res,
 			    unsigned col)
 {
@@ -19,5 +16,5 @@ int mxq_group_reqs_from_row(struct mxq_group_reqs *reqs, const struct mx_db_resu
 				   mx_db_str(res, col + 7), mx_db_str(res, col + 8),
 				   (uint32_t)mx_db_u64(res, col + 0), mx_db_u64(res, col + 1),
 				   mx_db_u64(res, col + 2), (uint32_t)mx_db_u64(res, col + 3),
-				   mx_db_u64(res, col + 4) * TMPDIR_MIB_PER_UNIT);
+				   mx_db_u64(res, col + 4) * MXQ_GROUP_TMPDIR_MIB_PER_UNIT);
 }

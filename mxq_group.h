@@ -23,6 +23,11 @@ struct mx_db_result;
 /* How many columns MXQ_GROUP_REQS_COLUMNS is. */
 #define MXQ_GROUP_REQS_NCOLS 9
 
+/* job_tmpdir_size is GiB; MiB everywhere in the code. The SQL form is for
+ * statements that compute with the column themselves. */
+#define MXQ_GROUP_TMPDIR_MIB_PER_UNIT 1024
+#define MXQ_GROUP_TMPDIR_MIB_SQL(column) "(" column " * 1024)"
+
 /*
  * Fill REQS from the MXQ_GROUP_REQS_COLUMNS that start at column COL of the
  * current row of RES. Bad tag or prerequisite text marks REQS invalid (see

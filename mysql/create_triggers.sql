@@ -48,7 +48,7 @@ BEGIN
     -- CLOSED | NEW_ONLY: upstream mxqsub joins only groups without CLOSED;
     -- NEW_ONLY (2) is what the job triggers below test. The one place that
     -- says which requirements upstream daemons do not know (and the
-    -- backfill in migration 0007).
+    -- backfill in migrations/NNNN_upstream_0_22.sql).
     IF NEW.tags <> '' OR NEW.prerequisites <> '' OR NEW.job_gpu > 0
        OR NEW.group_whitelist <> '' OR NEW.group_blacklist <> '' OR NEW.job_tmpdir_size > 0 THEN
         SET NEW.group_flags = NEW.group_flags | 3;

@@ -1,4 +1,4 @@
--- Migration 0007: a superset of both upstream MXQ 0.22 schemas.
+-- Migration 0008: a superset of both upstream MXQ 0.22 schemas.
 --
 -- Upstream 0.22.3 (mxq_daemon.daemon_time) and upstream-master
 -- (daemon_maxtime) tools and daemons must keep working on this database
