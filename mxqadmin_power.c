@@ -1384,8 +1384,15 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	r = parse_power_args(argc - 1, argv + 1, cmd, &a);
 	if (r >= 0)
 		return r;
-	if (mxqadmin_connect(&db, dbopt) < 0)
+	if (cmd->run == cmd_admin || cmd->run == cmd_set) {  /* they write: admins only */
+		char what[64];
+
+		snprintf(what, sizeof(what), "power %s", cmd->name);
+		if (mxqadmin_connect_admin(&db, dbopt, what) < 0)
+			return 1;
+	} else if (mxqadmin_connect(&db, dbopt) < 0) {
 		return 1;
+	}
 	r = cmd->run(db, &a);
 	mx_db_close(db);
 	return r;

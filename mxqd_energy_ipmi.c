@@ -196,6 +196,15 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+void mxqd_energy_ipmi_forget_secrets(void)
+{
+	/* not the libfreeipmi context: closing it here would end the parent's
+	 * BMC session (see the report of issue 12) */
+	mxq_power_secrets_free(bmc.secrets);
+	bmc.secrets = NULL;
+	memset(&bmc.t, 0, sizeof(bmc.t));
+}
+
 static void release(void)
 {
 	mxqd_ipmi_close(bmc.ctx);

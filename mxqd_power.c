@@ -250,6 +250,12 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 	return r;
 }
 
+void mxqd_power_forget_secrets(void)
+{
+	mxq_power_secrets_free(tp.secrets);  /* wipes every value */
+	tp.secrets = NULL;
+}
+
 static void transports_fini(void)
 {
 	mxq_power_secrets_free(tp.secrets);

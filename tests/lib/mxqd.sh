@@ -15,7 +15,10 @@
 #       mxqd.log, mxqd.pid, stderr), --poll-interval 0.1,
 #       --heartbeat-interval 1 and the test database; extra options are
 #       appended (later options win). Waits (bounded) until the daemon has
-#       registered its mxq_daemon row. Returns 0 when it runs, 1 when it
+#       registered its mxq_daemon row. Jobs of these tests run as root
+#       (the test's own uid), so --allow-root-jobs is passed unless the test
+#       sets mxqd_root_jobs= (empty) first: tests/test_trust.sh does, to
+#       check the identity rules with real users. Returns 0 when it runs, 1 when it
 #       exited or did not register in time (its stderr and log tail are
 #       shown as TAP diagnostics). A HOST can be started again after it
 #       stopped (same spool: recovery tests).
@@ -54,6 +57,7 @@ mxqd_bin=$MXQ_BUILD_DIR/mxqd
 mxqsub_bin=$MXQ_BUILD_DIR/mxqsub
 mxqkill_bin=$MXQ_BUILD_DIR/mxqkill
 mxqd__hosts=
+mxqd_root_jobs=--allow-root-jobs
 
 # ------------------------------------------------------------------ TAP
 
@@ -173,7 +177,7 @@ mxqd_start() {
 	"$mxqd_bin" --hostname "$_host" \
 		--spool "$_d/spool" --tmpdir "$_d/tmp" \
 		--log "$_d/mxqd.log" --pid-file "$_d/mxqd.pid" \
-		--poll-interval 0.1 --heartbeat-interval 1 \
+		--poll-interval 0.1 --heartbeat-interval 1 $mxqd_root_jobs \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$_d/stderr" 2>&1 &
 	_pid=$!
