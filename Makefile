@@ -75,9 +75,11 @@ libmxq.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 define prog_rule
-$(1): $(call prog_objs,$(1)) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) libmxq.a $$(ALL_LDLIBS)
+$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
+# mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
+mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a

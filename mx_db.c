@@ -94,7 +94,9 @@ static int do_connect(struct mx_db *db)
 	}
 	db->connected = false;
 
-	if (access(db->defaults_file, R_OK) < 0) {
+	/* effective ids, as the client library will read it (access() would
+	 * ask with the real ones: wrong for the set-id tools) */
+	if (eaccess(db->defaults_file, R_OK) < 0) {
 		int r = -errno;
 		snprintf(db->error, sizeof(db->error), "cannot read MySQL defaults file %s: %s",
 			 db->defaults_file, strerror(errno));

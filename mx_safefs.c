@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,4 +135,65 @@ int mx_open_create_nofollow(const char *path, bool exclusive, mode_t mode)
 	}
 	fd = open(path, flags, mode);
 	return fd < 0 ? -errno : fd;
+}
+
+int mx_read_config_file(const char *path, size_t max, bool nofollow, char **ret_text,
+			size_t *ret_len, struct stat *ret_st, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t got = 0;
+	char *text;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file: refused", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > max) {
+		snprintf(err, errlen, "%s: larger than %zu bytes: refused", path, max);
+		close(fd);
+		return -EFBIG;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			explicit_bzero(text, got);
+			free(text);
+			close(fd);
+			return r;
+		}
+		if (n == 0)
+			break;          /* shrank while we read: take what is there */
+		got += (size_t)n;
+	}
+	close(fd);
+	text[got] = '\0';
+	if (memchr(text, '\0', got)) {
+		snprintf(err, errlen, "%s: contains a NUL byte: not a text file, refused", path);
+		explicit_bzero(text, got);
+		free(text);
+		return -EINVAL;
+	}
+	if (ret_st)
+		*ret_st = st;
+	if (ret_len)
+		*ret_len = got;
+	*ret_text = text;
+	return 0;
 }

@@ -53,4 +53,17 @@ int mx_subdir_create(const char *parent, const char *name, bool do_chown, uid_t 
  */
 int mx_open_create_nofollow(const char *path, bool exclusive, mode_t mode);
 
+/*
+ * Read a whole configuration file into a malloc'ed, NUL-terminated buffer:
+ * only a regular file (a FIFO or device is refused without blocking: it is
+ * opened O_NONBLOCK), at most MAX bytes, without NUL bytes. NOFOLLOW refuses
+ * a symlink as the last component. ret_st (may be NULL) receives its
+ * fstat(). Returns 0; -ENOENT; -EINVAL (not a regular file, or a NUL byte),
+ * -EFBIG (too big), other negative errno; err says which in one line.
+ * The caller frees (and for secrets wipes) *ret_text.
+ */
+struct stat;
+int mx_read_config_file(const char *path, size_t max, bool nofollow, char **ret_text,
+			size_t *ret_len, struct stat *ret_st, char *err, size_t errlen);
+
 #endif

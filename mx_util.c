@@ -18,6 +18,7 @@
  */
 #include "mx_util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -969,4 +970,63 @@ const char *mx_term_field(const char *s, char *buf, size_t len)
 		n = (len - 1) / 4;     /* worst case: every byte becomes \xNN */
 	mx_term_escape(s, n, false, true, buf, NULL);
 	return buf;
+}
+
+int mx_host_port_check(const char *value, char *err, size_t errlen)
+{
+	char host[300], v6[INET6_ADDRSTRLEN + 1];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *port = NULL, *colon;
+	uint32_t p;
+	size_t hl;
+
+	if (value[0] == '[') {                  /* [IPv6] or [IPv6]:PORT */
+		const char *end = strchr(value, ']');
+		hl = end ? (size_t)(end - value - 1) : 0;
+		if (!end || hl == 0 || hl >= sizeof(v6) || (end[1] && end[1] != ':')) {
+			snprintf(err, errlen, "'%.80s' is not [IPv6 address] or [IPv6 address]:PORT", value);
+			return -EINVAL;
+		}
+		memcpy(v6, value + 1, hl);
+		v6[hl] = '\0';
+		if (inet_pton(AF_INET6, v6, bin) != 1) {
+			snprintf(err, errlen, "'%s' is not an IPv6 address", v6);
+			return -EINVAL;
+		}
+		port = end[1] ? end + 2 : NULL;
+	} else if ((colon = strchr(value, ':')) && strchr(colon + 1, ':')) {
+		if (inet_pton(AF_INET6, value, bin) != 1) {  /* bare IPv6, no port */
+			snprintf(err, errlen, "'%.80s' is not an IPv6 address (with a port: [ADDRESS]:PORT)",
+				 value);
+			return -EINVAL;
+		}
+	} else {
+		hl = colon ? (size_t)(colon - value) : strlen(value);
+		if (hl >= sizeof(host)) {
+			snprintf(err, errlen, "host name too long");
+			return -EINVAL;
+		}
+		memcpy(host, value, hl);
+		host[hl] = '\0';
+		/* an IPv4 address passes the host-name rule too */
+		if (mx_hostname_check(host, err, errlen) < 0)
+			return -EINVAL;
+		port = colon ? colon + 1 : NULL;
+	}
+	if (port && (mx_strtou32(port, &p) < 0 || p == 0 || p > 65535)) {
+		snprintf(err, errlen, "port '%.20s' is not a number from 1 to 65535", port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mx_ipv4_check(const char *value, char *err, size_t errlen)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, value, &a) != 1) {
+		snprintf(err, errlen, "'%.80s' is not an IPv4 address like 10.1.255.255", value);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -64,6 +64,11 @@ void mx_short_hostname(const char *hostname, char *buf, size_t len);
  */
 #define MX_HOSTNAME_MAX 64
 int mx_hostname_check(const char *name, char *err, size_t errlen);
+/* HOST[:PORT] with HOST a host name (rule above) or IPv4 address,
+ * [IPv6][:PORT], or a bare IPv6 address; PORT 1..65535. 0 or -EINVAL. */
+int mx_host_port_check(const char *value, char *err, size_t errlen);
+/* An IPv4 address in dotted form. 0 or -EINVAL. */
+int mx_ipv4_check(const char *value, char *err, size_t errlen);
 
 /*
  * Terminal safety of text from the database (names, reasons, commands):

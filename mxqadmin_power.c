@@ -293,7 +293,12 @@ static int64_t idle_since(const struct mxq_power_node *n)
 static void node_flags(const struct mxq_power_node *n, const struct mxq_power_host *h,
 		       char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s", n->admin_off ? "admin-off," : "",
+	char err[8];
+	/* the leader never actuates a row whose name breaks the --hostname rule */
+	bool bad_name = mx_hostname_check(n->hostname, err, sizeof(err)) < 0;
+
+	snprintf(buf, len, "%s%s%s%s%s%s", bad_name ? "invalid-name," : "",
+		 n->admin_off ? "admin-off," : "",
 		 n->excluded ? "excluded," : "",
 		 h->admin_request && *h->admin_request ? "request-" : "",
 		 h->admin_request && *h->admin_request ? h->admin_request : "",
@@ -315,6 +320,11 @@ static json_t *node_json(const struct mxq_power_db_snapshot *s, size_t i)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "hostname", json_string(n->hostname));
+	{
+		char err[256];
+		json_object_set_new(o, "hostname_valid",
+				    json_boolean(mx_hostname_check(n->hostname, err, sizeof(err)) == 0));
+	}
 	json_object_set_new(o, "state", json_string(state_name(n->state)));
 	json_object_set_new(o, "state_since", json_integer(n->state_since));
 	json_object_set_new(o, "state_age_s", json_integer(s->now - n->state_since));
@@ -831,6 +841,11 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 	char age[AGE_LEN], idle[AGE_LEN];
 	format_age(s->now - n->state_since, age, sizeof(age));
 	printf("%s: %s for %s\n", n->hostname, state_name(n->state), age);
+	{
+		char err[256];
+		if (mx_hostname_check(n->hostname, err, sizeof(err)) < 0)
+			printf("  invalid host name: never actuated by the power manager: %s\n", err);
+	}
 	printf("  leader's explanation: %s\n", h->explanation && *h->explanation ?
 	       h->explanation : "(none stored yet)");
 	printf("  reason of the last decision: %s\n", dash(h->reason));

@@ -483,6 +483,24 @@ static void daemon_credentials(struct mxqd_server *s)
 			       s->db_group, MX_DB_DEFAULT_FILE, MXQD_DB_FILE);
 }
 
+/* What --check-config found, one line per file (the checks themselves
+ * ran in mxqd_power_init(): syntax, and the secrets file's type, mode 0600
+ * and owner). A missing default file is not "ok". */
+static void check_config_report(const struct mxqd_power_options *p)
+{
+	struct stat st;
+
+	if (stat(p->config_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found, built-in defaults used\n", p->config_path);
+	else
+		printf("%s: ok\n", p->config_path);
+	if (stat(p->secrets_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found (ipmi and ssh hosts cannot be managed)\n", p->secrets_path);
+	else
+		printf("%s: ok (regular file, mode %04o, owner uid %u)\n", p->secrets_path,
+		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+}
+
 /* One mxqd per spool directory: two would reap each other's jobs. */
 static int lock_spool(const struct mxqd_server *s)
 {
@@ -791,7 +809,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s\n", errbuf);
 			return 1;
 		}
-		printf("%s: ok\n", opt.power.config_path);
+		check_config_report(&opt.power);
 		return 0;
 	}
 	if (server_setup(&server) < 0)

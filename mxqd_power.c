@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
@@ -91,48 +92,17 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 
 /* ---------------------------------------------------------- configuration */
 
-static int read_file(const char *path, char **ret_text)
-{
-	struct stat st;
-	char *text;
-	ssize_t n;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_size > CONFIG_MAX_BYTES) {
-		r = st.st_size > CONFIG_MAX_BYTES ? -EFBIG : -errno;
-		close(fd);
-		return r;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	if (n < 0) {
-		free(text);
-		return -errno;
-	}
-	text[n] = '\0';
-	*ret_text = text;
-	return 0;
-}
-
 static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
 	char *text = NULL;
 	int r;
 
 	mxq_power_config_defaults(&pm.cfg);
-	r = read_file(opt->config_path, &text);
+	r = mx_read_config_file(opt->config_path, CONFIG_MAX_BYTES, false, &text, NULL, NULL,
+				errbuf, errlen);
 	if (r == -ENOENT && !opt->config_path_given) {
 		/* no file: the documented defaults */
 	} else if (r < 0) {
-		snprintf(errbuf, errlen, "%s: %s", opt->config_path, strerror(-r));
 		return r;
 	} else {
 		r = mxq_power_config_parse(&pm.cfg, text, opt->config_path, errbuf, errlen);
@@ -240,8 +210,8 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 		.ssh_poweroff_command = opt->ssh_poweroff_command,
 		.ssh_default_known_hosts = opt->ssh_known_hosts,
 	};
-	if (!opt->manager)
-		return 0;
+	if (!opt->manager && !opt->check_config)
+		return 0;       /* --check-config checks the secrets file's type, mode and owner too */
 	/* transport calls run in workers (mxqd_power_work.c): a call outliving
 	 * the lease cannot do harm, every write on its result is fenced */
 	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
@@ -310,7 +280,13 @@ static const char *impossible(const struct mxq_power_host *h, const char *which,
 	const struct mxqd_power_transport *tr = mxqd_power_transport_find(name);
 	struct mxqd_power_target t;
 	const char *why;
+	char err[256];
 
+	/* a name from the database becomes a transport's argument: never unchecked */
+	if (mx_hostname_check(h->hostname, err, sizeof(err)) < 0) {
+		snprintf(tp.why, sizeof(tp.why), "never actuated: %s (fix or delete the mxq_power row)", err);
+		return tp.why;
+	}
 	if (!tr || !(tr->caps & cap)) {
 		snprintf(tp.why, sizeof(tp.why), "%s '%s' is not supported (supported: %s)", which, name,
 			 supported);
@@ -351,6 +327,8 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 {
 	struct mxqd_power_target t = target_of(h);
 
+	if (mx_hostname_check(h->hostname, errbuf, errlen) < 0)
+		return -EINVAL;
 	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, errbuf, errlen);
 }
 
