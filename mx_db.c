@@ -157,6 +157,16 @@ int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 	return 0;
 }
 
+void mx_db_forget_credentials(struct mx_db *db)
+{
+	if (!db || !db->mysql)
+		return;
+	if (db->mysql->passwd)
+		explicit_bzero(db->mysql->passwd, strlen(db->mysql->passwd));
+	if (db->mysql->options.password)
+		explicit_bzero(db->mysql->options.password, strlen(db->mysql->options.password));
+}
+
 void mx_db_close(struct mx_db *db)
 {
 	if (!db)

@@ -137,6 +137,24 @@ int mx_open_create_nofollow(const char *path, bool exclusive, mode_t mode)
 	return fd < 0 ? -errno : fd;
 }
 
+FILE *mx_fopen_create_nofollow(const char *path, bool exclusive, mode_t mode)
+{
+	int fd = mx_open_create_nofollow(path, exclusive, mode);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 int mx_read_config_file(const char *path, size_t max, bool nofollow, char **ret_text,
 			size_t *ret_len, struct stat *ret_st, char *err, size_t errlen)
 {

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /*
@@ -52,6 +53,8 @@ int mx_subdir_create(const char *parent, const char *name, bool do_chown, uid_t 
  * place). Returns the descriptor (O_CLOEXEC) or a negative errno.
  */
 int mx_open_create_nofollow(const char *path, bool exclusive, mode_t mode);
+/* The same as a stdio stream ("w"); NULL with errno set. */
+FILE *mx_fopen_create_nofollow(const char *path, bool exclusive, mode_t mode);
 
 /*
  * Read a whole configuration file into a malloc'ed, NUL-terminated buffer:

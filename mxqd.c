@@ -630,20 +630,13 @@ static int write_pid_file(const char *path)
 {
 	char tmp[4096];
 	FILE *f;
-	int fd;
 
 	/* a fresh temporary name (O_EXCL, never through a symlink), renamed
 	 * over PATH: whatever PATH was, it is replaced, not followed */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = mx_open_create_nofollow(tmp, true, 0644);
-	if (fd < 0)
-		return fd;
-	f = fdopen(fd, "w");
-	if (!f) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
+	f = mx_fopen_create_nofollow(tmp, true, 0644);
+	if (!f)
+		return -errno;
 	fprintf(f, "%d\n", (int)getpid());
 	if (fclose(f) != 0 || rename(tmp, path) < 0)
 		return -errno;

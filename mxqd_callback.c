@@ -167,6 +167,7 @@ static void callback_job_ended(void *ctx, struct mxqd_server *server, const stru
 		/* a copy of mxqd: the BMC passwords of a power manager go first */
 		mxqd_power_forget_secrets();
 		mxqd_energy_ipmi_forget_secrets();
+		mx_db_forget_credentials(server->db);
 		s = fork();
 		if (s != 0)
 			_exit(s < 0 ? 1 : 0);

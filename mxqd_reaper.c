@@ -152,19 +152,12 @@ static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxq
 {
 	char tmp[4096], path[4096];
 	FILE *f;
-	int fd;
 
 	spool_path(spooldir, job_id, "stat.tmp", tmp, sizeof(tmp));
 	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	fd = mx_open_create_nofollow(tmp, true, 0644);
-	if (fd < 0)
-		return fd;
-	f = fdopen(fd, "w");
-	if (!f) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
+	f = mx_fopen_create_nofollow(tmp, true, 0644);
+	if (!f)
+		return -errno;
 	fprintf(f, "wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
 		   "maxrss_kib=%" PRId64 "\nminflt=%" PRId64 "\nmajflt=%" PRId64 "\nnswap=%" PRId64 "\n"
 		   "inblock=%" PRId64 "\noublock=%" PRId64 "\nnvcsw=%" PRId64 "\nnivcsw=%" PRId64 "\n"
@@ -217,6 +210,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	 * BMC passwords of a power manager go now, before anything else. */
 	mxqd_power_forget_secrets();
 	mxqd_energy_ipmi_forget_secrets();
+	mx_db_forget_credentials(server->db);
 	mx_log_close_other_fds(a->report_fd);
 	/* The reaper must outlive terminal signals and mxqd itself. */
 	sigaction(SIGTERM, &sa, NULL);

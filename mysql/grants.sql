@@ -9,8 +9,8 @@
 --   SOURCE /usr/local/share/mxq/mysql/grants.sql;
 --
 -- Run it once per client host pattern (@mxq_host, e.g. '10.1.%'). It is
--- safe to run again: accounts are created if missing and their passwords
--- set; privileges are only ever added.
+-- safe to run again: each account is (re)created with its password and
+-- exactly the privileges below (CREATE OR REPLACE USER).
 --
 --   mxqclient  the set-id tools (mxqsub, mxqdump, mxqkill, read-only
 --              mxqadmin): read everything, add groups and jobs, and change
@@ -35,18 +35,12 @@ SET @mxq_grants_client = CONCAT('''mxqclient''@', QUOTE(@mxq_host));
 SET @mxq_grants_daemon = CONCAT('''mxqd''@', QUOTE(@mxq_host));
 SET @mxq_grants_admin  = CONCAT('''mxqadmin''@', QUOTE(@mxq_host));
 
--- accounts
-SET @q = CONCAT('CREATE USER IF NOT EXISTS ', @mxq_grants_client, ' IDENTIFIED BY ', QUOTE(@mxqclient_pw));
+-- accounts, (re)created with exactly the privileges below
+SET @q = CONCAT('CREATE OR REPLACE USER ', @mxq_grants_client, ' IDENTIFIED BY ', QUOTE(@mxqclient_pw));
 PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
-SET @q = CONCAT('ALTER USER ', @mxq_grants_client, ' IDENTIFIED BY ', QUOTE(@mxqclient_pw));
+SET @q = CONCAT('CREATE OR REPLACE USER ', @mxq_grants_daemon, ' IDENTIFIED BY ', QUOTE(@mxqd_pw));
 PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
-SET @q = CONCAT('CREATE USER IF NOT EXISTS ', @mxq_grants_daemon, ' IDENTIFIED BY ', QUOTE(@mxqd_pw));
-PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
-SET @q = CONCAT('ALTER USER ', @mxq_grants_daemon, ' IDENTIFIED BY ', QUOTE(@mxqd_pw));
-PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
-SET @q = CONCAT('CREATE USER IF NOT EXISTS ', @mxq_grants_admin, ' IDENTIFIED BY ', QUOTE(@mxqadmin_pw));
-PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
-SET @q = CONCAT('ALTER USER ', @mxq_grants_admin, ' IDENTIFIED BY ', QUOTE(@mxqadmin_pw));
+SET @q = CONCAT('CREATE OR REPLACE USER ', @mxq_grants_admin, ' IDENTIFIED BY ', QUOTE(@mxqadmin_pw));
 PREPARE mxq_grants_st FROM @q; EXECUTE mxq_grants_st;
 
 -- mxqclient: read all; add groups and jobs; cancel (two columns)

@@ -245,7 +245,11 @@ PW=mxqt12pw$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 printf '[default]\nipmi_user = admin\nipmi_password = %s\n' "$PW" >"$W/secrets"
 chmod 600 "$W/secrets"
 printf 'idle_time = 1h\n' >"$W/power.conf"
-mxqd_start tpm --power-manager --power-config "$W/power.conf" --power-secrets "$W/secrets" \
+# the database password reaches mxqd through its defaults file only (the
+# harness exports it too: not into this daemon's environment)
+DBPW=$MXQ_TEST_DB_PASSWORD
+unset MXQ_TEST_DB_PASSWORD
+mxqd_start tpm --no-power-node --power-manager --power-config "$W/power.conf" --power-secrets "$W/secrets" \
 	--power-exec-command "$W/exec.sh" --power-tick 0.5 --power-lease 3 \
 	--power-reconcile-interval 1 --poweroff-command /bin/false --slots 2 --memory 2G ||
 	{ not_ok "start the power manager"; tap_done; exit 1; }
@@ -264,16 +268,20 @@ contains "mxqd --hostname applies the same rule" "$out" "is not a host name"
 # -------------------------------------------- 6. secrets and the reaper
 
 section "6. the BMC password is not in a reaper's memory"
-j_sleep=$(job_as "$uid_a" "$UA" "$gid_a" sleeper -o "$W/a/sleep.out" -- /bin/sleep 60)
+j_sleep=$(job_as "$uid_a" "$UA" "$gid_a" sleeper -o "$W/a/sleep.out" -m 100M -- /bin/sleep 60)
 wait_for 30 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j_sleep"
 read -r reaper _rest <"$(mxqd_dir tpm)/spool/$j_sleep.pid"
 gcore -o "$W/core-reaper" "$reaper" >"$W/gcore.log" 2>&1
 check "gcore wrote a core of the reaper $reaper" [ -s "$W/core-reaper.$reaper" ]
 is "the BMC password is absent from the reaper's core" \
 	"$(grep -c -a -F "$PW" "$W/core-reaper.$reaper" 2>/dev/null)" 0
+is "the database password is absent from the reaper's core" \
+	"$(grep -c -a -F "$DBPW" "$W/core-reaper.$reaper" 2>/dev/null)" 0
 gcore -o "$W/core-mxqd" "$(mxqd_pid tpm)" >>"$W/gcore.log" 2>&1
-check "control: the password IS in the power manager's own core" \
+check "control: the BMC password IS in the power manager's own core" \
 	grep -q -a -F "$PW" "$W/core-mxqd.$(mxqd_pid tpm)"
+check "control: the database password IS in the power manager's own core" \
+	grep -q -a -F "$DBPW" "$W/core-mxqd.$(mxqd_pid tpm)"
 rm -f "$W"/core-*
 is "mxqd runs with RLIMIT_CORE 0" \
 	"$(awk '$1 == "Max" && $2 == "core" {print $5}' "/proc/$(mxqd_pid tpm)/limits")" 0
