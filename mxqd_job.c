@@ -368,10 +368,13 @@ static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, c
 /* A claimed job that must not run: FAILED with its reason, logged once. */
 static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const char *reason)
 {
+	char user[256], why[4096];
 	int64_t n;
 
+	/* both carry text from the row: no control characters into the log */
 	mx_log_err("job %" PRIu64 " (group %" PRIu64 ", uid %u, user '%s'): %s", job->job_id,
-		   job->group_id, (unsigned)job->uid, job->user_name, reason);
+		   job->group_id, (unsigned)job->uid, mx_term_field(job->user_name, user, sizeof(user)),
+		   mx_term_field(reason, why, sizeof(why)));
 	n = mx_db_exec(server->db, "UPDATE mxq_job SET job_reason = LEFT(?, 1000) WHERE job_id = ?",
 		       "sU", reason, job->job_id);
 	if (n < 0)

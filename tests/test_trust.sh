@@ -105,12 +105,14 @@ as_user() { # USER CMD...: run as USER with a clean environment
 
 # job_as UID NAME GID GROUPNAME [MXQSUB ARGS] -- CMD...: submit as root,
 # then make the group's row claim UID/NAME/GID (as a database writer
-# could); prints the job id
+# could); prints the job id. Submitted for no host, released by the same
+# UPDATE, so that no running mxqd sees the root row in between.
 job_as() {
 	_u=$1 _n=$2 _g=$3 _gn=$4
 	shift 4
-	_j=$(submit -N "$_gn" -w "$W" "$@") || return 1
-	mxq_sql "UPDATE mxq_group SET user_uid = $_u, user_name = '$_n', user_gid = $_g
+	_j=$(submit -N "$_gn" -w "$W" --whitelist job-as.invalid "$@") || return 1
+	mxq_sql "UPDATE mxq_group SET user_uid = $_u, user_name = '$_n', user_gid = $_g,
+		group_whitelist = IF(group_whitelist = 'job-as.invalid', '', group_whitelist)
 		WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" || return 1
 	echo "$_j"
 }
