@@ -30,16 +30,16 @@ static int check_one(const char *path, const struct stat *st, uid_t owner, bool 
 		return -ENOTDIR;
 	}
 	if (st->st_uid != 0 && st->st_uid != owner) {
-		snprintf(err, errlen, "%s belongs to uid %u, not to root%s: other users could swap "
-			 "what is in it (chown root %s)", path, (unsigned)st->st_uid,
-			 owner ? " or this daemon's user" : "", path);
+		snprintf(err, errlen, "%s belongs to uid %u, not to root%s: its owner could swap "
+			 "what is in it (use a directory owned by root, mode 0755)", path,
+			 (unsigned)st->st_uid, owner ? " or this daemon's user" : "");
 		return -EPERM;
 	}
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX))) {
 		snprintf(err, errlen, "%s is writable by %s (mode %04o): other users could plant "
-			 "entries in it (chmod go-w %s)", path,
+			 "entries in it (use a directory only root can write, mode 0755)", path,
 			 (st->st_mode & S_IWOTH) ? "others" : "its group",
-			 (unsigned)(st->st_mode & 07777), path);
+			 (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;

@@ -47,9 +47,13 @@ static void strip_db_environment(void)
 		for (size_t p = 0; p < MX_ARRAY_SIZE(prefixes) && !drop; p++)
 			drop = strncmp(e, prefixes[p], strlen(prefixes[p])) == 0;
 		if (drop && eq) {
-			char name[256];
-			snprintf(name, sizeof(name), "%.*s", (int)(eq - e), e);
-			unsetenv(name);
+			char *name = strndup(e, (size_t)(eq - e));
+
+			if (!name || unsetenv(name) < 0) {
+				fprintf(stderr, "cannot clear the environment variable %.40s...\n", e);
+				_exit(1);
+			}
+			free(name);
 			continue;       /* environ[i] is now the next entry */
 		}
 		i++;

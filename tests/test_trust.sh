@@ -323,6 +323,8 @@ client_sql() { # the client account over TCP, as root
 }
 for sql in "UPDATE mxq_power SET admin_request = 'OFF' WHERE hostname = 'good1'" \
 	"INSERT INTO mxq_power (hostname) VALUES ('x')" \
+	"UPDATE mxq_power_leader SET holder = 'me'" "DELETE FROM mxq_power_event" \
+	"INSERT INTO mxq_power_job (job_id) VALUES (1)" \
 	"INSERT INTO mxq_daemon (daemon_name, hostname) VALUES ('x', 'x')" \
 	"UPDATE mxq_daemon SET status = 1" \
 	"UPDATE mxq_job SET job_argv = 'rm\\\\0' WHERE job_id = $j_qa" \
