@@ -209,7 +209,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	struct mx_db_result *res = NULL;
 	struct group_outcome out = { 0 };
 	uint64_t owner;
-	char *owner_name;
+	char *owner_name, shown[256];
 	int64_t rows;
 	int r = -EAGAIN;
 
@@ -229,7 +229,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	mx_db_result_free(res);
 	if (!may_cancel(owner)) {
 		mxq_complain("group %llu belongs to %s (uid %llu): only its owner or root may cancel it",
-			 (unsigned long long)group_id, owner_name ? owner_name : "?",
+			 (unsigned long long)group_id, mx_term_field(owner_name, shown, sizeof(shown)),
 			 (unsigned long long)owner);
 		free(owner_name);
 		return -EPERM;
@@ -292,7 +292,7 @@ static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t
 
 static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 {
-	char *owner_name = NULL;
+	char *owner_name = NULL, shown[256];
 	uint64_t owner, group_id = 0;
 	int status, r;
 	int64_t n;
@@ -302,7 +302,7 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 		return r;
 	if (!may_cancel(owner)) {
 		mxq_complain("job %llu belongs to %s (uid %llu): only its owner or root may cancel it",
-			 (unsigned long long)job_id, owner_name ? owner_name : "?",
+			 (unsigned long long)job_id, mx_term_field(owner_name, shown, sizeof(shown)),
 			 (unsigned long long)owner);
 		free(owner_name);
 		return -EPERM;
