@@ -7,6 +7,7 @@
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
+#                        (prerequisites parser; request targets and escaping)
 #   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
 
 PREFIX     ?= /usr/local
@@ -37,7 +38,7 @@ ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
 
-PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
 # Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
@@ -117,9 +118,15 @@ bench: $(PROGRAMS) $(BENCHES)
 	sh tests/bench_throughput.sh
 	sh tests/bench_tick.sh
 	sh tests/bench_galera.sh
+	sh tests/bench_web.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
+# Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
+# groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
+# object rather than a copy of it.
+mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
+mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim
@@ -132,7 +139,7 @@ FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 	@set -e; for f in $(FUZZ_SRCS:.c=); do \
 		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c; \
+			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c; \
 		mkdir -p fuzz-corpus/$$f; \
 		seeds=tests/fuzz-seeds/$${f#fuzz_}; [ -d $$seeds ] || seeds=; \
 		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
@@ -142,7 +149,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/mxq \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
-	install -m 0755 mxqd $(DESTDIR)$(SBINDIR)
+	install -m 0755 mxqd mxq-web $(DESTDIR)$(SBINDIR)
 	install -m 0644 mysql/grants.sql $(DESTDIR)$(PREFIX)/share/mxq/mysql
 	@# set-id tools: the mxq account reads the client credentials, nobody else
 	if [ -n "$(MXQ_USER)" ]; then \
@@ -159,6 +166,8 @@ install: all
 		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	sed 's|/usr/local/sbin/mxqd|$(SBINDIR)/mxqd|g' mxqd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
+	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \
