@@ -1,4 +1,4 @@
--- Migration 0007: why a job ended without running (issue 12). mxqd writes
+-- Migration 0008: why a job ended without running (issue 12). mxqd writes
 -- one line here when it refuses a job (identity check of the row against
 -- the node's user database, a planted tmpdir entry); mxqdump shows it.
 -- A new column at the end of mxq_job; nothing an older client reads
