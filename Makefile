@@ -81,7 +81,7 @@ $(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
 	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
 # mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
-mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o
+mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o mxqd_power_retry.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a
