@@ -23,6 +23,7 @@
 #include "mx_util.h"
 #include "mxq_daemon.h"
 #include "mxq_group.h"
+#include "mxq_power_policy.h"
 #include "mxq_redfish.h"
 #include "mxq_status.h"
 
@@ -890,6 +891,7 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 {
 	static const char *const ons[] = { "exec", "ipmi", "redfish", "wol", NULL };
 	static const char *const offs[] = { "self", "exec", "ipmi", "redfish", "ssh", NULL };
+	char why[400];
 	size_t k;
 	int64_t rank;
 
@@ -916,6 +918,19 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 		return -EINVAL;
 	if (!strcmp(key, "mac") && value[0] && !valid_mac(value)) {
 		snprintf(errbuf, errlen, "mac: '%s' is not a MAC address like 00:11:22:33:44:55", value);
+		return -EINVAL;
+	}
+	if (value[0] && (!strcmp(key, "bmc") || !strcmp(key, "ssh")) &&
+	    mx_host_port_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "%s: %s", key, why);
+		return -EINVAL;
+	}
+	if (value[0] && !strcmp(key, "broadcast") && mx_ipv4_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "broadcast: %s", why);
+		return -EINVAL;
+	}
+	if (value[0] && !strcmp(key, "class") && mxq_power_class_name_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "class: %s", why);
 		return -EINVAL;
 	}
 	if (!strcmp(key, "rank") && (mx_strtoi64(value, &rank) < 0 || rank < INT32_MIN ||

@@ -538,6 +538,29 @@ static bool is_name_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
 }
 
+int mxq_power_class_name_check(const char *cls, char *err, size_t errlen)
+{
+	size_t len = strlen(cls);
+
+	if (len == 0 || len >= MXQ_POWER_CLASS_NAME_MAX) {
+		snprintf(err, errlen, "node class name must be 1 to %d characters",
+			 MXQ_POWER_CLASS_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (const char *q = cls; *q; q++) {
+		if (!is_name_char(*q)) {
+			if ((unsigned char)*q > 0x20 && (unsigned char)*q < 0x7f)
+				snprintf(err, errlen, "invalid character '%c' in node class '%.64s'",
+					 *q, cls);
+			else
+				snprintf(err, errlen, "invalid character 0x%02x in a node class name",
+					 (unsigned char)*q);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* --- "did you mean" ---------------------------------------------------- */
 
 static size_t edit_distance(const char *a, const char *b)
@@ -609,18 +632,12 @@ static void set_class_pool(struct parse_ctx *p, unsigned line, const char *cls, 
 	struct mxq_power_config *c = &p->cfg;
 	size_t len = strlen(cls);
 	uint32_t count;
+	char why[160];
 	int r;
 
-	if (len == 0 || len >= MXQ_POWER_CLASS_NAME_MAX) {
-		parse_error(&p->err, line, "node class name after '%s' must be 1 to %d characters",
-			    CLASS_POOL_PREFIX, MXQ_POWER_CLASS_NAME_MAX - 1);
+	if (mxq_power_class_name_check(cls, why, sizeof(why)) < 0) {
+		parse_error(&p->err, line, "%s (after '%s')", why, CLASS_POOL_PREFIX);
 		return;
-	}
-	for (const char *q = cls; *q; q++) {
-		if (!is_name_char(*q)) {
-			parse_error(&p->err, line, "invalid character '%c' in node class '%s'", *q, cls);
-			return;
-		}
 	}
 	r = parse_uint(value, &count);
 	if (r < 0) {

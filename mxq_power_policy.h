@@ -73,6 +73,10 @@ bool mxq_power_state_needs_admin(enum mxq_power_node_state state);
 #define MXQ_POWER_IDLE_NEVER (-2)  /* never suspend automatically */
 
 #define MXQ_POWER_CLASS_NAME_MAX 64   /* including the NUL */
+
+/* power.conf's rule for node class names (class_pool.NAME, mxqadmin power
+ * set class=): 1..63 letters, digits, '_', '-', '.'. 0 or -EINVAL, why in err. */
+int mxq_power_class_name_check(const char *cls, char *err, size_t errlen);
 #define MXQ_POWER_CLASS_POOLS_MAX 256 /* warm_pool.CLASS entries */
 #define MXQ_POWER_EXCLUDE_MAX 65536   /* hosts in 'exclude' */
 

@@ -34,8 +34,10 @@
 
 #include "mx_db.h"
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mxq_status.h"
 #include "mxq_daemon.h"
 #include "mxq_schema.h"
@@ -52,6 +54,11 @@
 #ifndef LOCALSTATEDIR
 #define LOCALSTATEDIR "/var"
 #endif
+/* out of /tmp: a user could create /tmp/mxqd before mxqd does */
+#define DEFAULT_TMPDIR LOCALSTATEDIR "/lib/mxqd/tmp"
+/* the daemon's credentials, root only; upstream kept them in mysql.cnf */
+#define MXQD_DB_FILE SYSCONFDIR "/mxq/mxqd.cnf"
+#define DEFAULT_MIN_UID 1000
 
 struct options {
 	struct mxqd_power_options power;
@@ -75,9 +82,13 @@ static void usage(FILE *f)
 "      --tags \"W1 W2 ...\"        tags this server offers\n"
 "      --prerequisites EXPR      what a group's tags must satisfy to run here\n"
 "      --gpus N                  GPUs on this server (default 0)\n"
-"      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
-"      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
-"  -M, --mysql-default-file FILE MySQL defaults file (default " MX_DB_DEFAULT_FILE ")\n"
+"      --tmpdir DIR              parent of per-job temporary directories (default " DEFAULT_TMPDIR ");\n"
+"                                owned by root, not writable by group or others\n"
+"      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME), same rule\n"
+"      --min-uid UID             lowest uid a job may run as (default 1000)\n"
+"      --allow-root-jobs         also run jobs of uid 0 and of uids below --min-uid\n"
+"  -M, --mysql-default-file FILE MySQL defaults file (default " MXQD_DB_FILE ",\n"
+"                                if missing " MX_DB_DEFAULT_FILE ")\n"
 "  -S, --mysql-default-group G   group in it (default " MX_DB_GROUP_DAEMON ")\n"
 "      --foreground              stay in the foreground (default)\n"
 "      --daemonize               detach from the terminal\n"
@@ -168,6 +179,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
+		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -182,6 +194,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "gpus",                required_argument, NULL, OPT_GPUS },
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
+		{ "min-uid",             required_argument, NULL, OPT_MIN_UID },
+		{ "allow-root-jobs",     no_argument,       NULL, OPT_ALLOW_ROOT_JOBS },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -242,7 +256,19 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 	while ((c = getopt_long(argc, argv, ":N:j:m:t:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': s->daemon_name = optarg; break;
-		case OPT_HOSTNAME: s->hostname = optarg; break;
+		case OPT_HOSTNAME: {
+			char err[256];
+			if (mx_hostname_check(optarg, err, sizeof(err)) < 0)
+				return fail("--hostname: %s", err);
+			s->hostname = optarg;
+			break;
+		}
+		case OPT_MIN_UID:
+			if (mx_strtou32(optarg, &u32) < 0)
+				return fail("--min-uid: '%s' is not a uid (a number)", optarg);
+			s->min_uid = u32;
+			break;
+		case OPT_ALLOW_ROOT_JOBS: s->allow_root_jobs = true; break;
 		case 'j':
 			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0)
 				return fail("--slots: '%s' is not a positive number", optarg);
@@ -413,6 +439,8 @@ static int server_setup(struct mxqd_server *s)
 		if (gethostname(hostname, sizeof(hostname)) < 0)
 			return fail("cannot read this host's name: %s", strerror(errno));
 		s->hostname = hostname;
+		if (mx_hostname_check(hostname, errbuf, sizeof(errbuf)) < 0)
+			return fail("this host's name: %s; give one with --hostname", errbuf);
 	}
 	mx_short_hostname(s->hostname, shortname, sizeof(shortname));
 	s->short_hostname = strdup(shortname);
@@ -436,12 +464,11 @@ static int server_setup(struct mxqd_server *s)
 		snprintf(s->boot_id, sizeof(s->boot_id), "unknown");
 	mx_proc_starttime(getpid(), &s->pid_starttime);
 
-	r = mx_mkdir_p(s->spooldir, 0755);
-	if (r < 0)
-		return fail("--spool: cannot create %s: %s", s->spooldir, strerror(-r));
-	r = mx_mkdir_p(s->tmpdir, 0755);
-	if (r < 0)
-		return fail("--tmpdir: cannot create %s: %s", s->tmpdir, strerror(-r));
+	/* jobs run as root here: nobody else may plant anything in these */
+	if (mx_dir_ensure_safe(s->spooldir, geteuid(), errbuf, sizeof(errbuf)) < 0)
+		return fail("--spool refused: %s", errbuf);
+	if (mx_dir_ensure_safe(s->tmpdir, geteuid(), errbuf, sizeof(errbuf)) < 0)
+		return fail("--tmpdir refused: %s", errbuf);
 	if (statvfs(s->tmpdir, &st) == 0)
 		tmpdir_total_mib = (uint64_t)st.f_blocks * st.f_frsize >> 20;
 
@@ -455,6 +482,47 @@ static int server_setup(struct mxqd_server *s)
 	return 0;
 }
 
+/*
+ * Without -M (or $MXQ_MYSQL_DEFAULT_FILE) the daemon's credentials come from
+ * MXQD_DB_FILE, root only; when that file does not exist, from the [mxqd]
+ * group of the clients' file, as upstream MXQ did, with a warning when
+ * others can read it (they could read the daemon's password).
+ */
+static void daemon_credentials(struct mxqd_server *s)
+{
+	struct stat st;
+
+	if (s->db_defaults_file && *s->db_defaults_file)
+		return;
+	if (stat(MXQD_DB_FILE, &st) == 0) {
+		s->db_defaults_file = MXQD_DB_FILE;
+		return;
+	}
+	s->db_defaults_file = MX_DB_DEFAULT_FILE;
+	if (stat(MX_DB_DEFAULT_FILE, &st) == 0 && (st.st_mode & 044))
+		mx_log_warning("%s is missing: reading [%s] from %s, which group or others can read; "
+			       "move the daemon's credentials to %s (mode 0600)", MXQD_DB_FILE,
+			       s->db_group, MX_DB_DEFAULT_FILE, MXQD_DB_FILE);
+}
+
+/* What --check-config found, one line per file (the checks themselves
+ * ran in mxqd_power_init(): syntax, and the secrets file's type, mode 0600
+ * and owner). A missing default file is not "ok". */
+static void check_config_report(const struct mxqd_power_options *p)
+{
+	struct stat st;
+
+	if (stat(p->config_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found, built-in defaults used\n", p->config_path);
+	else
+		printf("%s: ok\n", p->config_path);
+	if (stat(p->secrets_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found (ipmi and ssh hosts cannot be managed)\n", p->secrets_path);
+	else
+		printf("%s: ok (regular file, mode %04o, owner uid %u)\n", p->secrets_path,
+		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+}
+
 /* One mxqd per spool directory: two would reap each other's jobs. */
 static int lock_spool(const struct mxqd_server *s)
 {
@@ -462,7 +530,7 @@ static int lock_spool(const struct mxqd_server *s)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/mxqd.lock", s->spooldir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail("cannot open %s: %s", path, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -572,8 +640,10 @@ static int write_pid_file(const char *path)
 	char tmp[4096];
 	FILE *f;
 
+	/* a fresh temporary name (O_EXCL, never through a symlink), renamed
+	 * over PATH: whatever PATH was, it is replaced, not followed */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
+	f = mx_fopen_create_nofollow(tmp, true, 0644);
 	if (!f)
 		return -errno;
 	fprintf(f, "%d\n", (int)getpid());
@@ -734,7 +804,8 @@ int main(int argc, char **argv)
 {
 	struct mxqd_server server = {
 		.daemon_name = "main",
-		.tmpdir = "/tmp/mxqd",
+		.tmpdir = DEFAULT_TMPDIR,
+		.min_uid = DEFAULT_MIN_UID,
 		.db_group = MX_DB_GROUP_DAEMON,
 		.poll_interval_ms = 1000,
 		.heartbeat_interval_s = 10,
@@ -749,6 +820,12 @@ int main(int argc, char **argv)
 
 	mx_log_set_program("mxqd");
 	mxq_client_set_program("mxqd");
+	/* directories it creates are 0755 whatever the caller's umask */
+	umask(022);
+	/* mxqd holds database and BMC credentials: no core files, no ptrace
+	 * by a non-root user; jobs get the core limit back (mxqd_reaper.c) */
+	getrlimit(RLIMIT_CORE, &server.job_core_limit);
+	mxq_privs_harden();
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
 	mxqd_power_options_init(&opt.power);
 	mxqd_energy_options_init(&opt.energy);
@@ -759,7 +836,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s\n", errbuf);
 			return 1;
 		}
-		printf("%s: ok\n", opt.power.config_path);
+		check_config_report(&opt.power);
 		return 0;
 	}
 	if (server_setup(&server) < 0)
@@ -777,6 +854,7 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
+	daemon_credentials(&server);
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r >= 0)
 		r = mxq_schema_check(server.db, true, errbuf, sizeof(errbuf));

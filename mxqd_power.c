@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
@@ -93,48 +94,17 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 
 /* ---------------------------------------------------------- configuration */
 
-static int read_file(const char *path, char **ret_text)
-{
-	struct stat st;
-	char *text;
-	ssize_t n;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_size > CONFIG_MAX_BYTES) {
-		r = st.st_size > CONFIG_MAX_BYTES ? -EFBIG : -errno;
-		close(fd);
-		return r;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	if (n < 0) {
-		free(text);
-		return -errno;
-	}
-	text[n] = '\0';
-	*ret_text = text;
-	return 0;
-}
-
 static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
 	char *text = NULL;
 	int r;
 
 	mxq_power_config_defaults(&pm.cfg);
-	r = read_file(opt->config_path, &text);
+	r = mx_read_config_file(opt->config_path, CONFIG_MAX_BYTES, false, &text, NULL, NULL,
+				errbuf, errlen);
 	if (r == -ENOENT && !opt->config_path_given) {
 		/* no file: the documented defaults */
 	} else if (r < 0) {
-		snprintf(errbuf, errlen, "%s: %s", opt->config_path, strerror(-r));
 		return r;
 	} else {
 		r = mxq_power_config_parse(&pm.cfg, text, opt->config_path, errbuf, errlen);
@@ -244,14 +214,20 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 		.redfish_timeout_ms = (unsigned)(opt->redfish_timeout_s * 1000),
 		.redfish_retries = opt->redfish_retries,
 	};
-	if (!opt->manager)
-		return 0;
+	if (!opt->manager && !opt->check_config)
+		return 0;       /* --check-config checks the secrets file's type, mode and owner too */
 	/* transport calls run in workers (mxqd_power_work.c): a call outliving
 	 * the lease cannot do harm, every write on its result is fenced */
 	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
 	if (r == -ENOENT && !opt->secrets_path_given)
 		return 0; /* no secrets: ipmi and ssh hosts are reported as not managed */
 	return r;
+}
+
+void mxqd_power_forget_secrets(void)
+{
+	mxq_power_secrets_free(tp.secrets);  /* wipes every value */
+	tp.secrets = NULL;
 }
 
 static void transports_fini(void)
@@ -314,7 +290,13 @@ static const char *impossible(const struct mxq_power_host *h, const char *which,
 	const struct mxqd_power_transport *tr = mxqd_power_transport_find(name);
 	struct mxqd_power_target t;
 	const char *why;
+	char err[256];
 
+	/* a name from the database becomes a transport's argument: never unchecked */
+	if (mx_hostname_check(h->hostname, err, sizeof(err)) < 0) {
+		snprintf(tp.why, sizeof(tp.why), "never actuated: %s (fix or delete the mxq_power row)", err);
+		return tp.why;
+	}
 	if (!tr || !(tr->caps & cap)) {
 		snprintf(tp.why, sizeof(tp.why), "%s '%s' is not supported (supported: %s)", which, name,
 			 supported);
@@ -356,6 +338,8 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 {
 	struct mxqd_power_target t = target_of(h);
 
+	if (mx_hostname_check(h->hostname, errbuf, errlen) < 0)
+		return -EINVAL;
 	if (t.redfish_insecure && strcmp(tr->name, "redfish") == 0 && kind != MXQD_WORK_STATUS)
 		mx_log_warning("power: %s: %s through BMC %s without TLS verification (redfish_tls=insecure)",
 			       h->hostname, mxqd_power_work_kind_to_string(kind), t.bmc_address);

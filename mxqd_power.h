@@ -79,4 +79,12 @@ uint64_t mxqd_power_next_tick_in_ms(void);
 /* Clean exit: give the lease up so another candidate takes over at once. */
 void mxqd_power_fini(struct mxqd_server *server);
 
+/*
+ * Wipe and free the power secrets (BMC passwords, ssh key paths) of this
+ * process. Called first in every child of mxqd that outlives the fork and
+ * runs user code (the job reaper, the callback supervisor): they must not
+ * carry what they never use. Power workers keep them.
+ */
+void mxqd_power_forget_secrets(void);
+
 #endif

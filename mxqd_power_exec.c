@@ -36,6 +36,10 @@ static int exec_run(const struct mxqd_power_transport_config *c, const char *hos
 		snprintf(errbuf, errlen, "no --power-exec-command configured");
 		return -ENOTSUP;
 	}
+	/* HOST becomes an argument of a root program: never an option, a path
+	 * or shell syntax, whoever called us (mxqd_power.c checks it too) */
+	if (mx_hostname_check(host, errbuf, errlen) < 0)
+		return -EINVAL;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();

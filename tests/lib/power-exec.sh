@@ -117,7 +117,7 @@ on)
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
 		--spool "$dir/spool" --tmpdir "$dir/tmp" \
 		--log "$dir/mxqd.log" --pid-file "$dir/mxqd.pid" \
-		--poll-interval 0.2 --heartbeat-interval 1 --energy-boot none \
+		--poll-interval 0.2 --heartbeat-interval 1 --energy-boot none --allow-root-jobs \
 		--poweroff-command "$0 $host selfoff" \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$dir/stderr" 2>&1 &
