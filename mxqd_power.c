@@ -344,8 +344,11 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 		     const char *command, char *errbuf, size_t errlen)
 {
 	struct mxqd_power_target t = target_of(h);
+	struct mxqd_power_work_fence fence = {
+		.deadline_ms = pm.lease.deadline_ms, .epoch = pm.lease.epoch,
+	};
 
-	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, errbuf, errlen);
+	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, fence, errbuf, errlen);
 }
 
 static int actuate_wake(const struct mxq_power_host *h, struct mxqd_power_work_tag tag,
