@@ -297,13 +297,20 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		alive = h->has_daemon && h->daemon_status != MXQ_DAEMON_STATUS_EXITED &&
 			h->daemon_status != MXQ_DAEMON_STATUS_CRASHED &&
 			s->now - h->daemon_mtime <= hb_timeout;
-		/* up: a live mxqd; a boot counts only when mxqd registered after
-		 * the wake (an mxqd that never went away did not boot) */
-		n->seen_up = alive && (n->state != MXQ_POWER_POWERING_ON ||
+		/* up: a live mxqd; a boot, or a node recorded OFF coming back,
+		 * counts only when mxqd registered after the state began (an mxqd
+		 * that never went away did not boot, and a dying one whose last
+		 * heartbeat is still young must not flip an OFF row back to ON) */
+		n->seen_up = alive && ((n->state != MXQ_POWER_POWERING_ON && n->state != MXQ_POWER_OFF) ||
 				       (!mx_db_is_null(res, NC_SEEN_AT) &&
 					mx_db_double(res, NC_SEEN_AT) >= mx_db_double(res, NC_SINCE)));
 		/* down: no live mxqd; the leader may refine this with the transport */
 		n->seen_down = !alive;
+		n->daemon_gone = !alive;
+		n->admin_request = h->admin_request[0] != '\0';
+		n->admin_wake = strcmp(h->admin_request, "ON") == 0;
+		n->admin_reason = h->admin_request_reason;
+		n->drain_busy_ack = h->node_ack[0] != '\0' && !n->drain_acked;
 	}
 	mx_db_result_free(res);
 	return 0;
@@ -465,20 +472,6 @@ int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
 
 /* --------------------------------------------------------------- writes */
 
-/* The desired state that goes with a state: OFF closes the job claim. */
-static const char *desired_for(enum mxq_power_node_state to)
-{
-	switch (to) {
-	case MXQ_POWER_DRAINING:
-	case MXQ_POWER_POWERING_OFF:
-	case MXQ_POWER_OFF:
-	case MXQ_POWER_FAILED:   /* a node that failed to power off may die any moment */
-		return "OFF";
-	default:
-		return "ON";
-	}
-}
-
 static int insert_event(struct mx_db *db, const char *hostname, const char *from, const char *to,
 			const char *reason, uint64_t epoch, const char *actor)
 {
@@ -489,35 +482,106 @@ static int insert_event(struct mx_db *db, const char *hostname, const char *from
 	return n < 0 ? (int)n : 0;
 }
 
-int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
-			    const char *hostname, enum mxq_power_node_state from,
-			    enum mxq_power_node_state to, const char *reason)
+/* Start a transaction holding the leader row (shared) until commit: a
+ * takeover, which updates it, waits for this transaction, so nothing of
+ * ours lands after it. 1 when begun, 0 when fenced off (nothing open),
+ * negative errno. */
+static int begin_fenced(struct mx_db *db, const struct mxq_power_lease *lease)
 {
-	const char *from_s = mxq_power_state_to_string(from), *to_s = mxq_power_state_to_string(to);
-	const char *desired = desired_for(to);
-	int64_t n;
+	uint64_t one;
 	int r;
 
-	if (!from_s || !to_s)
-		return -EINVAL;
-	if (to == MXQ_POWER_FAILED && from == MXQ_POWER_POWERING_ON)
-		desired = "ON";  /* a boot failed: nothing to keep closed */
 	if (!mxq_power_lease_valid(lease))
 		return 0;
 	r = mx_db_begin(db);
 	if (r < 0)
 		return r;
-	/* hold the leader row (shared) until commit: a takeover, which updates
-	 * it, waits for this transaction, so nothing of ours lands after it */
-	{
-		uint64_t one;
-		r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power_leader l WHERE" FENCE
-				    " LOCK IN SHARE MODE", "Us", lease->epoch, lease->holder);
-		if (r < 0) {
-			mx_db_rollback(db);
-			return r == -ENOENT ? 0 : r; /* fenced off */
-		}
+	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power_leader l WHERE" FENCE
+			    " LOCK IN SHARE MODE", "Us", lease->epoch, lease->holder);
+	if (r < 0) {
+		mx_db_rollback(db);
+		return r == -ENOENT ? 0 : r;
 	}
+	return 1;
+}
+
+/* Commit what begin_fenced() opened when R >= 0, else roll back. */
+static int end_fenced(struct mx_db *db, int64_t r)
+{
+	if (r < 0) {
+		mx_db_rollback(db);
+		return (int)r;
+	}
+	r = mx_db_commit(db);
+	return r < 0 ? (int)r : 1;
+}
+
+int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, const char *hostname,
+		      enum mxq_power_node_state state, const char *reason)
+{
+	const char *st = mxq_power_state_to_string(state);
+	uint64_t one;
+	int r;
+
+	if (!st)
+		return -EINVAL;
+	r = begin_fenced(db, lease);
+	if (r <= 0)
+		return r;
+	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power WHERE hostname = ? AND state = ?"
+			    " LOCK IN SHARE MODE", "ss", hostname, st);
+	if (r == -ENOENT) {
+		mx_db_rollback(db);
+		return 0;  /* moved on meanwhile */
+	}
+	if (r >= 0)
+		r = insert_event(db, hostname, st, st, reason, lease->epoch, "leader");
+	return end_fenced(db, r);
+}
+
+int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const char *hostname, enum mxq_power_node_state state,
+			      const char *reason, uint64_t *ret_jobs)
+{
+	char text[1200];
+	int64_t n;
+	int r;
+
+	*ret_jobs = 0;
+	r = begin_fenced(db, lease);
+	if (r <= 0)
+		return r;
+	/* the triggers move the group counters from running to unknown */
+	n = mx_db_exec(db,
+		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+		" WHERE host_hostname = ? AND job_status IN (" ACTIVE_STATUSES ")",
+		"is", MXQ_JOB_STATUS_UNKNOWN, hostname);
+	if (n > 0) {
+		snprintf(text, sizeof(text), "%s (%" PRId64 " job%s)", reason ? reason : "", n,
+			 n == 1 ? "" : "s");
+		*ret_jobs = (uint64_t)n;
+		r = insert_event(db, hostname, mxq_power_state_to_string(state),
+				 mxq_power_state_to_string(state), text, lease->epoch, "leader");
+		if (r < 0)
+			n = r;
+	}
+	return end_fenced(db, n);
+}
+
+int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
+			    const char *hostname, enum mxq_power_node_state from,
+			    enum mxq_power_node_state to, const char *reason)
+{
+	const char *from_s = mxq_power_state_to_string(from), *to_s = mxq_power_state_to_string(to);
+	const char *desired = mxq_power_state_desired_off(from, to) ? "OFF" : "ON";
+	int64_t n;
+	int r;
+
+	if (!from_s || !to_s)
+		return -EINVAL;
+	r = begin_fenced(db, lease);
+	if (r <= 0)
+		return r;
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
 		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
@@ -542,16 +606,15 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 			" WHERE hostname = ?", "ss", reason ? reason : "", hostname);
 	else if (to == MXQ_POWER_ON && from == MXQ_POWER_POWERING_ON)
 		n = mx_db_exec(db,
-			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3)"
-			" WHERE hostname = ?", "s", hostname);
+			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3),"
+			" failure_count = 0 WHERE hostname = ?", "s", hostname);
+	else if (to == MXQ_POWER_OFF && from == MXQ_POWER_POWERING_OFF)
+		/* a transition that worked ends the FAILED backoff streak */
+		n = mx_db_exec(db, "UPDATE mxq_power SET failure_count = 0 WHERE hostname = ?",
+			       "s", hostname);
 	if (n >= 0)
 		n = insert_event(db, hostname, from_s, to_s, reason, lease->epoch, "leader");
-	if (n < 0) {
-		mx_db_rollback(db);
-		return (int)n;
-	}
-	r = mx_db_commit(db);
-	return r < 0 ? r : 1;
+	return end_fenced(db, n);
 }
 
 int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,

@@ -1689,18 +1689,18 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 	const struct mxq_power_node *n = c->w[i].n;
 	int64_t in_state = c->now - n->state_since;
 
-	if (n->jobs_running > 0 && !n->admin_off) {
+	if (n->daemon_gone && n->power_read && n->power_reading == 0) {
+		/* its jobs, if any, are resolved once it is recorded OFF */
+		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+			   plan_str(c, "mxqd gone while draining and the power is off: recorded OFF"));
+	} else if (n->jobs_running > 0 && !n->admin_off) {
 		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
 			   plan_printf(c, "drain cancelled: node got work (%" PRIu32 " job%s running)",
 				       n->jobs_running, n->jobs_running > 1 ? "s" : ""));
 	} else if (n->daemon_gone && n->jobs_running == 0) {
 		/* nothing can claim here any more: no second drain, no waiting
 		 * for an acknowledgement nobody sends */
-		if (n->power_read && n->power_reading == 0)
-			add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
-				   plan_str(c, "mxqd gone while draining and the power is off: "
-					    "recorded OFF"));
-		else if (fenced(c, i))
+		if (fenced(c, i))
 			c->w[i].note = fence_text(c, i);
 		else if (!n->off_by_node)
 			add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,

@@ -27,9 +27,10 @@
 #   power_node_boot HOST        power on (exec "on") and wait until ON
 #   power_node_pid HOST         PID of its running mxqd, empty when off
 #   power_node_running HOST     true while its mxqd runs
-#   power_node_flag HOST FLAG on|off
+#   power_node_flag HOST FLAG on|off [CONTENT]
 #       set/clear a failure flag of power-exec.sh: fail_on, fake_on,
-#       fail_off, crash_leader_on, crash_leader_off (see power-exec.sh)
+#       fail_off, crash_leader_on, crash_leader_off, slow_on, slow_off
+#       (CONTENT: the seconds of a slow_* flag; see power-exec.sh)
 #   power_node_log HOST         path of its mxqd log
 #   power_exec HOST ACTION      run the transport script as the leader would
 #
@@ -110,7 +111,7 @@ power_node_running() {
 
 power_node_flag() {
 	if [ "$3" = on ]; then
-		: >"$MXQ_POWER_TEST_DIR/nodes/$1/$2"
+		printf '%s' "${4:-}" >"$MXQ_POWER_TEST_DIR/nodes/$1/$2"
 	else
 		rm -f "$MXQ_POWER_TEST_DIR/nodes/$1/$2"
 	fi
