@@ -428,16 +428,33 @@ static const struct mxqd_power_work_result *result_for(const struct mxq_power_ho
 	return found;
 }
 
-/* The longest a transport call may take: what each transport promises
- * (exec timeout, ipmi attempts x timeout + verify, ssh timeout). */
+/* The longest a call of transport NAME may take, as it promises: exec
+ * timeout, ipmi attempts x timeout + verify, ssh timeout, 1 s for the
+ * packets of wol; self makes no call from the leader. */
+static uint64_t call_bound_ms(const char *name)
+{
+	if (!name)
+		return 0;
+	if (strcmp(name, "exec") == 0)
+		return (uint64_t)tp.cfg.exec_timeout_s * 1000;
+	if (strcmp(name, "ipmi") == 0)
+		return (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
+	if (strcmp(name, "ssh") == 0)
+		return (uint64_t)tp.cfg.ssh_timeout_s * 1000;
+	if (strcmp(name, "wol") == 0)
+		return 1000;
+	return 0;
+}
+
 static uint64_t longest_call_ms(void)
 {
-	uint64_t exec = (uint64_t)tp.cfg.exec_timeout_s * 1000;
-	uint64_t ipmi = (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
-	uint64_t ssh = (uint64_t)tp.cfg.ssh_timeout_s * 1000;
-	uint64_t m = exec > ipmi ? exec : ipmi;
+	static const char *const all[] = { "exec", "ipmi", "ssh", "wol" };
+	uint64_t m = 0;
 
-	return m > ssh ? m : ssh;
+	for (size_t i = 0; i < MX_ARRAY_SIZE(all); i++)
+		if (call_bound_ms(all[i]) > m)
+			m = call_bound_ms(all[i]);
+	return m;
 }
 
 /* A transport call running longer than this is killed: twice the longest
@@ -557,21 +574,25 @@ static int64_t fence_of(const char *hostname, int64_t now)
  * wrote (DRAINING, POWERING_OFF, POWERING_ON) may still receive that
  * leader's call. Its workers check their lease deadline right before each
  * call, so the last call can start no later than the old lease's expiry,
- * which is before our takeover, and it lands within the longest transport
- * call after that. Until takeover + longest call + 1 s no wake or
- * power-off of those nodes is started (mxq_power_node.fence_until).
+ * which is before our takeover, and it lands within the longest call of
+ * the node's transports after that. Until takeover + that call + 1 s no
+ * wake or power-off of those nodes is started (mxq_power_node.fence_until).
  */
 static void inherit_fences(const struct mxq_power_db_snapshot *s)
 {
-	int64_t until = s->now + (int64_t)((longest_call_ms() + 999) / 1000) + 1;
+	int64_t longest = 0;
 
 	fences_clear();
 	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		enum mxq_power_node_state st = s->nodes[i].state;
+		const struct mxq_power_host *h = &s->hosts[i];
+		uint64_t on = call_bound_ms(h->transport_on), off = call_bound_ms(h->transport_off);
+		int64_t until = s->now + (int64_t)(((on > off ? on : off) + 999) / 1000) + 1;
 		struct fence *m;
 
-		if (!mxq_power_state_is_transitional(st))
+		if (!mxq_power_state_is_transitional(s->nodes[i].state))
 			continue;
+		if (until - s->now > longest)
+			longest = until - s->now;
 		m = realloc(fences.v, (fences.n + 1) * sizeof(*m));
 		if (!m)
 			return;
@@ -582,8 +603,8 @@ static void inherit_fences(const struct mxq_power_db_snapshot *s)
 	}
 	if (fences.n)
 		mx_log_notice("power: %zu node(s) in a transition of the previous leader: no wake or "
-			      "power-off of them for %" PRId64 " s (its lease expiry + the longest "
-			      "transport call)", fences.n, until - s->now);
+			      "power-off of them for up to %" PRId64 " s (its lease expiry + the "
+			      "longest call of their transports)", fences.n, longest);
 }
 
 /* The ssh drain already sent for this DRAINING period of H. */
@@ -925,6 +946,10 @@ static int leader_tick(struct mxqd_server *server)
 	bool ask = false;
 	int r;
 
+	/* what our workers answered, also when we lost the lease: a refused
+	 * call is logged by the candidate that made it */
+	collect_results();
+
 	/* 1. renew the lease */
 	r = mxq_power_lease_acquire(server->db, &pm.lease, (unsigned)(pm.opt.lease_s * 1000),
 				    (unsigned)(pm.opt.tick_s * 1000 / 2), pm.config_hash,
@@ -955,7 +980,6 @@ static int leader_tick(struct mxqd_server *server)
 		goto out;
 	if (pm.lease.new_term && !pm.cfg.dry_run)
 		inherit_fences(s);
-	collect_results();
 	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
 		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
 	if (pm.opt.reconcile_s > 0 && now_ms >= tp.next_reconcile_ms) {
