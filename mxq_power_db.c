@@ -698,9 +698,10 @@ int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET state = 'ON', state_since = NOW(3), desired_state = 'ON',"
 			" reason = ?, node_seen_at = NOW(3),"
-			" boot_count = boot_count + ?, last_boot_ok_at = IF(?, NOW(3), last_boot_ok_at)"
+			" boot_count = boot_count + ?, last_boot_ok_at = IF(?, NOW(3), last_boot_ok_at),"
+			" failure_count = IF(?, 0, failure_count)"  /* a boot worked: no backoff */
 			" WHERE hostname = ?",
-			"siis", reason, booted ? 1 : 0, booted ? 1 : 0, hostname);
+			"siiis", reason, booted ? 1 : 0, booted ? 1 : 0, booted ? 1 : 0, hostname);
 		if (n >= 0)
 			n = insert_event(db, hostname, from, "ON", reason, 0, "node");
 	} else {

@@ -1800,9 +1800,7 @@ static void step_transitions(struct decide_ctx *c)
 			/* the wake, power-off or drain made for this state failed */
 			add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
 				   plan_str(c, n->failed_call));
-			if (n->state == MXQ_POWER_POWERING_ON)
-				record_boot_result(c, false);
-			continue;
+			continue;  /* not a missed boot deadline: the breaker counts those */
 		}
 		switch (n->state) {
 		case MXQ_POWER_POWERING_ON:

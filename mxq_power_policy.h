@@ -39,7 +39,8 @@ enum mxq_power_node_state {
 	MXQ_POWER_POWERING_OFF,  /* node acknowledged the drain, power-off in progress */
 	MXQ_POWER_OFF,           /* powered off by us */
 	MXQ_POWER_POWERING_ON,   /* woken, waiting for mxqd to register */
-	MXQ_POWER_FAILED,        /* missed a deadline; left alone until cleared by an admin */
+	MXQ_POWER_FAILED,        /* missed a deadline or a call failed; retried with
+	                            backoff (failed_retry_*), then left to an admin */
 	MXQ_POWER_UNKNOWN,       /* no reliable knowledge (new row, lost contact) */
 	_MXQ_POWER_STATE_MAX,
 };
@@ -61,7 +62,8 @@ bool mxq_power_state_can_resume(enum mxq_power_node_state state);
 /* Waiting for something to happen, with a deadline:
  * DRAINING, POWERING_OFF, POWERING_ON. */
 bool mxq_power_state_is_transitional(enum mxq_power_node_state state);
-/* The policy takes no automatic action (only an admin moves it): FAILED. */
+/* The policy takes no action for demand (only its retry backoff or an
+ * admin moves it): FAILED. */
 bool mxq_power_state_needs_admin(enum mxq_power_node_state state);
 /* Whether a node moved from FROM to TO is desired off (its mxqd claims
  * nothing): DRAINING, POWERING_OFF, OFF, and FAILED unless a boot failed

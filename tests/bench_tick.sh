@@ -1,15 +1,16 @@
 #!/bin/sh
 # bench_tick.sh - a power manager tick against a database holding a million
 # queued jobs (benchmark for `make bench`; prints figures, never fails on
-# timing). Populates a private MariaDB: 100 managed nodes, 1,000 groups of
-# 1,000 queued jobs (MXQ_BENCH_JOBS_PER_GROUP overrides), then runs
-# ./bench_tick against it.
+# timing). Populates a private MariaDB: 10,000 managed nodes (half ON,
+# MXQ_BENCH_NODES overrides), 1,000 groups of 1,000 queued jobs
+# (MXQ_BENCH_JOBS_PER_GROUP overrides), then runs ./bench_tick against it.
 set -eu
 MXQ_SRC_DIR=$(cd "$(dirname -- "$0")/.." && pwd)
 MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-$MXQ_SRC_DIR}
 export MXQ_SRC_DIR MXQ_BUILD_DIR
 . "$MXQ_SRC_DIR/tests/lib/mariadb.sh"
 per_group=${MXQ_BENCH_JOBS_PER_GROUP:-1000}
+nodes=${MXQ_BENCH_NODES:-10000}
 
 mxq_db_start >/dev/null
 start=$(date +%s)
@@ -17,9 +18,10 @@ mxq_sql "
 INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id, pid_starttime, daemon_pid,
     daemon_slots, daemon_memory, tags, mtime)
   SELECT 'main', 0, CONCAT('node', seq), 'bench', 'x', 1, 1, 32, 131072,
-         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_100;
+         IF(seq % 10 = 0, 'gpu', ''), NOW() FROM seq_1_to_$nodes;
 INSERT INTO mxq_power (hostname, state, transport_on, transport_off, efficiency_rank, node_seen_at)
-  SELECT CONCAT('node', seq), IF(seq <= 50, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3) FROM seq_1_to_100;
+  SELECT CONCAT('node', seq), IF(seq <= $nodes / 2, 'ON', 'OFF'), 'exec', 'exec', seq, NOW(3)
+  FROM seq_1_to_$nodes;
 INSERT INTO mxq_group (user_uid, user_name, user_gid, user_group, job_command, job_threads, job_memory,
     job_time, prerequisites)
   SELECT 1000 + seq % 20, CONCAT('user', seq % 20), 1000, 'users', 'bench', 1 + seq % 4,
