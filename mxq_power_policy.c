@@ -1645,7 +1645,7 @@ static void transition_off(struct decide_ctx *c, size_t i)
 }
 
 /* ON: the dead-node rule (mxqd gone) and reconciliation with the power
- * reading; admin off starts a drain. */
+ * reading; admin off starts a drain (the drain handles a dead node too). */
 static void transition_on(struct decide_ctx *c, size_t i)
 {
 	const struct mxq_power_node *n = c->w[i].n;
@@ -1658,18 +1658,10 @@ static void transition_on(struct decide_ctx *c, size_t i)
 				       "reconciled: %s reports power off although recorded ON "
 				       "(switched off outside the power manager)",
 				       n->power_source ? n->power_source : "the transport"));
-	} else if (n->daemon_gone && !n->power_read && !n->power_readable) {
+	} else if (n->daemon_gone && !n->power_readable && c->snap->reconcile_due) {
 		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
 			   plan_str(c, "reconciled: no mxqd heartbeat and no transport reads the power "
 				    "state: recorded OFF"));
-	} else if (n->daemon_gone) {
-		/* no drain: nothing would answer it; its next mxqd adopts the jobs */
-		c->w[i].note = n->jobs_running ?
-			plan_printf(c, "mxqd gone, power on: %" PRIu32 " %s wait for its next mxqd "
-				    "(it adopts or resolves them from its spool)", n->jobs_running,
-				    jobs_text(n->jobs_running)) :
-			plan_str(c, n->power_read ? "mxqd gone, power on: not drained, waiting for "
-				 "its mxqd" : "mxqd gone: waiting for the transport's power reading");
 	} else if (n->admin_off) {
 		if (fenced(c, i)) {
 			c->w[i].note = fence_text(c, i);
@@ -1681,6 +1673,17 @@ static void transition_on(struct decide_ctx *c, size_t i)
 			b[0] = '\0';
 		add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
 			   plan_printf(c, "admin power off: draining%s", b));
+	} else if (n->daemon_gone) {
+		/* no automatic drain: nothing would answer it; its next mxqd
+		 * adopts the jobs */
+		c->w[i].note = n->jobs_running ?
+			plan_printf(c, "mxqd gone, power on: %" PRIu32 " %s wait for its next mxqd "
+				    "(it adopts or resolves them from its spool)", n->jobs_running,
+				    jobs_text(n->jobs_running)) :
+			plan_str(c, n->power_read ? "mxqd gone, power on: not drained, waiting for "
+				 "its mxqd" : n->power_readable ?
+				 "mxqd gone: waiting for the transport's power reading" :
+				 "mxqd gone: not drained; recorded OFF at the next reconciliation");
 	}
 }
 
@@ -1697,9 +1700,11 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
 			   plan_printf(c, "drain cancelled: node got work (%" PRIu32 " job%s running)",
 				       n->jobs_running, n->jobs_running > 1 ? "s" : ""));
-	} else if (n->daemon_gone && n->jobs_running == 0) {
-		/* nothing can claim here any more: no second drain, no waiting
-		 * for an acknowledgement nobody sends */
+	} else if (n->daemon_gone && n->jobs_running == 0 && !n->off_call_busy &&
+		   (!n->ssh_drain || n->ssh_drain_sent)) {
+		/* nothing can claim here any more (after the node's own drain
+		 * command, where it has one): no second drain, no waiting for
+		 * an acknowledgement nobody sends */
 		if (fenced(c, i))
 			c->w[i].note = fence_text(c, i);
 		else if (!n->off_by_node)

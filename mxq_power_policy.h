@@ -224,7 +224,8 @@ struct mxq_power_node {
 	const char *failed_call;     /* the wake, power-off or drain call made for this
 	                                state failed: why (NULL = none) */
 	bool can_cut;                /* the off transport can cut the power (hard off) */
-	bool off_call_busy;          /* a power-off call is still running */
+	bool off_call_busy;          /* a power-off call (POWERING_OFF) or the ssh drain
+	                                (DRAINING) is still running */
 	bool hard_off_done;          /* a hard off returned success in this state */
 	bool ssh_drain;              /* the off transport can run the drain command */
 	bool ssh_drain_sent;         /* ... and did, for this DRAINING period */
@@ -256,6 +257,8 @@ struct mxq_power_snapshot {
 	/* leader options (mxqd), 0 = not used */
 	int64_t soft_off_deadline_s; /* POWERING_OFF, power still on this long: hard off */
 	int64_t ssh_drain_after_s;   /* DRAINING without an answer this long: ssh drain */
+	bool reconcile_due;          /* this tick reconciles: an ON node whose mxqd is
+	                                gone and whose power nothing reads is recorded OFF */
 };
 
 /* ------------------------------------------------------------------------

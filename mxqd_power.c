@@ -688,9 +688,10 @@ static void node_facts(struct mxq_power_db_snapshot *s, size_t i, bool ask, bool
 	n->can_cut = off && (off->caps & MXQD_TRANSPORT_CAN_HARD_OFF);
 	n->ssh_drain = off && off->run;
 	n->ssh_drain_sent = n->ssh_drain && (d = drain_sent(h)) && d->state_since == n->state_since;
-	n->off_call_busy = n->state == MXQ_POWER_POWERING_OFF &&
-			   (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_SOFT) ||
-			    mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD));
+	n->off_call_busy = (n->state == MXQ_POWER_POWERING_OFF &&
+			    (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_SOFT) ||
+			     mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD))) ||
+			   (n->state == MXQ_POWER_DRAINING && mxqd_power_work_busy(h->hostname, MXQD_WORK_RUN));
 	n->fence_until = fence_of(h->hostname, s->now);
 	n->inherited = pm.lease.new_term &&
 		       (n->state == MXQ_POWER_POWERING_ON || n->state == MXQ_POWER_POWERING_OFF);
@@ -1009,6 +1010,7 @@ static int leader_tick(struct mxqd_server *server)
 			node_facts(s, i, ask, !pm.cfg.dry_run && mxq_power_lease_valid(&pm.lease));
 	s->snap.soft_off_deadline_s = (int64_t)ceil(pm.opt.soft_off_deadline_s);
 	s->snap.ssh_drain_after_s = (int64_t)ceil(2 * pm.opt.tick_s);
+	s->snap.reconcile_due = ask;
 
 	/* 3. decide */
 	r = mxq_power_decide(&s->snap, s->now, &pm.cfg, &pm.policy_state, &plan);

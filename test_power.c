@@ -83,6 +83,7 @@ struct scenario {
 	int64_t soon_jobs;       /* expected outcome[0].freeing_soon, -1 = don't care */
 	int64_t soft_off;        /* snapshot soft_off_deadline_s */
 	int64_t ssh_after;       /* snapshot ssh_drain_after_s */
+	bool reconcile;          /* snapshot reconcile_due */
 };
 
 /* One node: host, state, seconds in that state, rank, then designated extras. */
@@ -299,9 +300,16 @@ static const struct scenario scenarios[] = {
 	    { "o2", "WAKE", "woken" } }, ANY },
 
 	/* ------------------------------------------------------------ faults (issue 13) */
-	{ "dead node, no transport reads the power: recorded OFF", "", FRESH,
+	{ "dead node, no transport reads the power: recorded OFF when reconciling", "", FRESH,
 	  { N("n1", "ON", HOUR, 1, .gone = true, .seen_down = true) }, { { 0 } },
-	  { { "n1", "MARK_OFF", "no mxqd heartbeat and no transport reads the power state" } }, ANY },
+	  { { "n1", "MARK_OFF", "no mxqd heartbeat and no transport reads the power state" } },
+	  .breaker_open = -1, .dry_run = -1, .soon_jobs = -1, .reconcile = true },
+	{ "dead node, no transport reads the power: neither drained nor recorded OFF before",
+	  "warm_pool = 0\nidle_time = 1m\n", FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = HOUR, .gone = true, .seen_down = true),
+	    N("n2", "ON", HOUR, 2, .gone = true, .seen_down = true, .admin_off = true) }, { { 0 } },
+	  { { "n1", "NONE", "recorded OFF at the next reconciliation" },
+	    { "n2", "DRAIN", "admin power off" } }, ANY },
 	{ "dead node, power on: stays ON, never drained", "warm_pool = 0\nidle_time = 1m\n", FRESH,
 	  { N("n1", "ON", HOUR, 1, .idle_ago = HOUR, .gone = true, .seen_down = true, .reading = 1),
 	    N("n2", "ON", HOUR, 2, .jobs = 2, .gone = true, .seen_down = true, .reading = 1) },
@@ -336,9 +344,16 @@ static const struct scenario scenarios[] = {
 	{ "ssh drain for an mxqd that does not answer, once per drain", "", FRESH,
 	  { N("n1", "DRAINING", 30, 1, .ssh = true), N("n2", "DRAINING", 30, 2, .ssh = true,
 	      .ssh_sent = true), N("n3", "DRAINING", 30, 3, .ssh = true, .busy_ack = true),
-	    N("n4", "DRAINING", 5, 4, .ssh = true) }, { { 0 } },
+	    N("n4", "DRAINING", 5, 4, .ssh = true),
+	    N("n5", "DRAINING", 30, 5, .ssh = true, .gone = true, .seen_down = true),
+	    N("n6", "DRAINING", 30, 6, .ssh = true, .ssh_sent = true, .off_busy = true,
+	      .gone = true, .seen_down = true),
+	    N("n7", "DRAINING", 30, 7, .ssh = true, .ssh_sent = true, .gone = true,
+	      .seen_down = true) }, { { 0 } },
 	  { { "n1", "SSH_DRAIN", "did not answer the drain" }, { "n2", "NONE", "draining" },
-	    { "n3", "NONE", "draining" }, { "n4", "NONE", "draining" } },
+	    { "n3", "NONE", "draining" }, { "n4", "NONE", "draining" },
+	    { "n5", "SSH_DRAIN", "did not answer the drain" }, { "n6", "NONE", "draining" },
+	    { "n7", "POWER_OFF", "its mxqd exited or is gone" } },
 	  .breaker_open = -1, .dry_run = -1, .soon_jobs = -1, .ssh_after = 10 },
 	{ "soft off escalates to hard off after the soft-off deadline", "", FRESH,
 	  { N("n1", "POWERING_OFF", 200, 1, .can_cut = true, .reading = 1),
@@ -631,7 +646,8 @@ static void build(const struct scenario *s, struct built *b)
 			.max_per_node = t->max_per_node,
 		};
 	}
-	b->snap = (struct mxq_power_snapshot) { b->nodes, n, b->demand, d, s->soft_off, s->ssh_after };
+	b->snap = (struct mxq_power_snapshot) { b->nodes, n, b->demand, d, s->soft_off, s->ssh_after,
+						s->reconcile };
 }
 
 static void unbuild(struct built *b)
@@ -946,6 +962,16 @@ START_TEST(test_state_predicates)
 		ck_assert_int_eq(mxq_power_state_is_transitional(s), table[s][4]);
 		ck_assert_int_eq(mxq_power_state_needs_admin(s), table[s][5]);
 	}
+	ck_assert(mxq_power_state_desired_off(MXQ_POWER_ON, MXQ_POWER_DRAINING));
+	ck_assert(mxq_power_state_desired_off(MXQ_POWER_DRAINING, MXQ_POWER_POWERING_OFF));
+	ck_assert(mxq_power_state_desired_off(MXQ_POWER_POWERING_OFF, MXQ_POWER_OFF));
+	ck_assert(mxq_power_state_desired_off(MXQ_POWER_POWERING_OFF, MXQ_POWER_FAILED));
+	ck_assert(!mxq_power_state_desired_off(MXQ_POWER_POWERING_ON, MXQ_POWER_FAILED));
+	ck_assert(!mxq_power_state_desired_off(MXQ_POWER_OFF, MXQ_POWER_POWERING_ON));
+	ck_assert(!mxq_power_state_desired_off(MXQ_POWER_FAILED, MXQ_POWER_UNKNOWN));
+	ck_assert(mxq_power_action_is_transition(MXQ_POWER_ACTION_RETRY));
+	ck_assert(!mxq_power_action_is_transition(MXQ_POWER_ACTION_HARD_OFF));
+	ck_assert(!mxq_power_action_is_transition(MXQ_POWER_ACTION_ADMIN_DONE));
 }
 END_TEST
 
