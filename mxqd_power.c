@@ -701,10 +701,11 @@ static void node_facts(struct mxq_power_db_snapshot *s, size_t i, bool ask, bool
 		if (r->refused || r->rc >= 0 || r->kind == MXQD_WORK_STATUS || r->tag.state < 0 ||
 		    strcmp(r->hostname, h->hostname) != 0)
 			continue;
-		if (r->tag.state == (int)n->state)
+		if (r->tag.state == (int)n->state) {
 			n->failed_call = keep_text("%s of %s failed after %.2f s: %s", work_what(r->kind),
 						   h->hostname, (double)r->ms / 1000.0, r->err);
-		else
+			mx_log_err("power: %s", n->failed_call ? n->failed_call : r->err);
+		} else
 			mx_log_warning("power: %s of %s failed after %.2f s: %s (the node has moved on "
 				       "since)", work_what(r->kind), h->hostname,
 				       (double)r->ms / 1000.0, r->err);
@@ -942,8 +943,11 @@ static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 	}
 	if (r != 1)
 		return r; /* fenced, or the row moved meanwhile: next tick decides again */
-	mx_log_notice("power: %s %s -> %s: %s", a->hostname, mxq_power_state_to_string(a->from),
-		      mxq_power_state_to_string(a->to), a->reason);
+	if (mxq_power_action_is_transition(a->kind))
+		mx_log_notice("power: %s %s -> %s: %s", a->hostname, mxq_power_state_to_string(a->from),
+			      mxq_power_state_to_string(a->to), a->reason);
+	else
+		mx_log_notice("power: %s %s", a->hostname, a->reason);
 	if (!mxq_power_lease_valid(&pm.lease) || actuate(s, a, err, sizeof(err)) >= 0)
 		return 1;  /* past the deadline nothing is sent: the next leader resends */
 	mx_log_err("power: %s %s failed: %s", mxq_power_action_to_string(a->kind), a->hostname, err);
