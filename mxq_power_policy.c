@@ -12,9 +12,18 @@
  *
  * How a tick is decided (mxq_power_decide):
  *   1. refill the rate-limit buckets, settle the boot-failure breaker;
- *   2. per node: registrations, acknowledgements and deadlines
- *      (MARK_ON, MARK_OFF, MARK_FAILED, CANCEL_DRAIN for a draining node
- *      that got work, POWER_OFF for admin-off drains);
+ *   2. per node: registrations, acknowledgements, deadlines and what the
+ *      leader learnt from its transports (MARK_ON, MARK_OFF, MARK_FAILED
+ *      also for a failed call, CANCEL_DRAIN for a draining node that got
+ *      work, POWER_OFF for admin-off drains and for drains whose mxqd is
+ *      gone, HARD_OFF after the soft-off deadline, SSH_DRAIN for an mxqd
+ *      that does not answer, RESEND of an inherited transition, WAKE for
+ *      an admin's request or to recover stranded jobs, RESOLVE_JOBS when
+ *      that is impossible, RETRY of a FAILED node after its backoff); the
+ *      dead-node rule lives here: a node whose mxqd is gone is recorded
+ *      OFF once its power is known off and never drained automatically;
+ *      an earlier leader's in-flight window (fence_until) holds back every
+ *      wake and power-off of the node;
  *   3. place the pending demand, one requirement signature at a time, on
  *      the free room of ON and POWERING_ON nodes, then on room that running
  *      jobs free before a boot would finish; what is left takes back
@@ -23,7 +32,8 @@
  *      powered off;
  *   4. suspend idle ON nodes nobody needs, beyond the warm pools, least
  *      efficient first, within the suspend limits;
- *   5. write one explanation per node.
+ *   5. mark administrators' requests done (ADMIN_DONE);
+ *   6. write one explanation per node.
  * Every "may this node run this work" question is server_is_qualified();
  * this file only counts room.
  */

@@ -17,8 +17,11 @@
  * node's state then.
  *
  * Errors: database errors end the tick (the next tick starts from a fresh
- * snapshot); a failed actuation marks the node FAILED with the reason. The
- * leader never writes after its local lease deadline.
+ * snapshot); a failed transport call becomes a fact of the next snapshot
+ * that the policy turns into FAILED with the reason. The leader never
+ * writes after its local lease deadline, and its workers make no call
+ * after it (mxqd_power_work.h); see mxqd(8), "Fenced actuation", for what
+ * a new leader waits out.
  */
 #define _GNU_SOURCE
 #include "mxqd_power.h"
@@ -245,8 +248,8 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 	};
 	if (!opt->manager)
 		return 0;
-	/* transport calls run in workers (mxqd_power_work.c): a call outliving
-	 * the lease cannot do harm, every write on its result is fenced */
+	/* transport calls run in workers (mxqd_power_work.c), fenced by the
+	 * lease deadline; every write on their results is fenced too */
 	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
 	if (r == -ENOENT && !opt->secrets_path_given)
 		return 0; /* no secrets: ipmi and ssh hosts are reported as not managed */

@@ -15,7 +15,9 @@
 #   2. a leader kill -9ed during a slow power-off (a BMC that answers
 #      late): its worker and the exec command die with it
 #   3. kill -9 of a node's mxqd with a running job: the node is recorded
-#      OFF once (no flapping), woken to recover, the job finishes once
+#      OFF once (no flapping), woken to recover, the job finishes once;
+#      a node whose mxqd hangs with the power on is neither drained nor
+#      recorded OFF, and its job finishes once the mxqd runs again
 #   4. a whole-node crash while the node is admin off: its job is marked
 #      UNKNOWN by the leader and stays so when the node comes back
 # At the end: no job active on a node recorded OFF or FAILED, and the
@@ -178,6 +180,21 @@ is "p3 recorded OFF once, no ON<->OFF flapping" "$(mxq_sql "SELECT COUNT(*) FROM
 	WHERE hostname = 'p3' AND event_id > $mark AND from_state = 'ON' AND to_state = 'OFF'")" 1
 is "p3 never registered while recorded OFF" "$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event
 	WHERE hostname = 'p3' AND event_id > $mark AND from_state = 'OFF' AND to_state = 'ON'")" 0
+
+section "3b. a node whose mxqd hangs (power still on): neither drained nor flapping"
+j5=$(marked_job p2 14)
+check "j5 runs on p2" job_wait 40 "$j5" 200
+mark=$(power_last_event_id)
+kill -STOP "$(power_node_pid p2)"
+check "p2: the leader sees its mxqd gone, power on" wait_for 20 \
+	"(SELECT explanation LIKE 'mxqd gone, power on: 1 job wait for its next mxqd%'
+	FROM mxq_power WHERE hostname = 'p2')"
+sleep 2
+is "p2: no transition while its mxqd hangs (no drain, no ON<->OFF)" \
+	"$(power_events p2 "$mark")" ""
+kill -CONT "$(power_node_pid p2)"
+check "j5 finishes once its mxqd runs again" job_wait 40 "$j5" 1000
+is "j5 ran exactly once" "$(runs_of "$j5")" 1
 
 # ----------------------------------- 4. whole-node crash, admin off
 
