@@ -20,6 +20,8 @@
 #      recorded OFF, and its job finishes once the mxqd runs again
 #   4. a whole-node crash while the node is admin off: its job is marked
 #      UNKNOWN by the leader and stays so when the node comes back
+#   5. a node whose wake fails: FAILED, retried by itself after the
+#      backoff (power explain says when), then left to an admin; clear
 # At the end: no job active on a node recorded OFF or FAILED, and the
 # group counters equal the job rows.
 
@@ -33,7 +35,8 @@ mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/power.sh"
 
 CONF=$MXQ_TEST_DIR/power.conf
-power_conf "$CONF" idle_time=1s boot_deadline=30s shutdown_deadline=30s
+power_conf "$CONF" idle_time=1s boot_deadline=30s shutdown_deadline=30s \
+	failed_retry_delay=2s failed_retry_factor=2 failed_retries=1
 W=$MXQ_TEST_DIR/work
 mkdir -p "$W/ran"
 LOG=$MXQ_POWER_TEST_DIR/exec.log
@@ -73,8 +76,8 @@ mxqd__set_pid early $!
 mxqd__hosts="$mxqd__hosts early"
 check "it waits for the database" wait_until 15 \
 	grep -qs "database not reachable" "$early/mxqd.log"
-sleep 3
-check "it still runs after 3 s of outage" mxq__alive "$(mxqd_pid early)"
+sleep 2
+check "it still runs after 2 s of outage" mxq__alive "$(mxqd_pid early)"
 is "the outage is logged once, not per attempt" \
 	"$(grep -c "database not reachable" "$early/mxqd.log")" 1
 check "the database starts" mxq_db_restart
@@ -111,7 +114,7 @@ check "c2 takes over from the stopped c1" leader_is c2
 E2=$(power_epoch)
 t_take=$(mxq_sql "SELECT UNIX_TIMESTAMP(acquired_at) FROM mxq_power_leader")
 echo "# takeover at $t_take, epoch $E1 -> $E2" | diag
-j1=$(marked_job p1 6)
+j1=$(marked_job p1 4)
 check "c2 sends the inherited power-off again: p1 OFF" power_wait_state 20 p1 OFF
 ex=$(mxq_sql "SELECT explanation FROM mxq_power WHERE hostname = 'p1'")
 if wait_for 10 "(SELECT explanation LIKE '%in-flight power calls%' FROM mxq_power
@@ -124,7 +127,7 @@ fi
 check "after the window c2 wakes p1 and j1 runs there" job_wait 60 "$j1" 1000
 is "j1 ran exactly once" "$(runs_of "$j1")" 1
 # c1's workers were held 13 s from c1's intent: into j1's run (the window
-# of 7 s, a boot, 6 s of job); a power-off sent then would have killed it
+# of 7 s, a boot, 4 s of job); a power-off sent then would have killed it
 mxqd_signal c1 CONT
 check "c1, resumed, logs that it lost the lease" wait_until 10 \
 	grep -q "lost the power manager lease (epoch $E1)" "$(power_leader_log c1)"
@@ -182,7 +185,7 @@ is "p3 never registered while recorded OFF" "$(mxq_sql "SELECT COUNT(*) FROM mxq
 	WHERE hostname = 'p3' AND event_id > $mark AND from_state = 'OFF' AND to_state = 'ON'")" 0
 
 section "3b. a node whose mxqd hangs (power still on): neither drained nor flapping"
-j5=$(marked_job p2 14)
+j5=$(marked_job p2 12)
 check "j5 runs on p2" job_wait 40 "$j5" 200
 mark=$(power_last_event_id)
 kill -STOP "$(power_node_pid p2)"
@@ -215,6 +218,33 @@ check "p3 comes back" power_wait_state 30 p3 ON
 sleep 2
 is "j4 stays UNKNOWN when the node is back (the leader's mark stands)" "$(status_of "$j4")" 999
 is "j4 ran once" "$(runs_of "$j4")" 1
+
+# ------------------------------------------- 5. FAILED retried with backoff
+
+section "5. a FAILED node is retried with backoff, then left to an admin"
+power_node_flag p1 fail_on on
+mark=$(power_last_event_id)
+j6=$(marked_job p1 1)
+check "p1: its wake fails: FAILED" power_wait_state 30 p1 FAILED
+check "power explain p1: the automatic retry and its backoff" wait_for 10 \
+	"(SELECT explanation LIKE '%automatic retry 1 of 1 in %(backoff 2s;%' FROM mxq_power
+	WHERE hostname = 'p1')"
+check "p1: retried by itself after 2 s (FAILED>UNKNOWN), fails again" wait_for 30 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p1' AND event_id > $mark
+	AND from_state = 'FAILED' AND to_state = 'UNKNOWN' AND actor = 'leader'
+	AND reason LIKE 'automatic retry 1 of 1 after %') = 1
+	AND (SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p1' AND event_id > $mark
+	AND to_state = 'FAILED') = 2"
+check "power explain p1: retries used up, left to an admin" wait_for 10 \
+	"(SELECT explanation LIKE '%automatic retries used up%mxqadmin power clear p1%'
+	FROM mxq_power WHERE hostname = 'p1')"
+sleep 3
+is "p1: no further automatic retry" "$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event
+	WHERE hostname = 'p1' AND event_id > $mark AND from_state = 'FAILED'")" 1
+power_node_flag p1 fail_on off
+admin_check clear p1 "BMC fixed"
+check "after the clear: p1 woken, j6 runs" job_wait 40 "$j6" 1000
+is "j6 ran exactly once" "$(runs_of "$j6")" 1
 
 # --------------------------------------------------------- invariants
 
