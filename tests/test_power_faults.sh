@@ -57,7 +57,6 @@ marked_job() {
 }
 # The same, waited for (bounded) until it runs; prints its id, empty if not.
 started_job() {
-	local _j
 	_j=$(marked_job "$1" "$2") && job_wait 40 "$_j" 200 >/dev/null && echo "$_j"
 }
 runs_of() {
@@ -161,7 +160,7 @@ check "the exec command (pid $spid) dies with its leader" wait_until 5 \
 	sh -c "! grep -q . /proc/$spid/stat 2>/dev/null || grep -q ') Z' /proc/$spid/stat"
 check "c1 takes over" leader_is c1
 mxqd_forget c2
-E3=$(power_epoch)
+is "c1 leads with a new epoch" "$(power_epoch)" $((E2 + 1))
 check "c1 finishes the power-off: p2 OFF" power_wait_state 30 p2 OFF
 is "no transport call of epoch $E2 after the kill" "$(calls_after "$t_kill" "epoch=$E2")" ""
 is "the killed command (pid $spid) got no further than its 'slow' line" \
