@@ -74,7 +74,8 @@ early=$(mxqd_dir early)
 mkdir -p "$early/spool" "$early/tmp"
 mxq__server_terminate
 "$MXQ_BUILD_DIR/mxqd" --hostname early --spool "$early/spool" --tmpdir "$early/tmp" \
-	--log "$early/mxqd.log" --poll-interval 0.1 --heartbeat-interval 1 --no-power-node \
+	--log "$early/mxqd.log" --poll-interval 0.1 --heartbeat-interval 1 --energy-boot none \
+	--no-power-node \
 	-M "$MXQ_MYSQL_DEFAULT_FILE" </dev/null >>"$early/stderr" 2>&1 &
 mxqd__set_pid early $!
 mxqd__hosts="$mxqd__hosts early"
