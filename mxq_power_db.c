@@ -88,6 +88,11 @@ int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease)
 
 /* The fence every leader statement carries (leader row aliased l). */
 #define FENCE " l.id = 1 AND l.epoch = ? AND l.holder = ? AND l.lease_expires > NOW(3)"
+/* Every fenced write also writes the leader row. On one server the row
+ * lock alone orders a takeover after our commit; Galera certifies only
+ * written rows, so without this a takeover committed on another database
+ * node would not conflict with a write we certify after it. */
+#define FENCE_TOUCH " l.fence_writes = l.fence_writes + 1"
 
 int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 			 const struct mxq_power_state *st, const char *summary)
@@ -100,7 +105,7 @@ int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 		 st->boot_failures, st->last_boot_failure_at, st->breaker_open_until);
 	n = mx_db_exec(db,
 		"UPDATE mxq_power_leader l SET l.policy_state = ?, l.tick_summary = LEFT(?, 1000),"
-		" l.last_tick_at = NOW(3) WHERE" FENCE,
+		" l.last_tick_at = NOW(3)," FENCE_TOUCH " WHERE" FENCE,
 		"ssUs", text, summary ? summary : "", lease->epoch, lease->holder);
 	if (n < 0)
 		return (int)n;
@@ -482,139 +487,176 @@ static int insert_event(struct mx_db *db, const char *hostname, const char *from
 	return n < 0 ? (int)n : 0;
 }
 
-/* Start a transaction holding the leader row (shared) until commit: a
- * takeover, which updates it, waits for this transaction, so nothing of
- * ours lands after it. 1 when begun, 0 when fenced off (nothing open),
- * negative errno. */
-static int begin_fenced(struct mx_db *db, const struct mxq_power_lease *lease)
+/* The fence of every leader transaction: write the leader row first and
+ * hold it until commit: a takeover, which updates it, waits for this
+ * transaction (one server) or conflicts with it at certification
+ * (Galera), so nothing of ours lands after it. 1 inside the fence, 0
+ * fenced off (also past the local deadline: retries must not outlast the
+ * lease), negative errno. */
+static int enter_fence(struct mx_db *db, const struct mxq_power_lease *lease)
 {
-	uint64_t one;
-	int r;
+	int64_t n;
 
 	if (!mxq_power_lease_valid(lease))
 		return 0;
-	r = mx_db_begin(db);
-	if (r < 0)
-		return r;
-	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power_leader l WHERE" FENCE
-			    " LOCK IN SHARE MODE", "Us", lease->epoch, lease->holder);
-	if (r < 0) {
-		mx_db_rollback(db);
-		return r == -ENOENT ? 0 : r;
-	}
-	return 1;
+	n = mx_db_exec(db, "UPDATE mxq_power_leader l SET" FENCE_TOUCH " WHERE" FENCE,
+		       "Us", lease->epoch, lease->holder);
+	return n < 0 ? (int)n : n > 0;
 }
 
-/* Commit what begin_fenced() opened when R >= 0, else roll back. */
-static int end_fenced(struct mx_db *db, int64_t r)
+struct transition_tx {
+	const struct mxq_power_lease *lease;
+	const char *hostname, *from_s, *to_s, *desired, *reason;
+	enum mxq_power_node_state from, to;
+};
+
+/* The body of one fenced transition (mx_db_transaction() runs it again
+ * after a deadlock or a Galera certification failure, when the fence and
+ * the state are read afresh). 1 when done, 0 when fenced off or the node
+ * has moved on. */
+static int transition_body(struct mx_db *db, void *ctx)
 {
-	if (r < 0) {
-		mx_db_rollback(db);
-		return (int)r;
-	}
-	r = mx_db_commit(db);
-	return r < 0 ? (int)r : 1;
+	const struct transition_tx *t = ctx;
+	const struct mxq_power_lease *lease = t->lease;
+	const char *reason = t->reason ? t->reason : "";
+	int64_t n;
+
+	n = enter_fence(db, lease);
+	if (n <= 0)
+		return (int)n; /* 0: fenced off */
+	n = mx_db_exec(db,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
+		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
+		" WHERE p.hostname = ? AND p.state = ? AND" FENCE,
+		"sssssUs", t->to_s, t->desired, reason, t->hostname, t->from_s, lease->epoch,
+		lease->holder);
+	if (n <= 0)
+		return (int)n;
+	/* details that depend on the kind of transition, inside the fence */
+	if (t->to == MXQ_POWER_DRAINING)
+		n = mx_db_exec(db, "UPDATE mxq_power SET node_ack = '', node_ack_at = NULL WHERE hostname = ?",
+			       "s", t->hostname);
+	else if (t->to == MXQ_POWER_POWERING_ON && t->from != t->to)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET cycles_today = IF(cycles_day = CURDATE(), cycles_today + 1, 1),"
+			" cycles_day = CURDATE() WHERE hostname = ?", "s", t->hostname);
+	else if (t->to == MXQ_POWER_FAILED)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET failure_count = failure_count + 1, failure_reason = LEFT(?, 1000)"
+			" WHERE hostname = ?", "ss", reason, t->hostname);
+	else if (t->to == MXQ_POWER_ON && t->from == MXQ_POWER_POWERING_ON)
+		n = mx_db_exec(db,
+			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3),"
+			" failure_count = 0 WHERE hostname = ?", "s", t->hostname);
+	else if (t->to == MXQ_POWER_OFF && t->from == MXQ_POWER_POWERING_OFF)
+		/* a transition that worked ends the FAILED backoff streak */
+		n = mx_db_exec(db, "UPDATE mxq_power SET failure_count = 0 WHERE hostname = ?",
+			       "s", t->hostname);
+	if (n >= 0)
+		n = insert_event(db, t->hostname, t->from_s, t->to_s, reason, lease->epoch, "leader");
+	return n < 0 ? (int)n : 1;
+}
+
+struct note_tx {
+	const struct mxq_power_lease *lease;
+	const char *hostname, *state_s, *reason;
+	uint64_t jobs;           /* resolve_jobs: how many */
+};
+
+static int note_body(struct mx_db *db, void *ctx)
+{
+	struct note_tx *t = ctx;
+	uint64_t one;
+	int r = enter_fence(db, t->lease);
+
+	if (r <= 0)
+		return r;
+	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power WHERE hostname = ? AND state = ?"
+			    " LOCK IN SHARE MODE", "ss", t->hostname, t->state_s);
+	if (r == -ENOENT)
+		return 0;  /* moved on meanwhile */
+	if (r >= 0)
+		r = insert_event(db, t->hostname, t->state_s, t->state_s, t->reason, t->lease->epoch,
+				 "leader");
+	return r < 0 ? r : 1;
 }
 
 int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, const char *hostname,
 		      enum mxq_power_node_state state, const char *reason)
 {
-	const char *st = mxq_power_state_to_string(state);
-	uint64_t one;
-	int r;
+	struct note_tx t = {
+		.lease = lease, .hostname = hostname, .state_s = mxq_power_state_to_string(state),
+		.reason = reason ? reason : "",
+	};
 
-	if (!st)
+	if (!t.state_s)
 		return -EINVAL;
-	r = begin_fenced(db, lease);
-	if (r <= 0)
-		return r;
-	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power WHERE hostname = ? AND state = ?"
-			    " LOCK IN SHARE MODE", "ss", hostname, st);
-	if (r == -ENOENT) {
-		mx_db_rollback(db);
-		return 0;  /* moved on meanwhile */
-	}
-	if (r >= 0)
-		r = insert_event(db, hostname, st, st, reason, lease->epoch, "leader");
-	return end_fenced(db, r);
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	return mx_db_transaction(db, note_body, &t);
 }
 
-int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
-			      const char *hostname, enum mxq_power_node_state state,
-			      const char *reason, uint64_t *ret_jobs)
+static int resolve_body(struct mx_db *db, void *ctx)
 {
+	struct note_tx *t = ctx;
 	char text[1200];
 	int64_t n;
-	int r;
+	int r = enter_fence(db, t->lease);
 
-	*ret_jobs = 0;
-	r = begin_fenced(db, lease);
+	t->jobs = 0;
 	if (r <= 0)
 		return r;
 	/* the triggers move the group counters from running to unknown */
 	n = mx_db_exec(db,
 		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
 		" WHERE host_hostname = ? AND job_status IN (" ACTIVE_STATUSES ")",
-		"is", MXQ_JOB_STATUS_UNKNOWN, hostname);
-	if (n > 0) {
-		snprintf(text, sizeof(text), "%s (%" PRId64 " job%s)", reason ? reason : "", n,
-			 n == 1 ? "" : "s");
-		*ret_jobs = (uint64_t)n;
-		r = insert_event(db, hostname, mxq_power_state_to_string(state),
-				 mxq_power_state_to_string(state), text, lease->epoch, "leader");
-		if (r < 0)
-			n = r;
-	}
-	return end_fenced(db, n);
+		"is", MXQ_JOB_STATUS_UNKNOWN, t->hostname);
+	if (n <= 0)
+		return n < 0 ? (int)n : 1;
+	snprintf(text, sizeof(text), "%s (%" PRId64 " job%s)", t->reason, n, n == 1 ? "" : "s");
+	r = insert_event(db, t->hostname, t->state_s, t->state_s, text, t->lease->epoch, "leader");
+	if (r < 0)
+		return r;
+	t->jobs = (uint64_t)n;
+	return 1;
+}
+
+int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const char *hostname, enum mxq_power_node_state state,
+			      const char *reason, uint64_t *ret_jobs)
+{
+	struct note_tx t = {
+		.lease = lease, .hostname = hostname, .state_s = mxq_power_state_to_string(state),
+		.reason = reason ? reason : "",
+	};
+	int r;
+
+	*ret_jobs = 0;
+	if (!t.state_s)
+		return -EINVAL;
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	r = mx_db_transaction(db, resolve_body, &t);
+	if (r > 0)
+		*ret_jobs = t.jobs;
+	return r;
 }
 
 int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
 			    const char *hostname, enum mxq_power_node_state from,
 			    enum mxq_power_node_state to, const char *reason)
 {
-	const char *from_s = mxq_power_state_to_string(from), *to_s = mxq_power_state_to_string(to);
-	const char *desired = mxq_power_state_desired_off(from, to) ? "OFF" : "ON";
-	int64_t n;
-	int r;
+	struct transition_tx t = {
+		.lease = lease, .hostname = hostname, .reason = reason, .from = from, .to = to,
+		.from_s = mxq_power_state_to_string(from), .to_s = mxq_power_state_to_string(to),
+		.desired = mxq_power_state_desired_off(from, to) ? "OFF" : "ON",
+	};
 
-	if (!from_s || !to_s)
+	if (!t.from_s || !t.to_s)
 		return -EINVAL;
-	r = begin_fenced(db, lease);
-	if (r <= 0)
-		return r;
-	n = mx_db_exec(db,
-		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
-		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
-		" WHERE p.hostname = ? AND p.state = ? AND" FENCE,
-		"sssssUs", to_s, desired, reason ? reason : "", hostname, from_s, lease->epoch,
-		lease->holder);
-	if (n <= 0) {
-		mx_db_rollback(db);
-		return n < 0 ? (int)n : 0;
-	}
-	/* details that depend on the kind of transition, inside the fence */
-	if (to == MXQ_POWER_DRAINING)
-		n = mx_db_exec(db, "UPDATE mxq_power SET node_ack = '', node_ack_at = NULL WHERE hostname = ?",
-			       "s", hostname);
-	else if (to == MXQ_POWER_POWERING_ON && from != to)
-		n = mx_db_exec(db,
-			"UPDATE mxq_power SET cycles_today = IF(cycles_day = CURDATE(), cycles_today + 1, 1),"
-			" cycles_day = CURDATE() WHERE hostname = ?", "s", hostname);
-	else if (to == MXQ_POWER_FAILED)
-		n = mx_db_exec(db,
-			"UPDATE mxq_power SET failure_count = failure_count + 1, failure_reason = LEFT(?, 1000)"
-			" WHERE hostname = ?", "ss", reason ? reason : "", hostname);
-	else if (to == MXQ_POWER_ON && from == MXQ_POWER_POWERING_ON)
-		n = mx_db_exec(db,
-			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3),"
-			" failure_count = 0 WHERE hostname = ?", "s", hostname);
-	else if (to == MXQ_POWER_OFF && from == MXQ_POWER_POWERING_OFF)
-		/* a transition that worked ends the FAILED backoff streak */
-		n = mx_db_exec(db, "UPDATE mxq_power SET failure_count = 0 WHERE hostname = ?",
-			       "s", hostname);
-	if (n >= 0)
-		n = insert_event(db, hostname, from_s, to_s, reason, lease->epoch, "leader");
-	return end_fenced(db, n);
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	return mx_db_transaction(db, transition_body, &t);
 }
 
 int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
@@ -625,8 +667,8 @@ int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 	if (!mxq_power_lease_valid(lease))
 		return 0;
 	n = mx_db_exec(db,
-		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000)"
-		" WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000),"
+		FENCE_TOUCH " WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
 		"sssUs", explanation ? explanation : "", hostname, explanation ? explanation : "",
 		lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
@@ -641,7 +683,7 @@ int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lea
 		return 0;
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.admin_request = '',"
-		" p.admin_off = ? WHERE p.hostname = ? AND" FENCE,
+		" p.admin_off = ?," FENCE_TOUCH " WHERE p.hostname = ? AND" FENCE,
 		"isUs", admin_off ? 1 : 0, hostname, lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
 }
