@@ -63,6 +63,7 @@ static struct {
 	char config_hash[17];
 	struct mxq_power_lease lease;
 	struct mxq_power_state policy_state;
+	uint64_t held_epoch;       /* the last epoch this process held, 0: none */
 	uint64_t next_tick_ms;
 	uint64_t next_node_check_ms;
 	char warned_hash[17];
@@ -1004,8 +1005,11 @@ static int leader_tick(struct mxqd_server *server)
 	r = read_extras(server->db);
 	if (r < 0)
 		goto out;
-	if (pm.lease.new_term && !pm.cfg.dry_run)
+	/* a term of our own epoch again (the lease lapsed, nobody else took
+	 * it): no other leader's calls can be in flight */
+	if (pm.lease.new_term && !pm.cfg.dry_run && pm.lease.epoch != pm.held_epoch)
 		inherit_fences(s);
+	pm.held_epoch = pm.lease.epoch;
 	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
 		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
 	if (pm.opt.reconcile_s > 0 && now_ms >= tp.next_reconcile_ms) {
