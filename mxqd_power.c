@@ -85,6 +85,8 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 		.ipmi_timeout_s = 5,
 		.ipmi_retries = 2,
 		.ipmi_verify_s = 10,
+		.redfish_timeout_s = 10,
+		.redfish_retries = 2,
 		.wol_port = 9,
 		.wol_count = 3,
 		.ssh_timeout_s = 10,
@@ -246,6 +248,8 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 		.ssh_drain_command = opt->ssh_drain_command,
 		.ssh_poweroff_command = opt->ssh_poweroff_command,
 		.ssh_default_known_hosts = opt->ssh_known_hosts,
+		.redfish_timeout_ms = (unsigned)(opt->redfish_timeout_s * 1000),
+		.redfish_retries = opt->redfish_retries,
 	};
 	if (!opt->manager)
 		return 0;
@@ -313,6 +317,8 @@ static struct mxqd_power_target target_of(const struct mxq_power_host *h)
 		.broadcast_address = h->broadcast_address,
 		.ipmi_workarounds = "",
 		.ssh_address = "",
+		.redfish_system = "",
+		.redfish_ca = "",
 	};
 
 	const struct mxq_power_transport_extra key = { .hostname = h->hostname }, *x;
@@ -322,6 +328,10 @@ static struct mxqd_power_target target_of(const struct mxq_power_host *h)
 	if (x) {
 		t.ipmi_workarounds = x->ipmi_workarounds;
 		t.ssh_address = x->ssh_address;
+		t.redfish_system = x->redfish_system;
+		t.redfish_ca = x->redfish_ca;
+		t.redfish_insecure = strcmp(x->redfish_tls, "insecure") == 0;
+		t.redfish_basic = strcmp(x->redfish_auth, "basic") == 0;
 	}
 	mxq_power_secrets_for(tp.secrets, h->hostname, &t.secrets);
 	return t;
@@ -354,13 +364,14 @@ static const char *impossible(const struct mxq_power_host *h, const char *which,
  * powered off. Returns NULL if yes, else why not. */
 static const char *wake_impossible(const struct mxq_power_host *h)
 {
-	return impossible(h, "transport_on", h->transport_on, MXQD_TRANSPORT_CAN_ON, "exec, ipmi, wol");
+	return impossible(h, "transport_on", h->transport_on, MXQD_TRANSPORT_CAN_ON,
+			  "exec, ipmi, redfish, wol");
 }
 
 static const char *poweroff_impossible(const struct mxq_power_host *h)
 {
 	return impossible(h, "transport_off", h->transport_off, MXQD_TRANSPORT_CAN_OFF,
-			  "self, exec, ipmi, ssh");
+			  "self, exec, ipmi, redfish, ssh");
 }
 
 /*
@@ -377,6 +388,9 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 		.deadline_ms = pm.lease.deadline_ms, .epoch = pm.lease.epoch,
 	};
 
+	if (t.redfish_insecure && strcmp(tr->name, "redfish") == 0 && kind != MXQD_WORK_STATUS)
+		mx_log_warning("power: %s: %s through BMC %s without TLS verification (redfish_tls=insecure)",
+			       h->hostname, mxqd_power_work_kind_to_string(kind), t.bmc_address);
 	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, fence, errbuf, errlen);
 }
 
@@ -455,7 +469,8 @@ static const struct mxqd_power_work_result *result_for(const struct mxq_power_ho
 
 /* The longest a call of transport NAME may take, as it promises: exec
  * timeout, ipmi attempts x timeout + verify, ssh timeout, 1 s for the
- * packets of wol; self makes no call from the leader. */
+ * packets of wol, redfish requests x attempts + verify; self makes no call
+ * from the leader. */
 static uint64_t call_bound_ms(const char *name)
 {
 	if (!name)
@@ -468,12 +483,17 @@ static uint64_t call_bound_ms(const char *name)
 		return (uint64_t)tp.cfg.ssh_timeout_s * 1000;
 	if (strcmp(name, "wol") == 0)
 		return 1000;
+	if (strcmp(name, "redfish") == 0)
+		/* a redfish call is several requests (login, system, reset, read
+		 * back, logout) */
+		return (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
+		       tp.cfg.ipmi_verify_ms;
 	return 0;
 }
 
 static uint64_t longest_call_ms(void)
 {
-	static const char *const all[] = { "exec", "ipmi", "ssh", "wol" };
+	static const char *const all[] = { "exec", "ipmi", "ssh", "wol", "redfish" };
 	uint64_t m = 0;
 
 	for (size_t i = 0; i < MX_ARRAY_SIZE(all); i++)
