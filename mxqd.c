@@ -721,6 +721,50 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
 	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
 }
 
+/*
+ * Connect, waiting for a database that is not reachable yet (a node that
+ * boots during a database outage): retried with backoff doubling from 1 s
+ * up to 30 s, forever; logged when waiting starts, when the reason
+ * changes and when the database answers. SIGTERM/SIGINT (not blocked
+ * yet) end the wait as they end mxqd.
+ */
+static int connect_waiting(struct mxqd_server *server)
+{
+	const char *cnf = server->db_defaults_file ? server->db_defaults_file : MX_DB_DEFAULT_FILE;
+	char errbuf[1024], last[1024] = "";
+	unsigned backoff_s = 1;
+	int r;
+
+	/* a missing client configuration is no outage: say so and stop */
+	if (access(cnf, R_OK) < 0) {
+		r = -errno;
+		fail("database client configuration %s: %s", cnf, strerror(-r));
+		return r;
+	}
+	for (;;) {
+		r = mx_db_connect(&server->db, server->db_defaults_file, server->db_group, errbuf,
+				  sizeof(errbuf));
+		if (r == 0) {
+			if (last[0])
+				mx_log_notice("database reachable, starting");
+			/* a schema of another version is no outage either */
+			r = mxq_schema_check(server->db, true, errbuf, sizeof(errbuf));
+			if (r < 0)
+				fail("%s", errbuf);
+			return r;
+		}
+		if (r == -ENOMEM)
+			return r;
+		if (strcmp(errbuf, last) != 0) {
+			mx_log_warning("database not reachable: %s; waiting for it (retrying every "
+				       "1 s to 30 s)", errbuf);
+			snprintf(last, sizeof(last), "%s", errbuf);
+		}
+		sleep(backoff_s);
+		backoff_s = backoff_s * 2 > 30 ? 30 : backoff_s * 2;
+	}
+}
+
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
 {
 	struct loop_state ls = { .db_ok = true };
@@ -855,13 +899,6 @@ int main(int argc, char **argv)
 	if (lock_fd < 0)
 		return 1;
 	daemon_credentials(&server);
-	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
-	if (r >= 0)
-		r = mxq_schema_check(server.db, true, errbuf, sizeof(errbuf));
-	if (r < 0) {
-		fail("%s", errbuf);
-		return 1;
-	}
 	if (opt.daemonize && (r = daemonize()) < 0) {
 		fail("cannot daemonize: %s", strerror(-r));
 		return 1;
@@ -870,6 +907,9 @@ int main(int argc, char **argv)
 		fail("--pid-file: cannot write %s: %s", opt.pid_file, strerror(-r));
 		return 1;
 	}
+	/* after daemonize: an init system must not wait for the database */
+	if (connect_waiting(&server) < 0)
+		return 1;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGCHLD);

@@ -8,8 +8,10 @@
  *
  * An mxqd started with --power-manager is also a CANDIDATE for the leader
  * lease; the leader runs one tick every --power-tick seconds:
- *   renew lease -> read snapshot -> admin requests -> decide -> write
- *   transitions (fenced) -> actuate -> explanations -> save policy state
+ *   renew lease -> read snapshot (tables, transport settings and results,
+ *   an earlier leader's in-flight windows) -> decide -> per action: fenced
+ *   write, then the fenced transport call -> explanations -> save policy
+ *   state
  */
 #ifndef MXQD_POWER_H
 #define MXQD_POWER_H
