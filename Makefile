@@ -107,6 +107,7 @@ bench: $(PROGRAMS) $(BENCHES)
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
+test_sim: ALL_LDLIBS += -lz
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim

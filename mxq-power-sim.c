@@ -404,46 +404,30 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 static int read_trace(const char *path, struct mxq_sim_trace *trace)
 {
-	char buf[4096], msg[256];
-	unsigned long line = 0;
-	gzFile f = gzopen(path, "rb");
-	int r = 0;
+	char err[512];
+	int r = mxq_sim_trace_read(trace, path, 0, err, sizeof(err));
 
-	if (!f) {
-		mxq_complain("%s: %s", path, strerror(errno ? errno : ENOMEM));
+	if (r == -ENOMEM)
+		mxq_complain("%s: out of memory", path);
+	else if (r < 0)
+		mxq_complain("%s", err);
+	if (r < 0)
+		return r;
+	if (trace->extra_fields)
+		mxq_complain("warning: %s: %" PRIu64 " job lines have more than 18 fields; the "
+			     "fields after the 18th are ignored", path, trace->extra_fields);
+	if (trace->lines == 0) {
+		mxq_complain("%s: no job lines (an empty or header-only trace); give an SWF trace "
+			     "with jobs", path);
 		return -EINVAL;
 	}
-	gzbuffer(f, 256 * 1024);
-	while (gzgets(f, buf, sizeof(buf))) {
-		size_t len = strlen(buf);
-		line++;
-		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
-			mxq_complain("%s:%lu: line longer than %zu characters", path, line, sizeof(buf) - 2);
-			r = -EINVAL;
-			break;
-		}
-		r = mxq_sim_trace_add_line(trace, buf, msg, sizeof(msg));
-		if (r == -EINVAL) {
-			mxq_complain("%s:%lu: %s", path, line, msg);
-			break;
-		}
-		if (r < 0) {
-			mxq_complain("%s: %s", path, strerror(-r));
-			break;
-		}
+	if (trace->n_jobs == 0) {
+		mxq_complain("%s: all %" PRIu64 " job lines were skipped (%" PRIu64 " with run time "
+			     "<= 0, %" PRIu64 " with processors <= 0): nothing to simulate", path,
+			     trace->lines, trace->skipped_runtime, trace->skipped_procs);
+		return -EINVAL;
 	}
-	if (r == 0) {
-		int err;
-		const char *text = gzerror(f, &err);
-		if (err != Z_OK && err != Z_STREAM_END) {
-			mxq_complain("%s: %s", path, err == Z_ERRNO ? strerror(errno) : text);
-			r = -EIO;
-		}
-	}
-	gzclose(f);
-	if (r == 0)
-		mxq_sim_trace_finish(trace);
-	return r;
+	return 0;
 }
 
 static char *read_file(const char *path)
@@ -490,28 +474,96 @@ static char *read_file(const char *path)
 	return text;
 }
 
-static int load_power_config(const char *path, struct mxq_power_config *cfg)
+/* Does power.conf TEXT set KEY ("KEY = ...", blanks around, at the start
+ * of a line)? */
+static bool config_sets(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *p = l;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, key, n) != 0)
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '=')
+			return true;
+	}
+	return false;
+}
+
+/* The policy's power figures the file does not set itself. */
+struct cfg_given {
+	bool idle_watts, boot_energy, shutdown_energy, boot_time;
+};
+
+static int load_power_config(const char *path, struct mxq_power_config *cfg,
+			     struct cfg_given *given)
 {
 	char err[4096];
 	char *text;
 	int r;
 
 	mxq_power_config_defaults(cfg);
+	*given = (struct cfg_given) { false };
 	if (!path)
 		return 0;
 	text = read_file(path);
 	if (!text)
 		return -EINVAL;
 	r = mxq_power_config_parse(cfg, text, path, err, sizeof(err));
-	free(text);
 	if (r < 0) {
 		/* one line per error, as the parser wrote them */
 		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
 			mxq_complain("%s", line);
 		if (r != -EINVAL)
 			mxq_complain("%s: %s", path, strerror(-r));
+	} else {
+		*given = (struct cfg_given) {
+			.idle_watts = config_sets(text, "idle_watts"),
+			.boot_energy = config_sets(text, "boot_energy"),
+			.shutdown_energy = config_sets(text, "shutdown_energy"),
+			.boot_time = config_sets(text, "boot_time"),
+		};
 	}
+	free(text);
 	return r;
+}
+
+/*
+ * The policy knows the cluster's power figures as a site would configure
+ * them: what power.conf does not set comes from the simulated classes
+ * (node-weighted means; the longest boot time), never silently from the
+ * policy's built-in defaults.
+ */
+static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_given *given,
+			     const struct mxq_sim_class *classes, size_t n_classes)
+{
+	double nodes = 0, idle = 0, boot_j = 0, shut_j = 0;
+	int64_t boot_s = 0;
+
+	for (size_t i = 0; i < n_classes; i++) {
+		double c = classes[i].count;
+		nodes += c;
+		idle += c * classes[i].idle_w;
+		boot_j += c * classes[i].boot_j;
+		shut_j += c * classes[i].shutdown_j;
+		if (classes[i].boot_s > boot_s)
+			boot_s = classes[i].boot_s;
+	}
+	if (nodes <= 0)
+		return;
+	if (!given->idle_watts && idle > 0)
+		cfg->idle_watts = idle / nodes;
+	if (!given->boot_energy)
+		cfg->boot_energy_j = boot_j / nodes;
+	if (!given->shutdown_energy)
+		cfg->shutdown_energy_j = shut_j / nodes;
+	if (!given->boot_time)
+		cfg->boot_time_s = boot_s;
 }
 
 /* The classes of the cluster: --class specs, else one class sized from the
@@ -538,11 +590,12 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 		return 0;
 	}
 
+	if (!trace->max_procs && !trace->max_nodes && !(o->given.nodes && o->given.cores)) {
+		mxq_complain("%s: the trace has no MaxNodes/MaxProcs header: give the cluster with "
+			     "--nodes N --cores N (or --class count=N,cores=N,...)", o->trace_path);
+		return -EINVAL;
+	}
 	classes[0] = o->base;
-	uint32_t max_job = 1;
-	for (size_t k = 0; k < trace->n_jobs; k++)
-		if (trace->jobs[k].procs > max_job)
-			max_job = trace->jobs[k].procs;
 	if (!o->given.cores) {
 		uint32_t cores = 1;
 		if (trace->max_nodes && trace->max_procs >= trace->max_nodes)
@@ -552,8 +605,7 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 	if (o->given.nodes) {
 		classes[0].count = o->nodes;
 	} else {
-		uint32_t procs = trace->max_procs ? trace->max_procs :
-				 trace->max_nodes ? trace->max_nodes : max_job;
+		uint32_t procs = trace->max_procs ? trace->max_procs : trace->max_nodes;
 		uint32_t nodes = procs / classes[0].cores;
 		if (!o->given.cores && trace->max_nodes)
 			nodes = trace->max_nodes;
@@ -648,9 +700,9 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 			.cycles_max = r->boots_max, .has_cycles = true,
 		};
 	}
-	/* the offline bound: always-on's schedule, each idle gap at its cheapest */
+	/* the lower bound: no schedule of these jobs can use less */
 	rows[n++] = (struct row) {
-		.name = "offline-bound", .energy_j = base->bound_j,
+		.name = "lower-bound", .energy_j = base->bound_j,
 		.idle_j = NAN, .transition_j = NAN,
 		.wait_mean = base->wait_mean_s, .wait_p95 = base->wait_p95_s,
 		.wait_max = base->wait_max_s,
@@ -1055,6 +1107,7 @@ int main(int argc, char **argv)
 	};
 	struct mxq_sim_trace trace;
 	struct mxq_power_config cfg;
+	struct cfg_given cfg_given;
 	struct mxq_sim_class classes[MAX_CLASSES];
 	struct mxq_sim_workload_opts wopts;
 	struct mxq_sim_cluster *cluster = NULL;
@@ -1075,12 +1128,13 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
-	if (load_power_config(o.power_config_path, &cfg) < 0)
+	if (load_power_config(o.power_config_path, &cfg, &cfg_given) < 0)
 		goto out;
 	if (read_trace(o.trace_path, &trace) < 0)
 		goto out;
 	if (build_classes(&o, &trace, classes, &n_classes) < 0)
 		goto out;
+	calibrate_policy(&cfg, &cfg_given, classes, n_classes);
 
 	mxq_sim_workload_opts_defaults(&wopts);
 	wopts.skip_s = (int64_t)llround(o.skip_days * 86400.0);
@@ -1107,6 +1161,12 @@ int main(int argc, char **argv)
 	r = mxq_sim_cluster_new(&trace, classes, n_classes, &wopts, &cluster, err, sizeof(err));
 	if (r < 0) {
 		mxq_complain("%s", r == -EINVAL ? err : strerror(-r));
+		goto out;
+	}
+	if (mxq_sim_cluster_stats(cluster)->jobs == 0) {
+		mxq_complain("%s: no job to simulate in the window (%" PRIu64 " fit no node): "
+			     "change --days/--skip-days or the cluster", o.trace_path,
+			     mxq_sim_cluster_stats(cluster)->unrunnable);
 		goto out;
 	}
 
