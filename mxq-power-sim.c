@@ -41,7 +41,7 @@
 #define PROG "mxq-power-sim"
 #define EXIT_USAGE 2
 #define MAX_CLASSES 64
-#define MAX_TIMEOUTS 8
+#define MAX_TIMEOUTS 16
 #define MAX_RUNS (2 + MAX_TIMEOUTS)
 #define SVG_POINTS 1200
 
@@ -138,7 +138,8 @@ static void usage(FILE *f)
 "      --keep-overruns        let jobs run past their requested time as recorded\n"
 "                             (default: ended at it, as mxqd enforces job_time)\n"
 "Policies:\n"
-"      --timeouts LIST        idle timeouts of the baselines, e.g. 10m,30m (default)\n"
+"      --timeouts LIST        the sweep of fixed idle timeouts (default\n"
+"                             1m,2m,5m,10m,20m,30m,60m)\n"
 "      --power-config FILE    power.conf for our policy (default: built-in defaults)\n"
 "      --tick DUR             time between two decisions of our policy (10s, as\n"
 "                             mxqd --power-tick)\n"
@@ -676,7 +677,35 @@ struct row {
 	double captured;             /* NAN when there is nothing to capture */
 	double saved_pct;
 	double wait_delta_pct;       /* NAN when always-on waits nothing */
+	bool timeout;                /* a fixed timeout of the sweep */
+	bool on_front;               /* no timeout of the sweep is better on both */
+	const char *dominated_by;    /* the first timeout that is, or NULL */
 };
+
+/* A better than B: no more energy and no longer mean wait, less of one. */
+static bool dominates(const struct row *a, const struct row *b)
+{
+	return a->energy_j <= b->energy_j && a->wait_mean <= b->wait_mean &&
+	       (a->energy_j < b->energy_j || a->wait_mean < b->wait_mean);
+}
+
+/* Mark, for every simulated row, whether a fixed timeout of the sweep beats
+ * it on energy and mean wait at once (the sweep's front: what the best
+ * fixed timeout in hindsight can reach). */
+static void mark_front(struct row *rows, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		rows[k].on_front = rows[k].res != NULL;
+		rows[k].dominated_by = NULL;
+		for (size_t t = 0; t < n && rows[k].res; t++) {
+			if (!rows[t].timeout || t == k || !dominates(&rows[t], &rows[k]))
+				continue;
+			rows[k].on_front = false;
+			rows[k].dominated_by = rows[t].name;
+			break;
+		}
+	}
+}
 
 static double kwh(double j)
 {
@@ -698,6 +727,7 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 			.wait_p95 = r->wait_p95_s, .wait_max = r->wait_max_s,
 			.cycles_mean = n_nodes ? (double)r->boots / (double)n_nodes : 0.0,
 			.cycles_max = r->boots_max, .has_cycles = true,
+			.timeout = runs[k].params.policy == MXQ_SIM_TIMEOUT,
 		};
 	}
 	/* the lower bound: no schedule of these jobs can use less */
@@ -716,7 +746,34 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 				    100.0 * (w->wait_mean - base->wait_mean_s) / base->wait_mean_s :
 				    (w->wait_mean > 0 ? INFINITY : 0.0);
 	}
+	mark_front(rows, n);
 	*ret_n = n;
+}
+
+/* The sweep's best energy, and where each of our policies stands to it. */
+static void print_verdict(const struct row *rows, size_t n)
+{
+	const struct row *best = NULL;
+
+	for (size_t k = 0; k < n; k++)
+		if (rows[k].timeout && (!best || rows[k].energy_j < best->energy_j))
+			best = &rows[k];
+	if (!best)
+		return;
+	printf("\nsweep: least energy of the fixed timeouts: %s, %.1f%% of the saving captured\n",
+	       best->name, 100.0 * best->captured);
+	for (size_t k = 0; k < n; k++) {
+		const struct row *w = &rows[k];
+		if (!w->res || w->timeout || w->res->energy_j == rows[0].res->energy_j)
+			continue;
+		if (w->on_front)
+			printf("%s: on or beyond the front (no fixed timeout is better on both energy "
+			       "and mean wait), %.1f%% captured (%.1f%% of %s's)\n", w->name,
+			       100.0 * w->captured, 100.0 * w->captured / best->captured, best->name);
+		else
+			printf("%s: behind the front: %s uses less energy and waits less\n", w->name,
+			       w->dominated_by);
+	}
 }
 
 struct speed {
@@ -777,9 +834,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       " s / %g J\n", k->name, k->count, k->cores, a, k->idle_w, k->busy_w,
 		       k->off_w, k->boot_s, k->boot_j, k->shutdown_s, k->shutdown_j);
 	}
-	printf("\n%-14s %11s %7s %10s %9s %6s %5s %9s %9s %9s %7s %8s\n", "policy",
+	printf("\n%-14s %11s %7s %10s %9s %6s %5s %9s %9s %9s %7s %8s %5s\n", "policy",
 	       "energy_kWh", "saved%", "idle_kWh", "trans_kWh", "cyc/n", "cmax",
-	       "wait_mean", "wait_p95", "wait_max", "wait+%", "captured");
+	       "wait_mean", "wait_p95", "wait_max", "wait+%", "captured", "front");
 	for (size_t k = 0; k < n_rows; k++) {
 		const struct row *w = &rows[k];
 		fmt_or_dash(a, sizeof(a), 1, "", false, kwh(w->idle_j));
@@ -788,14 +845,15 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		fmt_or_dash(d, sizeof(d), 2, "", true, w->wait_delta_pct);
 		if (w->has_cycles)
 			printf("%-14s %11.1f %7.2f %10s %9s %6.1f %5" PRIu32 " %8.0fs %8.0fs %8.0fs "
-			       "%7s %8s\n", w->name, kwh(w->energy_j), w->saved_pct, a, b,
+			       "%7s %8s %5s\n", w->name, kwh(w->energy_j), w->saved_pct, a, b,
 			       w->cycles_mean, w->cycles_max, w->wait_mean, w->wait_p95, w->wait_max,
-			       d, c);
+			       d, c, w->on_front ? "yes" : "no");
 		else
-			printf("%-14s %11.1f %7.2f %10s %9s %6s %5s %8.0fs %8.0fs %8.0fs %7s %8s\n",
+			printf("%-14s %11.1f %7.2f %10s %9s %6s %5s %8.0fs %8.0fs %8.0fs %7s %8s %5s\n",
 			       w->name, kwh(w->energy_j), w->saved_pct, a, b, "-", "-", w->wait_mean,
-			       w->wait_p95, w->wait_max, d, c);
+			       w->wait_p95, w->wait_max, d, c, "-");
 	}
+	print_verdict(rows, n_rows);
 	for (size_t k = 0; k < n_runs; k++) {
 		const struct mxq_sim_result *r = &runs[k].res;
 		if (runs[k].params.policy != MXQ_SIM_POLICY)
@@ -831,7 +889,8 @@ static void csv_num(double v, int decimals)
 static void print_csv(const char *trace_name, const struct row *rows, size_t n_rows)
 {
 	printf("trace,policy,energy_kwh,saved_pct,idle_kwh,transition_kwh,cycles_mean,"
-	       "cycles_max,wait_mean_s,wait_p95_s,wait_max_s,wait_delta_pct,captured\n");
+	       "cycles_max,wait_mean_s,wait_p95_s,wait_max_s,wait_delta_pct,captured,on_front,"
+	       "dominated_by\n");
 	for (size_t k = 0; k < n_rows; k++) {
 		const struct row *w = &rows[k];
 		/* names are ours (no commas or quotes); the trace name is quoted */
@@ -853,7 +912,8 @@ static void print_csv(const char *trace_name, const struct row *rows, size_t n_r
 		csv_num(w->wait_max, 1);
 		csv_num(w->wait_delta_pct, 3);
 		csv_num(w->captured, 4);
-		putchar('\n');
+		printf(",%s,%s\n", w->res ? (w->on_front ? "yes" : "no") : "",
+		       w->dominated_by ? w->dominated_by : "");
 	}
 }
 
@@ -962,6 +1022,11 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 		json_object_set_new(jr, "wait_max_s", json_num(w->wait_max));
 		json_object_set_new(jr, "wait_delta_pct", json_num(w->wait_delta_pct));
 		json_object_set_new(jr, "saving_captured", json_num(w->captured));
+		if (w->res) {
+			json_object_set_new(jr, "on_front", json_boolean(w->on_front));
+			json_object_set_new(jr, "dominated_by", w->dominated_by ?
+					    json_string(w->dominated_by) : json_null());
+		}
 		for (size_t q = 0; q < n_runs; q++) {
 			if (w->res != &runs[q].res)
 				continue;
@@ -1007,8 +1072,77 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 
 /* One panel per simulated policy: busy nodes as a grey area, powered nodes as
  * a line, time in days on the x axis. */
+/*
+ * The energy / mean-wait plane: every simulated policy a dot, the fixed
+ * timeouts of the sweep joined by a line (their front), the lower bound
+ * as a dashed line. Below the time-series panels, starting at Y0.
+ */
+static void svg_front(FILE *f, const struct row *rows, size_t n_rows, double y0, double left,
+		      double plot_w, double plot_h)
+{
+	double e_min = INFINITY, e_max = -INFINITY, w_min = INFINITY, w_max = -INFINITY;
+
+	for (size_t k = 0; k < n_rows; k++) {
+		if (rows[k].energy_j < e_min)
+			e_min = rows[k].energy_j;
+		if (rows[k].energy_j > e_max)
+			e_max = rows[k].energy_j;
+		if (rows[k].res && rows[k].wait_mean > w_max)
+			w_max = rows[k].wait_mean;
+		if (rows[k].res && rows[k].wait_mean < w_min)
+			w_min = rows[k].wait_mean;
+	}
+	if (!(w_max > w_min))
+		w_max = w_min + 1.0;
+	if (!(e_max > e_min))
+		e_max = e_min + 1.0;
+	double e_pad = (e_max - e_min) * 0.05;
+	e_min -= e_pad;
+	e_max += e_pad;
+	double w_pad = (w_max - w_min) * 0.05;
+	w_min -= w_pad;
+	w_max += w_pad * 3;          /* room for the labels */
+#define SVG_X(w) (left + plot_w * ((w) - w_min) / (w_max - w_min))
+#define SVG_Y(e) (y0 + plot_h - plot_h * ((e) - e_min) / (e_max - e_min))
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">energy (kWh) against mean "
+		"wait (s): fixed timeouts joined, their front is what the best one in hindsight "
+		"reaches</text>\n", left, y0 - 6);
+	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+		"stroke=\"#888\"/>\n", left, y0, plot_w, plot_h);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\">%.0f s</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f s</text>\n",
+		left - 4, y0 + 10, kwh(e_max), left - 4, y0 + plot_h, kwh(e_min), left,
+		y0 + plot_h + 14, w_min, left + plot_w, y0 + plot_h + 14, w_max);
+	fputs("<polyline fill=\"none\" stroke=\"#36c\" points=\"", f);
+	for (size_t k = 0; k < n_rows; k++)
+		if (rows[k].timeout)
+			fprintf(f, " %.1f,%.1f", SVG_X(rows[k].wait_mean), SVG_Y(rows[k].energy_j));
+	fputs("\"/>\n", f);
+	for (size_t k = 0; k < n_rows; k++) {
+		const struct row *w = &rows[k];
+		if (!w->res) {
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				"stroke=\"#393\" stroke-dasharray=\"4 3\"/>\n<text x=\"%.1f\" "
+				"y=\"%.1f\" fill=\"#393\">%s</text>\n", left, SVG_Y(w->energy_j),
+				left + plot_w, SVG_Y(w->energy_j), left + 4, SVG_Y(w->energy_j) - 3,
+				w->name);
+			continue;
+		}
+		const char *color = w->timeout ? "#36c" : "#c03";
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n"
+			"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"10\">%s</text>\n",
+			SVG_X(w->wait_mean), SVG_Y(w->energy_j), color, SVG_X(w->wait_mean) + 5,
+			SVG_Y(w->energy_j) - 4, color, w->name);
+	}
+#undef SVG_X
+#undef SVG_Y
+}
+
 static int write_svg(const char *path, const char *trace_name, const struct run *runs,
-		     size_t n_runs, size_t n_nodes, int64_t step)
+		     size_t n_runs, size_t n_nodes, int64_t step, const struct row *rows,
+		     size_t n_rows)
 {
 	const double w = 960, ph = 170, left = 60, right = 20, top = 40, gap = 40;
 	double plot_w = w - left - right, plot_h = ph - 30;
@@ -1026,7 +1160,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 			max_n = n;
 	}
 	double days = (double)max_n * (double)step / 86400.0;
-	double height = top + (double)n_runs * (ph + gap);
+	double height = top + (double)(n_runs + 2) * (ph + gap);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -1087,6 +1221,8 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 				fputs("\"/>\n", f);
 		}
 	}
+	svg_front(f, rows, n_rows, top + (double)n_runs * (ph + gap) + 20, left, plot_w,
+		  2 * ph - 30);
 	fputs("</svg>\n", f);
 	if (fclose(f) != 0) {
 		mxq_complain("%s: %s", path, strerror(errno));
@@ -1102,7 +1238,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.timeouts = { 10 * 60, 30 * 60 }, .n_timeouts = 2, .tick_s = 10, .scale = 1.0,
+		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .scale = 1.0,
 		.wide = MXQ_SIM_WIDE_GANG,
 	};
 	struct mxq_sim_trace trace;
@@ -1276,7 +1412,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	if (o.svg_path && write_svg(o.svg_path, trace_name, runs, n_runs,
-				    mxq_sim_cluster_nodes(cluster), step) < 0)
+				    mxq_sim_cluster_nodes(cluster), step, rows, n_rows) < 0)
 		rc = 1;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		mxq_complain("writing the output failed");
