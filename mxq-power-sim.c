@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -778,6 +779,8 @@ static void print_verdict(const struct row *rows, size_t n)
 
 struct speed {
 	double wall_s;               /* whole program, start to end */
+	double proc_cpu_s;           /* getrusage(RUSAGE_SELF): user + system */
+	double peak_mb;              /* getrusage(RUSAGE_SELF): maximum resident set */
 	double sim_s;                /* CPU time, summed over simulations */
 	double sim_days;             /* sum over simulations */
 	uint64_t events;
@@ -871,6 +874,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	       mxq_sim_cluster_nodes(cluster), sp->sim_s, sp->wall_s,
 	       sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0,
 	       sp->sim_s > 0 ? (double)sp->events / sp->sim_s / 1e6 : 0);
+	printf("process: %.2f s CPU (user + system, all threads) = %.3f s CPU per simulated day "
+	       "of the %zu simulations, peak memory %.1f MB\n", sp->proc_cpu_s,
+	       days > 0 ? sp->proc_cpu_s / days : 0, n_runs, sp->peak_mb);
 	for (size_t k = 0; k < n_runs; k++)
 		printf("  %-14s %8.2f s CPU %10.1f days/s %8.3f M events/s\n", runs[k].name,
 		       runs[k].cpu_s, runs[k].cpu_s > 0 ? days / runs[k].cpu_s : 0,
@@ -1055,6 +1061,8 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(js, "simulated_days", json_real(sp->sim_days));
 	json_object_set_new(js, "cpu_s", json_real(sp->sim_s));
 	json_object_set_new(js, "wall_s", json_real(sp->wall_s));
+	json_object_set_new(js, "process_cpu_s", json_real(sp->proc_cpu_s));
+	json_object_set_new(js, "peak_memory_mb", json_real(sp->peak_mb));
 	json_object_set_new(js, "days_per_s", json_real(sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0));
 	json_object_set_new(js, "events_per_s", json_real(sp->sim_s > 0 ?
 							  (double)sp->events / sp->sim_s : 0));
@@ -1394,6 +1402,12 @@ int main(int argc, char **argv)
 		sp.events += runs[k].res.events;
 	}
 	sp.wall_s = now_s() - t_start;
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		sp.proc_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		sp.peak_mb = (double)ru.ru_maxrss / 1024.0;
+	}
 
 	make_rows(runs, n_runs, mxq_sim_cluster_nodes(cluster), rows, &n_rows);
 	const char *trace_name = strrchr(o.trace_path, '/') ? strrchr(o.trace_path, '/') + 1 :

@@ -215,6 +215,10 @@ struct mxq_power_snapshot {
 	size_t n_nodes;
 	const struct mxq_power_demand *demand; /* served in this order (priority first) */
 	size_t n_demand;
+	bool nodes_in_order;         /* the caller promises nodes are sorted by
+	                                efficiency_rank, then hostname: not sorted again */
+	bool no_explanations;        /* plan without explanations (n_explanations 0):
+	                                for the simulator, which never reads them */
 };
 
 /* ------------------------------------------------------------------------

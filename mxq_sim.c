@@ -2111,6 +2111,8 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 	*snap = (struct mxq_power_snapshot) {
 		.nodes = s->pnodes, .n_nodes = s->n_nodes,
 		.demand = s->pdemand, .n_demand = n_sigs,
+		.nodes_in_order = true,          /* build_nodes() sorted them so */
+		.no_explanations = true,
 	};
 	return 0;
 }

@@ -475,7 +475,8 @@ static void build(const struct scenario *s, struct built *b)
 			.max_per_node = t->max_per_node,
 		};
 	}
-	b->snap = (struct mxq_power_snapshot) { b->nodes, n, b->demand, d };
+	b->snap = (struct mxq_power_snapshot) { .nodes = b->nodes, .n_nodes = n,
+						.demand = b->demand, .n_demand = d };
 }
 
 static void unbuild(struct built *b)
@@ -706,7 +707,7 @@ START_TEST(test_decide_bad_arguments)
 	struct mxq_power_state st = { .initialized = true, .resume_tokens = 3 };
 	struct mxq_power_plan plan = { .n_actions = 42 };
 	struct mxq_power_node node = { .hostname = NULL };
-	struct mxq_power_snapshot snap = { &node, 1, NULL, 0 };
+	struct mxq_power_snapshot snap = { .nodes = &node, .n_nodes = 1 };
 
 	mxq_power_config_defaults(&cfg);
 	ck_assert_int_eq(mxq_power_decide(NULL, NOW, &cfg, &st, &plan), -EINVAL);
