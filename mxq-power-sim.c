@@ -132,8 +132,11 @@ static void usage(FILE *f)
 "      --skip-days D          start the window D days after the first job\n"
 "      --scale F|auto         superimpose F time-shifted copies of the trace; auto =\n"
 "                             modelled cores / the trace's MaxProcs\n"
-"      --wide gang|clamp      jobs wider than a node: whole nodes started together\n"
-"                             (gang, default) or squeezed onto one node (clamp)\n"
+"      --wide gang|clamp|split\n"
+"                             jobs wider than a node: whole nodes started together\n"
+"                             (gang, default), squeezed onto one node (clamp), or\n"
+"                             split into independent single-node jobs (split: MXQ's\n"
+"                             own workload, which has no gangs)\n"
 "      --expected-end requested|actual\n"
 "                             what the policy is told about running jobs (requested)\n"
 "      --keep-overruns        let jobs run past their requested time as recorded\n"
@@ -323,7 +326,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_WIDE:
 			r = mxq_sim_wide_from_string(optarg);
 			if (r < 0) {
-				mxq_complain("--wide: '%s' is neither gang nor clamp", optarg);
+				mxq_complain("--wide: '%s' is not gang, clamp or split", optarg);
 				return r;
 			}
 			o->wide = (enum mxq_sim_wide)r;
@@ -818,6 +821,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	       trace_name, st->jobs, st->trace_jobs, trace->skipped_runtime, trace->skipped_procs,
 	       st->unrunnable, st->wide, st->cut_to_limit, days,
 	       cap_s > 0 && days > 0 ? (double)st->busy_core_seconds / (cap_s * days * 86400) : 0);
+	if (o->wide == MXQ_SIM_WIDE_SPLIT)
+		printf("MXQ workload (--wide split): %" PRIu64 " wide jobs split into independent "
+		       "single-node jobs, counted above as jobs\n", st->split);
 	if (o->scale != 1.0 || o->days > 0 || o->skip_days > 0) {
 		if (o->days > 0)
 			snprintf(a, sizeof(a), "%.2f days", o->days);
@@ -959,6 +965,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(jt, "gang_jobs", json_integer((json_int_t)st->wide));
 	json_object_set_new(jt, "clamped_procs", json_integer((json_int_t)st->clamped_procs));
 	json_object_set_new(jt, "clamped_memory", json_integer((json_int_t)st->clamped_memory));
+	json_object_set_new(jt, "split_jobs", json_integer((json_int_t)st->split));
 	json_object_set_new(jt, "cut_to_requested_time", json_integer((json_int_t)st->cut_to_limit));
 	json_object_set_new(jt, "keep_overruns", json_boolean(o->keep_overruns));
 	json_object_set_new(jt, "signatures", json_integer((json_int_t)st->signatures));

@@ -11,7 +11,8 @@
  * The model, in short (the man page mxq-power-sim(1) says it at length):
  *  - a job asks for slots (its processors) and memory; a job wider than the
  *    largest node takes whole nodes, all started at once (gang), or is
- *    squeezed onto one node (clamp);
+ *    squeezed onto one node (clamp), or split into independent node-wide
+ *    jobs (split: MXQ's own workload, which has no gangs);
  *  - dispatch works like mxqd: waiting jobs in submit order, each on the
  *    first qualified ON node with free slots and memory (server_is_qualified
  *    decides "qualified"), later jobs backfill what is left; the first wide
@@ -533,6 +534,7 @@ double mxq_sim_percentile(double *v, size_t n, double p)
 static const char *const wide_names[_MXQ_SIM_WIDE_MAX] = {
 	[MXQ_SIM_WIDE_GANG] = "gang",
 	[MXQ_SIM_WIDE_CLAMP] = "clamp",
+	[MXQ_SIM_WIDE_SPLIT] = "split",
 };
 
 const char *mxq_sim_wide_to_string(enum mxq_sim_wide wide)
@@ -975,8 +977,16 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 	c->last_submit = c->start;
 	c->stats.trace_jobs = trace->n_jobs;
 
-	c->jobs = calloc(n_placed ? n_placed : 1, sizeof(*c->jobs));
-	keys = calloc(n_placed ? n_placed : 1, sizeof(*keys));
+	/* room for the pieces of split wide jobs */
+	size_t n_slots = n_placed;
+	if (opts->wide == MXQ_SIM_WIDE_SPLIT && max_cores)
+		for (size_t k = 0; k < n_placed; k++) {
+			uint32_t procs = trace->jobs[placed[k].trace_index].procs;
+			if (procs > max_cores)
+				n_slots += (procs + (uint64_t)max_cores - 1) / max_cores - 1;
+		}
+	c->jobs = calloc(n_slots ? n_slots : 1, sizeof(*c->jobs));
+	keys = calloc(n_slots ? n_slots : 1, sizeof(*keys));
 	if (!c->jobs || !keys) {
 		r = -ENOMEM;
 		goto fail;
@@ -1002,7 +1012,7 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		if (tj->procs <= max_cores) {
 			j->parts = 1;
 			j->threads = tj->procs;
-		} else if (opts->wide == MXQ_SIM_WIDE_GANG) {
+		} else if (opts->wide == MXQ_SIM_WIDE_GANG || opts->wide == MXQ_SIM_WIDE_SPLIT) {
 			uint64_t parts = (tj->procs + (uint64_t)max_cores - 1) / max_cores;
 			j->parts = (uint32_t)parts;
 			j->threads = max_cores;
@@ -1026,6 +1036,19 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		key->memory_mib = j->memory_mib;
 		if (time_modelled)
 			key->time_min = (uint64_t)((j->expect + 59) / 60);
+		if (opts->wide == MXQ_SIM_WIDE_SPLIT && j->parts > 1) {
+			/* MXQ has no gangs: one independent node-wide job per part */
+			uint32_t pieces = j->parts;
+			c->stats.split++;
+			key->wide = false;
+			j->parts = 1;
+			for (uint32_t q = 1; q < pieces; q++) {
+				c->jobs[nj + q] = *j;
+				keys[nj + q] = *key;
+			}
+			nj += pieces;
+			continue;
+		}
 		nj++;
 	}
 	c->n_jobs = nj;

@@ -154,9 +154,13 @@ double mxq_sim_percentile(double *v, size_t n, double p);
 enum mxq_sim_wide {
 	MXQ_SIM_WIDE_GANG = 0,       /* whole nodes, all started together */
 	MXQ_SIM_WIDE_CLAMP,          /* squeezed onto one node of the largest size */
+	MXQ_SIM_WIDE_SPLIT,          /* independent jobs of the largest node's size, one
+	                                per gang part, started whenever each fits (MXQ
+	                                has no gang jobs: its users submit such work as
+	                                many single-node jobs) */
 	_MXQ_SIM_WIDE_MAX,
 };
-/* "gang", "clamp"; NULL out of range / -EINVAL for other names. */
+/* "gang", "clamp", "split"; NULL out of range / -EINVAL for other names. */
 const char *mxq_sim_wide_to_string(enum mxq_sim_wide wide);
 int mxq_sim_wide_from_string(const char *name);
 
@@ -186,6 +190,7 @@ struct mxq_sim_workload_stats {
 	uint64_t wide;               /* jobs needing more than one node (gang) */
 	uint64_t clamped_procs;      /* processors cut to what the cluster has */
 	uint64_t clamped_memory;     /* memory cut to the largest node's */
+	uint64_t split;              /* wide jobs split into single-node jobs (split) */
 	uint64_t cut_to_limit;       /* run time cut to the requested time */
 	uint64_t unrunnable;         /* no node qualifies at all: left out */
 	uint64_t signatures;         /* distinct requirement signatures */

@@ -707,6 +707,37 @@ START_TEST(dispatch_clamp)
 }
 END_TEST
 
+/* MXQ workload: a 3-processor job on two 1-core nodes becomes three
+ * independent 1-core jobs; two start at once, the third when the first
+ * node frees, where a gang would have been cut to 2 parts. */
+START_TEST(dispatch_split)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 3, 50 });
+	small_class(&c, 2, 1);
+	mxq_sim_workload_opts_defaults(&o);
+	o.wide = MXQ_SIM_WIDE_SPLIT;
+	world_cluster(&w, &c, 1, &o);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->split, 1);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 4);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 0);
+	world_run(&w, &p, 400);
+	/* job 1 on node 1 [0,100); piece 1 on node 2 [10,60); piece 2 on node 2
+	 * [60,110) (waits 50); piece 3 on node 1 [100,150) (waits 90) */
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	ck_assert_double_eq(job_wait(&w, 1), 0);
+	ck_assert_double_eq(job_wait(&w, 2), 50);
+	ck_assert_double_eq(job_wait(&w, 3), 90);
+	/* busy 100 + 150 s at 200 W, idle 400 x 2 - 250 s at 100 W */
+	ck_assert_energy(w.res.energy_j, 250 * 200.0 + 550 * 100.0);
+	world_done(&w);
+}
+END_TEST
+
 /* Memory is a resource like slots: two jobs that do not fit together wait
  * for each other even with a free core. */
 START_TEST(dispatch_memory)
@@ -922,6 +953,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, lower_bound_holds_on_traces);
 	tcase_add_test(sim, dispatch_gang_and_backfill);
 	tcase_add_test(sim, dispatch_clamp);
+	tcase_add_test(sim, dispatch_split);
 	tcase_add_test(sim, dispatch_memory);
 	tcase_add_test(sim, time_limit);
 	tcase_add_test(sim, window_and_scale);
