@@ -1427,10 +1427,16 @@ static bool node_dispatchable(const struct sim_node *n)
 	       n->rec != MXQ_POWER_POWERING_OFF && n->rec != MXQ_POWER_OFF;
 }
 
+/* At least 1 s: a 0 s timeout firing at the same instant would power a
+ * freshly booted node off before the dispatch pass that follows the
+ * events of that instant could give it the job it was woken for (and wake
+ * it again, for ever). */
 static int arm_idle_timeout(struct mxq_sim *s, size_t i)
 {
 	struct sim_node *n = &s->nodes[i];
-	return ev_push(s, s->now + s->p.timeout_s, EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
+	int64_t t = s->p.timeout_s > 0 ? s->p.timeout_s : 1;
+
+	return ev_push(s, s->now + t, EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
 }
 
 /*
@@ -1585,10 +1591,8 @@ static int idle_timeout(struct mxq_sim *s, size_t i, uint32_t gen)
 
 	if (gen != n->idle_gen || !n->idle || n->rec != MXQ_POWER_ON)
 		return 0;
-	if (n->held)                /* planned for a waiting wide job: look again later
-	                               (not at once: a 0 s timeout would spin) */
-		return ev_push(s, s->now + (s->p.timeout_s > 0 ? s->p.timeout_s : 1),
-			       EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
+	if (n->held)                /* planned for a waiting wide job */
+		return arm_idle_timeout(s, i);
 	return start_shutdown(s, i);
 }
 

@@ -518,7 +518,7 @@ END_TEST
  * than the lower bound. */
 static void assert_bound_holds(struct world *w, const char *what)
 {
-	static const int64_t timeouts[] = { 60, 600, 3600 };
+	static const int64_t timeouts[] = { 0, 60, 600, 3600 };
 	struct mxq_sim_params p[2 + sizeof(timeouts) / sizeof(timeouts[0])];
 	size_t n = 0;
 	struct mxq_sim *sims[sizeof(p) / sizeof(p[0])];
@@ -615,7 +615,8 @@ static long rnd(uint64_t *x, uint64_t n)
 	return (long)((*x >> 33) % n);
 }
 
-/* Random traces on random mixed clusters (cores, memory, watts). */
+/* Random traces on random mixed clusters (cores, memory, watts), wide jobs
+ * as gangs, clamped or split. */
 START_TEST(lower_bound_holds_on_random_traces)
 {
 	uint64_t x = 0x5eed17;
@@ -654,7 +655,10 @@ START_TEST(lower_bound_holds_on_random_traces)
 		}
 		if (round % 3 == 0)
 			c[0].memory_mib = c[1].memory_mib = 0;
-		world_cluster(&w, c, 2, NULL);
+		struct mxq_sim_workload_opts o;
+		mxq_sim_workload_opts_defaults(&o);
+		o.wide = (enum mxq_sim_wide)(round % _MXQ_SIM_WIDE_MAX);  /* gang, clamp, split */
+		world_cluster(&w, c, 2, &o);
 		world_config(&w, round % 2 ? "idle_time = auto\nwarm_pool = 0\n" : "warm_pool = 0\n");
 		if (getenv("TEST_SIM_VERBOSE"))
 			fprintf(stderr, "round %d\n", round);
