@@ -25,7 +25,7 @@ MYSQL_CFLAGS := $(shell mysql_config --cflags 2>/dev/null || pkg-config --cflags
 MYSQL_LIBS   := $(shell mysql_config --libs 2>/dev/null || pkg-config --libs libmariadb)
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
-EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null)
+EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson libcurl 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \

@@ -1201,7 +1201,7 @@ static const struct power_cmd power_cmds[] = {
 	{ "off",     cmd_admin,   P_REASON, 1, 1, "off HOST --reason R" },
 	{ "exclude", cmd_admin,   P_REASON, 1, 1, "exclude HOST [--reason R]" },
 	{ "include", cmd_admin,   P_REASON, 1, 1, "include HOST [--reason R]" },
-	{ "set",     cmd_set,     0, 2, 32, "set HOST KEY=VALUE... (transport_on transport_off bmc mac broadcast rank class ipmi_workarounds ssh)" },
+	{ "set",     cmd_set,     0, 2, 32, "set HOST KEY=VALUE... (transport_on transport_off bmc mac broadcast rank class ipmi_workarounds ssh redfish_system redfish_ca redfish_tls redfish_auth)" },
 };
 
 static void power_usage(FILE *f)
