@@ -691,19 +691,26 @@ START_TEST(dispatch_gang_and_backfill)
 }
 END_TEST
 
+/* Two 1-core nodes (small_class), wide jobs handled as WIDE. */
+static void world_two_nodes_wide(struct world *w, enum mxq_sim_wide wide)
+{
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+
+	small_class(&c, 2, 1);
+	mxq_sim_workload_opts_defaults(&o);
+	o.wide = wide;
+	world_cluster(w, &c, 1, &o);
+}
+
 /* Clamping instead: the wide job runs on one node, no waiting for both. */
 START_TEST(dispatch_clamp)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	struct mxq_sim_workload_opts o;
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
 	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 2, 50 });
-	small_class(&c, 2, 1);
-	mxq_sim_workload_opts_defaults(&o);
-	o.wide = MXQ_SIM_WIDE_CLAMP;
-	world_cluster(&w, &c, 1, &o);
+	world_two_nodes_wide(&w, MXQ_SIM_WIDE_CLAMP);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->clamped_procs, 1);
 	world_run(&w, &p, 400);
 	ck_assert_double_eq(job_wait(&w, 1), 0);
@@ -717,15 +724,10 @@ END_TEST
 START_TEST(dispatch_split)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	struct mxq_sim_workload_opts o;
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
 	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 3, 50 });
-	small_class(&c, 2, 1);
-	mxq_sim_workload_opts_defaults(&o);
-	o.wide = MXQ_SIM_WIDE_SPLIT;
-	world_cluster(&w, &c, 1, &o);
+	world_two_nodes_wide(&w, MXQ_SIM_WIDE_SPLIT);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->split, 1);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 4);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 0);
