@@ -12,10 +12,10 @@
  * but not ready for clients (a Galera node outside the primary component,
  * wsrep_ready OFF) is skipped like one that does not answer.
  *
- * Galera: a new session on a Galera node first waits until that node has
- * applied every transaction the cluster committed before (one causal read,
- * wsrep_sync_wait), so a client that moved to another node sees its own
- * earlier writes. Not for every statement: a causal read may wait for the
+ * Galera: a reconnected session on a Galera node first waits until that
+ * node has applied every transaction the cluster committed before (one
+ * causal read, wsrep_sync_wait), so a client that moved to another node
+ * sees its own earlier writes. Not for every statement: a causal read may wait for the
  * group's causal keepalive (up to a second when the cluster is quiet),
  * which would stall a daemon that polls ten times a second.
  *
@@ -293,7 +293,11 @@ static int check_ready(struct mx_db *db, MYSQL *m)
 	if (!ready)
 		return -EAGAIN;
 	db->galera = on;
-	if (on && (mysql_query(m, "SET SESSION wsrep_sync_wait = 1") != 0 ||
+	/* a reconnect (perhaps to another node) waits until this node has
+	 * applied what the cluster committed, our own writes included; a
+	 * first connect has no writes of its own to see and does not wait */
+	if (on && db->stats.connects > 0 &&
+	    (mysql_query(m, "SET SESSION wsrep_sync_wait = 1") != 0 ||
 		   mysql_query(m, "SELECT 1") != 0 ||
 		   (mysql_free_result(mysql_store_result(m)), 0) ||
 		   mysql_query(m, "SET SESSION wsrep_sync_wait = 0") != 0))
