@@ -38,6 +38,7 @@
 #include "mxq_client.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy.h"
 #include "mxqd_power.h"
 
@@ -75,6 +76,9 @@ static void usage(FILE *f)
 "      --gpus N                  GPUs on this server (default 0)\n"
 "      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
+"      --cgroup-root DIR         where the cgroup filesystems are mounted (default "
+MXQD_CGROUP_DEFAULT_ROOT ";\n"
+"                                \"\" or a missing dir: no cgroups, jobs contained by session)\n"
 "  -M, --mysql-default-file FILE MySQL defaults file (default " MX_DB_DEFAULT_FILE ")\n"
 "  -S, --mysql-default-group G   group in it (default " MX_DB_GROUP_DAEMON ")\n"
 "      --foreground              stay in the foreground (default)\n"
@@ -151,7 +155,7 @@ static int parse_seconds(const char *opt, const char *arg, double min, double *r
 static int parse_options(int argc, char **argv, struct mxqd_server *s, struct options *o)
 {
 	enum {
-		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL,
+		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL, OPT_CGROUP_ROOT,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
@@ -174,6 +178,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "gpus",                required_argument, NULL, OPT_GPUS },
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
+		{ "cgroup-root",         required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -255,6 +260,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			break;
 		case OPT_TMPDIR: s->tmpdir = optarg; break;
 		case OPT_SPOOL: s->spooldir = optarg; break;
+		case OPT_CGROUP_ROOT: s->cgroup_root = optarg; break;
 		case 'M': s->db_defaults_file = optarg; break;
 		case 'S': s->db_group = optarg; break;
 		case OPT_FOREGROUND: o->daemonize = false; break;
@@ -432,6 +438,26 @@ static int server_setup(struct mxqd_server *s)
 	if (r < 0)
 		return fail("cannot set up: %s", strerror(-r));
 	return 0;
+}
+
+/* Containment: detect the cgroup layout once and say what it is. */
+static void setup_cgroups(struct mxqd_server *s)
+{
+	char name[600], msg[8192];
+	enum mxqd_cgroup_layout layout;
+
+	if (!s->cgroup_root[0]) {
+		mx_log_notice("cgroups: off (--cgroup-root \"\"): jobs are contained by their session");
+		return;
+	}
+	if (!s->is_root) {
+		mx_log_notice("cgroups: off (mxqd is not root): jobs are contained by their session");
+		return;
+	}
+	snprintf(name, sizeof(name), "mxqd-%s-%s", s->hostname, s->daemon_name);
+	layout = mxqd_cgroup_init(s->cgroup_root, name, msg, sizeof(msg));
+	s->cgroups = layout != MXQD_CGROUP_NONE;
+	mx_log_notice("cgroups: %s", msg);
 }
 
 /* One mxqd per spool directory: two would reap each other's jobs. */
@@ -702,6 +728,7 @@ int main(int argc, char **argv)
 	struct mxqd_server server = {
 		.daemon_name = "main",
 		.tmpdir = "/tmp/mxqd",
+		.cgroup_root = MXQD_CGROUP_DEFAULT_ROOT,
 		.db_group = MX_DB_GROUP_DAEMON,
 		.poll_interval_ms = 1000,
 		.heartbeat_interval_s = 10,
@@ -744,6 +771,7 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
+	setup_cgroups(&server);
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
@@ -799,6 +827,8 @@ int main(int argc, char **argv)
 	if (opt.pid_file)
 		unlink(opt.pid_file);
 	mxqd_jobs_free_all(&server);
+	if (server.cgroups)
+		mxqd_cgroup_fini();
 	mxq_server_caps_done(&server.caps);
 	mx_db_close(server.db);
 	free(server.short_hostname);

@@ -37,6 +37,8 @@ struct mxqd_server {
 	uint32_t gpus;              /* --gpus */
 	char *tmpdir;               /* --tmpdir: parent of per-job tmpdirs */
 	char *spooldir;             /* --spool: reaper outcome files, lock */
+	const char *cgroup_root;    /* --cgroup-root: where cgroup filesystems are
+	                               mounted; "" or a missing dir: no cgroups */
 	const char *db_defaults_file;
 	const char *db_group;
 	unsigned poll_interval_ms;  /* how often the queue is looked at */
@@ -50,6 +52,7 @@ struct mxqd_server {
 	struct mxq_server_caps caps;
 	uint64_t memory_per_slot_mib;
 	bool is_root;
+	bool cgroups;               /* jobs and callbacks run in cgroups of their own */
 	char boot_id[37];
 	unsigned long long pid_starttime;
 
@@ -85,6 +88,7 @@ struct mxqd_job {
 	uint64_t time_min;
 	uint32_t gpus;
 	uint32_t slots;
+	uint64_t tmpdir_gib;        /* --tmpdir SIZE of its group, 0 = no quota */
 	char *callback;
 	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
 	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */

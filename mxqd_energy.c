@@ -32,10 +32,12 @@
  * into per-job accumulators, so a wrapped ring buffer never loses job
  * energy. The ring holds the node's recent samples; one per flush interval
  * goes to mxq_power_sample, also those missed while the database was
- * away, as far as the ring reaches back. CPU time per job is the sum of
- * utime, stime, cutime and cstime of the processes in its session (sid =
- * job_pid), read from /proc; the last interval of an ended job uses its
- * rusage from the reaper's outcome.
+ * away, as far as the ring reaches back. CPU time per job is its cgroup's
+ * counter (mxqd_cgroup.c: cpu.stat usage_usec or cpuacct.usage, one pread
+ * of a file kept open) when jobs run in cgroups, else the sum of utime,
+ * stime, cutime and cstime of the processes in its session (sid =
+ * job_pid), read from /proc; the last interval of an ended job uses the
+ * CPU time in the reaper's outcome (the cgroup's, or its rusage).
  *
  * Errors: a failing source makes the interval unmeasured (jobs running in
  * it become "partial") and is logged once until it works again. Database
@@ -58,6 +60,7 @@
 #include "mx_util.h"
 #include "mxq_energy.h"
 #include "mxq_energy_source.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy_ipmi.h"
 #include "mxqd_ipmi.h"
 
@@ -78,6 +81,7 @@ struct tracked {
 	uint64_t cpu_us;        /* session CPU time at the last sample */
 	uint64_t cpu_now_us;    /* scratch: this sample's reading */
 	unsigned procs;         /* scratch: processes found in its session */
+	int cg_fd;              /* its cgroup's CPU counter, -1 = none: /proc scan */
 	struct mxq_energy_job_acc acc;
 	double timeline_j;      /* energy at the last timeline row */
 	uint64_t timeline_ms;
@@ -294,12 +298,17 @@ static int read_job_cpu(void)
 	size_t n = 0, i = 0;
 	int r;
 
-	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next)
-		if (!t->end_ms)
+	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next) {
+		if (t->end_ms)
+			continue;
+		if (t->cg_fd >= 0)  /* a removed cgroup: no process left */
+			t->procs = mxqd_cgroup_cpu_read(t->cg_fd, &t->cpu_now_us) == 0;
+		else
 			en.sids[n++] = t->sid;
+	}
 	r = mxq_energy_sessions_cpu(en.sids, n, en.cpu, en.procs);
 	for (struct tracked *t = en.jobs; t && i < n; t = t->next) {
-		if (t->end_ms)
+		if (t->end_ms || t->cg_fd >= 0)
 			continue;
 		t->cpu_now_us = r < 0 ? 0 : en.cpu[i];
 		t->procs = r < 0 ? 0 : en.procs[i];
@@ -633,12 +642,19 @@ static int prune(struct mxqd_server *server)
 	return n < 0 ? (int)n : 0;
 }
 
+static void tracked_free(struct tracked *t)
+{
+	if (t->cg_fd >= 0)
+		close(t->cg_fd);
+	free(t);
+}
+
 static void tracked_remove(struct tracked *t)
 {
 	for (struct tracked **p = &en.jobs; *p; p = &(*p)->next) {
 		if (*p == t) {
 			*p = t->next;
-			free(t);
+			tracked_free(t);
 			en.n_jobs--;
 			return;
 		}
@@ -692,6 +708,7 @@ static struct tracked *track(const struct mxqd_job *job)
 	t->job_id = job->job_id;
 	t->sid = job->job_pid;
 	t->slots = job->slots;
+	t->cg_fd = mxqd_cgroup_job_cpu_open(job->job_id);
 	t->start_ms = en.last_real_ms;
 	mxq_energy_job_acc_init(&t->acc);
 	t->next = en.jobs;
@@ -851,7 +868,7 @@ void mxqd_energy_fini(struct mxqd_server *server)
 	while (en.jobs) {
 		struct tracked *t = en.jobs;
 		en.jobs = t->next;
-		free(t);
+		tracked_free(t);
 	}
 	en.n_jobs = 0;
 	free(en.in);

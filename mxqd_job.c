@@ -31,6 +31,7 @@
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 
 /* Job statuses in which a job holds a node (mysql/create_triggers.sql). */
 #define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
@@ -130,7 +131,7 @@ static uint32_t job_slots(const struct mxqd_server *server, uint32_t threads, ui
 #define JOB_COLUMNS \
 	"j.job_id, j.group_id, j.job_workdir, j.job_argv, j.job_stdout, j.job_stderr, " \
 	"j.job_umask, j.job_callback, j.job_status, g.user_uid, g.user_name, g.user_gid, " \
-	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu"
+	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu, g.job_tmpdir_size"
 
 /* Build a job from a row of JOB_COLUMNS. NULL with errno set on failure;
  * job->argv is NULL when job_argv is malformed. */
@@ -158,6 +159,7 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 	job->memory_mib = mx_db_u64(res, 14);
 	job->time_min = mx_db_u64(res, 15);
 	job->gpus = (uint32_t)mx_db_u64(res, 16);
+	job->tmpdir_gib = mx_db_u64(res, 17);
 	job->slots = job_slots(server, job->threads, job->memory_mib);
 	if (!job->workdir || !job->stdout_path || !job->stderr_path || !job->callback ||
 	    !job->user_name || !job->group_name) {
@@ -362,14 +364,27 @@ static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id)
 	return n < 0 ? (int)n : 0;
 }
 
-static void kill_job(struct mxqd_job *job, int reason)
+/* Signal the job's session and, with cgroups, every process in its cgroup
+ * (daemonised ones included; its reaper kills the rest at the job's end). */
+static void signal_job(const struct mxqd_server *server, const struct mxqd_job *job, int sig)
+{
+	mx_session_kill(job->job_pid, sig);
+	if (server->cgroups) {
+		struct mxqd_cgroup cg;
+
+		mxqd_cgroup_job(&cg, job->job_id);
+		mxqd_cgroup_signal(&cg, sig);
+	}
+}
+
+static void kill_job(const struct mxqd_server *server, struct mxqd_job *job, int reason)
 {
 	if (job->job_pid <= 0 || job->kill_sent_ms)
 		return;
 	job->kill_reason = reason;
 	job->kill_sent_ms = mx_now_monotonic_ms();
-	mx_session_kill(job->job_pid, SIGTERM);
-	mx_session_kill(job->job_pid, SIGCONT);
+	signal_job(server, job, SIGTERM);
+	signal_job(server, job, SIGCONT);
 }
 
 /* Start the job we just claimed (status ASSIGNED, our daemon id). */
@@ -431,7 +446,7 @@ static int start_claimed_job(struct mxqd_server *server)
 	if (n == 0) {
 		/* cancelled between claim and start */
 		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
-		kill_job(job, MXQD_KILL_CANCEL);
+		kill_job(server, job, MXQD_KILL_CANCEL);
 	} else if (n < 0) {
 		/* the job runs; its outcome will be recorded once the database is back */
 		mx_log_warning("job %" PRIu64 ": could not record RUNNING: %s", job->job_id,
@@ -697,7 +712,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 		if (!job->ended && !job->kill_sent_ms) {
 			mx_log_info("job %" PRIu64 ": cancelled, terminating process group %d",
 				    job->job_id, (int)job->job_pid);
-			kill_job(job, MXQD_KILL_CANCEL);
+			kill_job(server, job, MXQD_KILL_CANCEL);
 		}
 	}
 	mx_db_result_free(res);
@@ -711,7 +726,7 @@ void mxqd_jobs_escalate_kills(struct mxqd_server *server)
 	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
 		if (job->kill_sent_ms && !job->ended && job->job_pid > 0 &&
 		    now - job->kill_sent_ms > (uint64_t)server->kill_grace_s * 1000) {
-			mx_session_kill(job->job_pid, SIGKILL);
+			signal_job(server, job, SIGKILL);
 			job->kill_sent_ms = now; /* repeat every grace period until gone */
 		}
 	}
@@ -721,7 +736,7 @@ void mxqd_jobs_kill_all(struct mxqd_server *server)
 {
 	for (struct mxqd_job *job = server->jobs; job; job = job->next)
 		if (!job->ended)
-			kill_job(job, MXQD_KILL_SHUTDOWN);
+			kill_job(server, job, MXQD_KILL_SHUTDOWN);
 }
 
 /* -------------------------------------------------------------- recovery */
@@ -742,6 +757,18 @@ static bool job_left_traces(const struct mxqd_server *server, uint64_t job_id, p
 		return true;
 	}
 	return mxqd_outcome_read(server->spooldir, job_id, &o) == 0;
+}
+
+static void log_adopted(const struct mxqd_server *server, const struct mxqd_job *job)
+{
+	struct mxqd_cgroup cg;
+	char path[4096] = "";
+
+	mxqd_cgroup_job(&cg, job->job_id);
+	if (server->cgroups && mxqd_cgroup_exists(&cg))
+		mxqd_cgroup_path(&cg, path, sizeof(path));
+	mx_log_info("job %" PRIu64 ": re-adopted (reaper %d, job %d%s%s)", job->job_id,
+		    (int)job->reaper_pid, (int)job->job_pid, path[0] ? ", cgroup " : "", path);
 }
 
 int mxqd_jobs_recover(struct mxqd_server *server)
@@ -792,8 +819,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 			if (!alive)
 				job->reaper_pid = 0;  /* reaper gone: outcome file or lost */
 			else
-				mx_log_info("job %" PRIu64 ": re-adopted (reaper %d, job %d)",
-					    job_id, (int)reaper, (int)job_pid);
+				log_adopted(server, job);
 		} else {
 			mx_log_warning("job %" PRIu64 ": was %s on this node but left no trace: UNKNOWN",
 				       job_id, mxq_job_status_to_name(status));
