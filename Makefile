@@ -84,7 +84,11 @@ test_power_work: TEST_OBJS = mxqd_power_work.o
 test_power_work: mxqd_power_work.o
 
 $(BENCHES): %: %.c libmxq.a
-	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) libmxq.a $(ALL_LDLIBS)
+
+# benchmarks of daemon modules link those objects too
+bench_cgroup: BENCH_OBJS = mxqd_cgroup.o
+bench_cgroup: mxqd_cgroup.o
 
 check: check-unit check-integration
 
@@ -107,7 +111,8 @@ bench: $(PROGRAMS) $(BENCHES)
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
-mxqd: ALL_LDLIBS += -pthread
+# -z now: symbols are bound once at start, not again in every forked reaper
+mxqd: ALL_LDLIBS += -pthread -Wl,-z,now
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim

@@ -607,6 +607,7 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
+	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 };
 
 static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
@@ -656,6 +657,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		uint64_t now = mx_now_monotonic_ms();
 		struct timespec timeout;
 		siginfo_t info;
+		uint64_t t;
 		int r, sig;
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
@@ -675,12 +677,23 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		} else {
 			mxqd_children_reap(s);
 		}
-		if (ls.db_ok && (r = mxqd_jobs_handle_cancel(s)) < 0)
-			db_failed(s, &ls, r, "reading cancellations");
+		t = mxqd_prof_now();
+		/* cancellations are read once per poll interval, not at every
+		 * job end: a job cancelled while it starts is caught when its
+		 * RUNNING is recorded */
+		if (ls.db_ok && t >= ls.next_cancel_us) {
+			if ((r = mxqd_jobs_handle_cancel(s)) < 0)
+				db_failed(s, &ls, r, "reading cancellations");
+			ls.next_cancel_us = t + s->poll_interval_ms * 1000ULL;
+		}
 		mxqd_jobs_escalate_kills(s);
+		mxqd_prof_add(MXQD_PROF_CANCEL, t);
+		t = mxqd_prof_now();
 		mxqd_energy_tick(s, ls.db_ok);
+		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
+		t = mxqd_prof_now();
 		if (ls.db_ok) {
 			r = mxqd_power_node_tick(s);
 			if (r < 0)
@@ -696,6 +709,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 				db_failed(s, &ls, r, "heartbeat");
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
+		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.quit_now)
 			return 0;
 		if (!s->accepting && !s->jobs) {
@@ -712,7 +726,9 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			timeout.tv_sec = (time_t)(wait_ms / 1000);
 			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
 		}
+		t = mxqd_prof_now();
 		sig = sigtimedwait(sigs, &info, &timeout);
+		mxqd_prof_add(MXQD_PROF_WAIT, t);
 		while (sig > 0) {
 			handle_signal(s, &ls, sig);
 			/* collect everything else that is pending before working again */
@@ -792,6 +808,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGQUIT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2);  /* a reaper reported its job's pid */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -817,6 +834,7 @@ int main(int argc, char **argv)
 			   "run mxqadmin db upgrade)", mx_db_error(server.db));
 
 	serve(&server, &sigs);
+	mxqd_prof_log();
 	mxqd_energy_fini(&server);
 	mxqd_power_fini(&server);
 

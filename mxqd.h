@@ -93,6 +93,9 @@ struct mxqd_job {
 	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
 	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */
 	pid_t job_pid;              /* = process group and session of the job */
+	int report_fd;              /* while starting: the reaper reports the job's pid here */
+	bool starting;              /* reaper forked, job's pid not yet reported */
+	bool kill_pending;          /* killed while starting: signal once the pid is known */
 	uint64_t start_realtime_ms;
 	uint64_t kill_sent_ms;      /* monotonic; 0 = not being killed */
 	enum { MXQD_KILL_NONE, MXQD_KILL_CANCEL, MXQD_KILL_SHUTDOWN } kill_reason;
@@ -118,6 +121,7 @@ struct mxqd_reaper_args {
 	const struct mxqd_server *server;
 	const struct mxqd_job *job;
 	int report_fd;              /* reaper writes "JOBPID\n" here once started */
+	pid_t mxqd_pid;             /* ... and then sends SIGUSR2 to mxqd (the loop wakes) */
 };
 
 /*
@@ -155,6 +159,31 @@ int mxqd_jobs_recover(struct mxqd_server *server);
 void mxqd_jobs_free_all(struct mxqd_server *server);
 /* Reap exited callback supervisors and other stray children; never blocks. */
 void mxqd_children_reap(struct mxqd_server *server);
+
+/* --- dispatch profile (mxqd_job.c): where the main loop's time goes --- */
+
+enum mxqd_prof {
+	MXQD_PROF_CANDIDATES,   /* reading the groups that could run here */
+	MXQD_PROF_CLAIM,        /* the claiming UPDATE */
+	MXQD_PROF_LOAD,         /* reading the claimed job */
+	MXQD_PROF_SPAWN,        /* forking the reaper until it reports the job's pid */
+	MXQD_PROF_RUNNING,      /* recording RUNNING */
+	MXQD_PROF_OUTCOMES,     /* looking for outcome files */
+	MXQD_PROF_RECORD,       /* recording the terminal status */
+	MXQD_PROF_HOOKS,        /* status hooks (energy, callbacks, power) */
+	MXQD_PROF_SPOOL,        /* removing a job's spool files */
+	MXQD_PROF_CANCEL,       /* reading cancellations */
+	MXQD_PROF_OTHER,        /* heartbeat, power and energy ticks */
+	MXQD_PROF_WAIT,         /* waiting for signals or the poll interval */
+	MXQD_PROF__N
+};
+
+/* Monotonic microseconds, for mxqd_prof_add(). */
+uint64_t mxqd_prof_now(void);
+/* Add the time since SINCE (from mxqd_prof_now) to phase P. */
+void mxqd_prof_add(enum mxqd_prof p, uint64_t since);
+/* Log the profile (mean per job started) once, at exit. */
+void mxqd_prof_log(void);
 
 /* --- status hooks (mxqd_job.c) --- */
 

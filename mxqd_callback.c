@@ -9,7 +9,7 @@
  * RLIMIT_AS 256 MiB and no core dumps; it kills the whole group when the
  * callback exits or after --callback-timeout, and logs anything unusual.
  * With cgroups (mxqd_cgroup.c) the callback runs in a cgroup of its own
- * (callback-JOBID, memory limited like its address space), and at its end
+ * (callback-JOBID, no memory limit beyond RLIMIT_AS), and at its end
  * or timeout every process in it is killed, daemonised ones included.
  * A callback's result never changes the job's status.
  */
@@ -112,7 +112,7 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 
 	if (server->cgroups) {
 		mxqd_cgroup_callback(&cg, job->job_id);
-		r = mxqd_cgroup_create(&cg, CALLBACK_AS_BYTES);
+		r = mxqd_cgroup_create(&cg, 0);  /* memory: RLIMIT_AS per process */
 		if (r < 0)
 			mx_log_warning("job %" PRIu64 ": cannot create a cgroup for callback %s: %s",
 				       job->job_id, job->callback, strerror(-r));

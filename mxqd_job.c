@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mx_log.h"
@@ -63,6 +64,48 @@ void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job
 			hooks[i]->job_ended(hooks[i]->ctx, server, job, final_status);
 }
 
+/* ------------------------------------------------------ dispatch profile */
+
+static const char *const prof_names[MXQD_PROF__N] = {
+	"candidates", "claim", "load", "spawn", "running", "outcomes", "record", "hooks",
+	"spool", "cancel", "other", "wait",
+};
+static uint64_t prof_us[MXQD_PROF__N];
+static uint64_t prof_jobs;
+
+uint64_t mxqd_prof_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void mxqd_prof_add(enum mxqd_prof p, uint64_t since)
+{
+	prof_us[p] += mxqd_prof_now() - since;
+}
+
+void mxqd_prof_log(void)
+{
+	char buf[1024];
+	size_t off = 0;
+	uint64_t busy = 0;
+
+	if (!prof_jobs)
+		return;
+	for (unsigned i = 0; i < MXQD_PROF__N; i++) {
+		if (i != MXQD_PROF_WAIT)
+			busy += prof_us[i];
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s %.0f us", i ? "; " : "",
+					prof_names[i], (double)prof_us[i] / (double)prof_jobs);
+		if (off >= sizeof(buf))
+			break;
+	}
+	mx_log_info("dispatch profile: %" PRIu64 " jobs, main loop busy %.0f us per job; %s",
+		    prof_jobs, (double)busy / (double)prof_jobs, buf);
+}
+
 /* ------------------------------------------------------------- job list */
 
 static void job_free(struct mxqd_job *job)
@@ -77,6 +120,8 @@ static void job_free(struct mxqd_job *job)
 	free(job->stderr_path);
 	free(job->callback);
 	free(job->outcome);
+	if (job->starting)
+		close(job->report_fd);
 	free(job);
 }
 
@@ -241,15 +286,21 @@ static void describe_outcome(const struct mxqd_job *job, int status, const struc
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
+	uint64_t t = mxqd_prof_now();
 	int r = record_end(server, job, job->final_status, job->outcome);
 
+	mxqd_prof_add(MXQD_PROF_RECORD, t);
 	if (r < 0)
 		return r;
 	describe_outcome(job, job->final_status, job->outcome);
 	/* hooks (callbacks, energy) only for an outcome that is on record */
+	t = mxqd_prof_now();
 	if (r > 0)
 		mxqd_hooks_job_ended(server, job, job->final_status);
+	mxqd_prof_add(MXQD_PROF_HOOKS, t);
+	t = mxqd_prof_now();
 	mxqd_outcome_remove(server->spooldir, job->job_id);
+	mxqd_prof_add(MXQD_PROF_SPOOL, t);
 	job_list_remove(server, job);
 	job_free(job);
 	return 0;
@@ -282,17 +333,24 @@ void mxqd_children_reap(struct mxqd_server *server)
 	}
 }
 
+static void collect_reports(struct mxqd_server *server);
+
 int mxqd_jobs_reap(struct mxqd_server *server)
 {
 	int ended = 0, first_error = 0;
 
 	mxqd_children_reap(server);
+	collect_reports(server);
 	for (struct mxqd_job *job = server->jobs, *next; job; job = next) {
 		next = job->next;
+		if (job->starting)
+			continue;
 		if (!job->ended) {
 			struct mxqd_outcome o;
+			uint64_t t = mxqd_prof_now();
 			int r = mxqd_outcome_read(server->spooldir, job->job_id, &o);
 
+			mxqd_prof_add(MXQD_PROF_OUTCOMES, t);
 			if (r == 0) {
 				job->outcome = malloc(sizeof(*job->outcome));
 				if (!job->outcome)
@@ -325,12 +383,15 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 
 /* ------------------------------------------------------------ starting */
 
-/* Fork the reaper; returns 0 with job->reaper_pid and job->job_pid set. */
+/*
+ * Fork the reaper; returns 0 with job->reaper_pid set and the job starting:
+ * mxqd does not wait for the reaper to start the job (dispatch fast path);
+ * the reaper reports the job's pid through job->report_fd and wakes the
+ * loop with SIGUSR2, and collect_reports() takes it from there.
+ */
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
-	struct mxqd_reaper_args args = { .server = server, .job = job };
-	char buf[32];
-	ssize_t n, got = 0;
+	struct mxqd_reaper_args args = { .server = server, .job = job, .mxqd_pid = getpid() };
 	int fd;
 	pid_t pid;
 
@@ -341,17 +402,11 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 		args.report_fd = fd;
 		mxqd_reaper_run(&args);
 	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
 	job->reaper_pid = pid;
 	mx_proc_starttime(pid, &job->reaper_starttime);
-	/* the reaper answers right after its fork(); nothing slow happens before */
-	while ((n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
-		got += n;
-		if (memchr(buf, '\n', (size_t)got))
-			break;
-	}
-	close(fd);
-	buf[got > 0 ? got : 0] = '\0';
-	job->job_pid = (pid_t)atoi(buf);
+	job->report_fd = fd;
+	job->starting = true;
 	return 0;
 }
 
@@ -368,17 +423,21 @@ static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id)
  * (daemonised ones included; its reaper kills the rest at the job's end). */
 static void signal_job(const struct mxqd_server *server, const struct mxqd_job *job, int sig)
 {
-	mx_session_kill(job->job_pid, sig);
-	if (server->cgroups) {
-		struct mxqd_cgroup cg;
+	struct mxqd_cgroup cg;
 
-		mxqd_cgroup_job(&cg, job->job_id);
-		mxqd_cgroup_signal(&cg, sig);
-	}
+	mxqd_cgroup_job(&cg, job->job_id);
+	/* the cgroup holds the whole session: no scan of /proc needed */
+	if (!server->cgroups || mxqd_cgroup_signal(&cg, sig) < 0)
+		mx_session_kill(job->job_pid, sig);
 }
 
 static void kill_job(const struct mxqd_server *server, struct mxqd_job *job, int reason)
 {
+	if (job->starting && !job->kill_sent_ms) {
+		job->kill_reason = reason;
+		job->kill_pending = true;  /* job_running() signals it */
+		return;
+	}
 	if (job->job_pid <= 0 || job->kill_sent_ms)
 		return;
 	job->kill_reason = reason;
@@ -399,10 +458,13 @@ static int start_claimed_job(struct mxqd_server *server)
 
 	/* The claimed job is the ASSIGNED job of this daemon that it does not
 	 * run yet: a started job whose RUNNING update failed is ASSIGNED too. */
+	uint64_t t = mxqd_prof_now();
+
 	n = mx_db_query(server->db, &res,
 		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 		" WHERE j.daemon_id = ? AND j.job_status = ? ORDER BY j.job_id",
 		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
+	mxqd_prof_add(MXQD_PROF_LOAD, t);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res) && find_job(server, mx_db_u64(res, 0)))
@@ -424,7 +486,10 @@ static int start_claimed_job(struct mxqd_server *server)
 		return 0;
 	}
 
+	t = mxqd_prof_now();
 	r = spawn_reaper(server, job);
+	mxqd_prof_add(MXQD_PROF_SPAWN, t);
+	prof_jobs++;
 	if (r < 0) {
 		mx_log_err("job %" PRIu64 ": cannot start a reaper: %s; back to the queue",
 			   job->job_id, strerror(-r));
@@ -432,17 +497,23 @@ static int start_claimed_job(struct mxqd_server *server)
 		job_free(job);
 		return r;
 	}
-	if (job->job_pid <= 0) {
-		/* the reaper could not fork the job; its outcome file says so */
-		job_list_add(server, job);
-		return 0;
-	}
-	job->start_realtime_ms = mx_now_realtime_ms();
 	job_list_add(server, job);
+	return 1;
+}
+
+/* The reaper reported the job's pid: record RUNNING, run the hooks. */
+static void job_running(struct mxqd_server *server, struct mxqd_job *job)
+{
+	uint64_t t;
+	int64_t n;
+
+	job->start_realtime_ms = mx_now_realtime_ms();
+	t = mxqd_prof_now();
 	n = mx_db_exec(server->db,
 		"UPDATE mxq_job SET job_status = ?, host_pid = ?, date_start = NOW()"
 		" WHERE job_id = ? AND job_status = ?",
 		"iiUi", MXQ_JOB_STATUS_RUNNING, (int)job->job_pid, job->job_id, MXQ_JOB_STATUS_ASSIGNED);
+	mxqd_prof_add(MXQD_PROF_RUNNING, t);
 	if (n == 0) {
 		/* cancelled between claim and start */
 		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
@@ -455,8 +526,35 @@ static int start_claimed_job(struct mxqd_server *server)
 	job->final_status = MXQ_JOB_STATUS_RUNNING;
 	mx_log_info("job %" PRIu64 " (group %" PRIu64 ", user %s) started: pid %d, %u slot(s)",
 		    job->job_id, job->group_id, job->user_name, (int)job->job_pid, job->slots);
+	t = mxqd_prof_now();
 	mxqd_hooks_job_started(server, job);
-	return 1;
+	mxqd_prof_add(MXQD_PROF_HOOKS, t);
+	if (job->kill_pending) {
+		job->kill_pending = false;
+		kill_job(server, job, job->kill_reason);
+	}
+}
+
+/* Take the pids the reapers of starting jobs have reported. */
+static void collect_reports(struct mxqd_server *server)
+{
+	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
+		char buf[32];
+		ssize_t n;
+
+		if (!job->starting)
+			continue;
+		n = read(job->report_fd, buf, sizeof(buf) - 1);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;       /* not yet */
+		close(job->report_fd);
+		job->starting = false;
+		buf[n > 0 ? n : 0] = '\0';
+		job->job_pid = (pid_t)atoi(buf);
+		if (job->job_pid > 0)
+			job_running(server, job);
+		/* else the reaper could not fork the job; its outcome file says so */
+	}
 }
 
 /* A group this daemon could run, with what is needed to pick among them. */
@@ -639,9 +737,13 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 	size_t nusers = 0;
 	int n, started = 0, r = 0;
 
+	uint64_t t;
+
 	if (!server->accepting || server->slots_running >= server->slots)
 		return 0;
+	t = mxqd_prof_now();
 	n = load_candidates(server, &cands, &users, &nusers);
+	mxqd_prof_add(MXQD_PROF_CANDIDATES, t);
 	if (n <= 0) {
 		free(cands);
 		free(users);
@@ -651,7 +753,9 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		struct candidate *c = pick(server, cands, (size_t)n, users, nusers);
 		if (!c)
 			break;
+		t = mxqd_prof_now();
 		r = claim_one(server, c);
+		mxqd_prof_add(MXQD_PROF_CLAIM, t);
 		if (r == -EAGAIN)
 			continue;       /* deadlock victim: the claim was rolled back */
 		if (r < 0)

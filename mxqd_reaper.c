@@ -241,6 +241,15 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	return cg;
 }
 
+/* Signal every process of the job: its cgroup, else its session (SID). */
+static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
+{
+	if (cg)
+		mxqd_cgroup_signal(cg, sig);
+	else
+		mx_session_kill(sid, sig);
+}
+
 /* Did the kernel's OOM killer end a process of the job? */
 static bool cgroup_oom(const struct mxqd_cgroup *cg)
 {
@@ -337,14 +346,6 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		exec_job(a, tmpdir, exec_fd);
 	}
-	if (pid > 0) {
-		/* until the exec, the child is a copy of this reaper: its memory
-		 * is not the job's and must not count against the job's limit */
-		char c;
-		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
-			;
-		close(exec_fd);
-	}
 	if (pid < 0) {
 		mx_log_err("job %" PRIu64 ": cannot fork: %s", job->job_id, strerror((int)-pid));
 		outcome.wait_status = 126 << 8;
@@ -362,11 +363,23 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		dprintf(fd, "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime, server->boot_id);
 		close(fd);
 	}
+	/* mxqd waits for this line: it comes before the job's exec, which
+	 * mxqd need not wait for (dispatch fast path) */
 	snprintf(line, sizeof(line), "%d\n", (int)pid);
 	if (write(a->report_fd, line, strlen(line)) < 0) {
 		/* mxqd went away; the job goes on and the outcome file tells */
 	}
 	close(a->report_fd);
+	if (getppid() == a->mxqd_pid)
+		kill(a->mxqd_pid, SIGUSR2);
+	{
+		/* until the exec, the child is a copy of this reaper: its memory
+		 * is not the job's and must not count against the job's limit */
+		char c;
+		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
+			;
+		close(exec_fd);
+	}
 
 	limit_ms = job->time_min ? (uint64_t)((double)job->time_min * 60000.0 * server->runtime_scale) : 0;
 	for (;;) {
@@ -395,24 +408,22 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			else if (cgroup_oom(cg))
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
 			if (outcome.killed[0]) {
-				mx_session_kill(pid, SIGTERM);
-				mx_session_kill(pid, SIGCONT);
-				if (cg)
-					mxqd_cgroup_signal(cg, SIGTERM);
+				signal_job(cg, pid, SIGTERM);
+				signal_job(cg, pid, SIGCONT);
 				kill_at_ms = now + (uint64_t)server->kill_grace_s * 1000;
 			}
 		} else if (kill_at_ms && now >= kill_at_ms) {
-			mx_session_kill(pid, SIGKILL);
-			if (cg)
-				mxqd_cgroup_signal(cg, SIGKILL);
+			signal_job(cg, pid, SIGKILL);
 			kill_at_ms = 0;
 		}
 		sigtimedwait(&chld, NULL, &timeout);
 	}
 	outcome.wait_status = status;
 	fill_rusage(&outcome, &ru);
-	/* Leftover processes of the job's session and cgroup do not outlive the job. */
-	mx_session_kill(pid, SIGKILL);
+	/* Leftover processes of the job's session do not outlive the job (in a
+	 * cgroup: end_job_cgroup kills them, without a scan of /proc). */
+	if (!cg)
+		mx_session_kill(pid, SIGKILL);
 done:
 	end_job_cgroup(a, cg, &outcome);
 	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
