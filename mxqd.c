@@ -20,7 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,6 +442,20 @@ static int server_setup(struct mxqd_server *s)
 	return 0;
 }
 
+/* Load the NSS modules for users and groups (nsswitch.conf: e.g. systemd)
+ * once here: every reaper is a fork of mxqd and looks up its job's user
+ * (getpwuid, initgroups); without this, each would load them again (about
+ * 60 file opens per job). */
+static void warm_up_nss(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	gid_t groups[8];
+	int n = 8;
+
+	if (pw)
+		getgrouplist(pw->pw_name, pw->pw_gid, groups, &n);
+}
+
 /* Containment: detect the cgroup layout once and say what it is. */
 static void setup_cgroups(struct mxqd_server *s)
 {
@@ -819,6 +835,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mxqd_hooks_register(&mxqd_callback_hooks);
+	warm_up_nss();
 
 	r = daemon_register(&server);
 	if (r < 0) {

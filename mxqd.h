@@ -78,6 +78,8 @@ struct mxqd_job {
 	gid_t gid;
 	char *user_name;
 	char *group_name;
+	gid_t *groups;              /* supplementary groups of the user (from mxqd's */
+	int ngroups;                /* cache: no NSS lookup per job); -1 = look up */
 	char *workdir;
 	char **argv;
 	char *stdout_path;

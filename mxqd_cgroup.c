@@ -120,22 +120,34 @@ static int read_str(const char *dir, const char *file, char *buf, size_t len)
 	return 0;
 }
 
-/* Value of "KEY N" in a flat keyed file (cpu.stat, memory.events, ...). */
-static int read_key(const char *dir, const char *file, const char *key, uint64_t *ret)
+/* Value of "KEY N" in the text of a flat keyed file. */
+static int find_key(const char *text, const char *key, uint64_t *ret)
 {
-	char buf[4096];
 	size_t klen = strlen(key);
-	int r = read_str(dir, file, buf, sizeof(buf));
 
-	if (r < 0)
-		return r;
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
 			*ret = strtoull(line + klen + 1, NULL, 10);
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+/* Values of KEY1 and (if KEY2) KEY2 in a flat keyed file (cpu.stat,
+ * memory.events, memory.oom_control), read once. */
+static int read_keys(const char *dir, const char *file, const char *key1, uint64_t *ret1,
+		     const char *key2, uint64_t *ret2)
+{
+	char buf[4096];
+	int r = read_str(dir, file, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	r = find_key(buf, key1, ret1);
+	if (r == 0 && key2)
+		r = find_key(buf, key2, ret2);
+	return r;
 }
 
 static int read_u64(const char *dir, const char *file, uint64_t *ret)
@@ -333,14 +345,14 @@ static int set_memory_limit(const struct mxqd_cgroup *c, uint64_t bytes)
 	if (cg.base[H_MEMORY]) {
 		dir_of(c, H_MEMORY, dir, sizeof(dir));
 		r = write_str(dir, "memory.limit_in_bytes", num);
-		if (r == 0 && exists(dir, "memory.memsw.limit_in_bytes"))
+		if (r == 0)  /* only with swap accounting */
 			write_str(dir, "memory.memsw.limit_in_bytes", num);
 		return r;
 	}
 	if (cg.v2_memory) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
 		r = write_str(dir, "memory.max", num);
-		if (r == 0 && exists(dir, "memory.swap.max"))
+		if (r == 0)  /* only with swap */
 			write_str(dir, "memory.swap.max", "0");
 		return r;
 	}
@@ -441,7 +453,7 @@ int mxqd_cgroup_kill(const struct mxqd_cgroup *c, unsigned timeout_ms)
 		return -ENOTSUP;
 	if (cg.base[H_UNIFIED]) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
-		if (each_proc(c, 0) > 0 && write_str(dir, "cgroup.kill", "1") < 0)
+		if (write_str(dir, "cgroup.kill", "1") < 0)
 			each_proc(c, SIGKILL);   /* kernel before 5.14 */
 	} else if (cg.base[H_FREEZER]) {
 		/* frozen processes cannot fork while they are being killed */
@@ -505,8 +517,8 @@ int mxqd_cgroup_stats(const struct mxqd_cgroup *c, struct mxqd_cgroup_stats *ret
 		return -ENOTSUP;
 	if (cg.base[H_UNIFIED]) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
-		st.have_cpu = read_key(dir, "cpu.stat", "user_usec", &st.user_us) == 0 &&
-			      read_key(dir, "cpu.stat", "system_usec", &st.system_us) == 0;
+		st.have_cpu = read_keys(dir, "cpu.stat", "user_usec", &st.user_us,
+					"system_usec", &st.system_us) == 0;
 	} else if (cg.base[H_CPUACCT]) {
 		dir_of(c, H_CPUACCT, dir, sizeof(dir));
 		st.have_cpu = read_u64(dir, "cpuacct.usage_user", &st.user_us) == 0 &&
@@ -517,12 +529,12 @@ int mxqd_cgroup_stats(const struct mxqd_cgroup *c, struct mxqd_cgroup_stats *ret
 	if (cg.base[H_MEMORY]) {
 		dir_of(c, H_MEMORY, dir, sizeof(dir));
 		st.have_memory = read_u64(dir, "memory.max_usage_in_bytes", &st.memory_peak_bytes) == 0;
-		if (read_key(dir, "memory.oom_control", "oom_kill", &v) == 0)
+		if (read_keys(dir, "memory.oom_control", "oom_kill", &v, NULL, NULL) == 0)
 			st.oom_kills = v;
 	} else if (cg.v2_memory) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
 		st.have_memory = read_u64(dir, "memory.peak", &st.memory_peak_bytes) == 0;
-		if (read_key(dir, "memory.events", "oom_kill", &v) == 0)
+		if (read_keys(dir, "memory.events", "oom_kill", &v, NULL, NULL) == 0)
 			st.oom_kills = v;
 	}
 	*ret = st;

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -112,6 +113,7 @@ static void job_free(struct mxqd_job *job)
 {
 	if (!job)
 		return;
+	free(job->groups);
 	free(job->user_name);
 	free(job->group_name);
 	free(job->workdir);
@@ -152,8 +154,13 @@ static void job_list_remove(struct mxqd_server *server, struct mxqd_job *job)
 	}
 }
 
+static void ahead_drop(void);
+static void cand_cache_drop(void);
+
 void mxqd_jobs_free_all(struct mxqd_server *server)
 {
+	ahead_drop();
+	cand_cache_drop();
 	while (server->jobs) {
 		struct mxqd_job *job = server->jobs;
 		job_list_remove(server, job);
@@ -187,6 +194,7 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 
 	if (!job)
 		return NULL;
+	job->ngroups = -1;
 	job->job_id = mx_db_u64(res, 0);
 	job->group_id = mx_db_u64(res, 1);
 	job->workdir = mx_db_strdup(res, 2);
@@ -446,37 +454,67 @@ static void kill_job(const struct mxqd_server *server, struct mxqd_job *job, int
 	signal_job(server, job, SIGCONT);
 }
 
-/* Start the job we just claimed (status ASSIGNED, our daemon id). */
-static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
+/*
+ * Supplementary groups per user, looked up (getgrouplist) at most once a
+ * minute: with NSS modules such as systemd's, initgroups() in every job
+ * would cost about 40 file opens (dispatch fast path). A failed lookup
+ * leaves job->ngroups -1: the reaper calls initgroups() itself.
+ */
+#define GROUPS_CACHE 16
+#define GROUPS_TTL_MS 60000
 
-static int start_claimed_job(struct mxqd_server *server)
+static struct groups_entry {
+	uid_t uid;
+	gid_t gid;
+	int n;
+	gid_t *groups;
+	uint64_t at_ms;
+} groups_cache[GROUPS_CACHE];
+
+static void job_set_groups(struct mxqd_job *job)
 {
-	struct mx_db_result *res = NULL;
-	struct mxqd_job *job;
-	int64_t n;
+	struct groups_entry *e = NULL, *oldest = &groups_cache[0];
+	uint64_t now = mx_now_monotonic_ms();
+
+	job->ngroups = -1;
+	for (size_t i = 0; i < GROUPS_CACHE && !e; i++) {
+		struct groups_entry *c = &groups_cache[i];
+		if (c->groups && c->uid == job->uid && c->gid == job->gid && now - c->at_ms < GROUPS_TTL_MS)
+			e = c;
+		else if (c->at_ms < oldest->at_ms)
+			oldest = c;
+	}
+	if (!e) {
+		int n = 64;
+		gid_t *g = malloc(sizeof(*g) * (size_t)n);
+
+		if (g && getgrouplist(job->user_name, job->gid, g, &n) < 0) {
+			gid_t *bigger = realloc(g, sizeof(*g) * (size_t)n);
+			g = bigger ? bigger : g;
+			if (!bigger || getgrouplist(job->user_name, job->gid, g, &n) < 0) {
+				free(g);
+				return;
+			}
+		}
+		if (!g)
+			return;
+		e = oldest;
+		free(e->groups);
+		*e = (struct groups_entry) { job->uid, job->gid, n, g, now };
+	}
+	job->groups = malloc(sizeof(*job->groups) * (size_t)(e->n ? e->n : 1));
+	if (!job->groups)
+		return;
+	memcpy(job->groups, e->groups, sizeof(*job->groups) * (size_t)e->n);
+	job->ngroups = e->n;
+}
+
+/* Start a job we have just claimed (status ASSIGNED, our daemon id). */
+static int start_job(struct mxqd_server *server, struct mxqd_job *job)
+{
+	uint64_t t;
 	int r;
 
-	/* The claimed job is the ASSIGNED job of this daemon that it does not
-	 * run yet: a started job whose RUNNING update failed is ASSIGNED too. */
-	uint64_t t = mxqd_prof_now();
-
-	n = mx_db_query(server->db, &res,
-		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.daemon_id = ? AND j.job_status = ? ORDER BY j.job_id",
-		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
-	mxqd_prof_add(MXQD_PROF_LOAD, t);
-	if (n < 0)
-		return (int)n;
-	while (mx_db_next(res) && find_job(server, mx_db_u64(res, 0)))
-		;
-	if (mx_db_is_null(res, 0) || find_job(server, mx_db_u64(res, 0))) {
-		mx_db_result_free(res);
-		return -ENOENT;
-	}
-	job = job_from_row(server, res);
-	mx_db_result_free(res);
-	if (!job)
-		return -errno;
 	if (!job->argv) {
 		mx_log_err("job %" PRIu64 ": job_argv is malformed: cannot be started", job->job_id);
 		job->final_status = MXQ_JOB_STATUS_FAILED;
@@ -486,6 +524,8 @@ static int start_claimed_job(struct mxqd_server *server)
 		return 0;
 	}
 
+	if (server->is_root)
+		job_set_groups(job);
 	t = mxqd_prof_now();
 	r = spawn_reaper(server, job);
 	mxqd_prof_add(MXQD_PROF_SPAWN, t);
@@ -708,9 +748,72 @@ static struct candidate *pick(const struct mxqd_server *server, struct candidate
 	return best;
 }
 
-/* The claim: one conditional UPDATE; 0 rows means another daemon won or
- * this host is being drained. */
-static int claim_one(struct mxqd_server *server, const struct candidate *c)
+/*
+ * Jobs of one group read ahead (JOB_COLUMNS rows), so that claiming a job
+ * is one UPDATE by primary key and needs no further SELECT: the next jobs
+ * in claim order are read once per PREFETCH_MAX claims. They are only
+ * candidates: each is claimed conditionally, and the whole read-ahead is
+ * dropped when a claim fails (another daemon took it, it was cancelled)
+ * or when it is older than the poll interval (new priorities).
+ */
+#define PREFETCH_MAX 32
+
+static struct {
+	uint64_t group_id;
+	uint64_t fetched_ms;
+	struct mxqd_job *jobs[PREFETCH_MAX];
+	size_t n, next;
+} ahead;
+
+static void ahead_drop(void)
+{
+	for (size_t i = ahead.next; i < ahead.n; i++)
+		job_free(ahead.jobs[i]);
+	ahead.n = ahead.next = 0;
+	ahead.group_id = 0;
+}
+
+/* The next job of candidate C to try, or NULL (none left, or -errno in *ret_err). */
+static struct mxqd_job *ahead_next(struct mxqd_server *server, const struct candidate *c, int *ret_err)
+{
+	struct mx_db_result *res = NULL;
+	uint64_t now = mx_now_monotonic_ms(), t;
+	uint64_t want = c->jobs_inq < PREFETCH_MAX ? c->jobs_inq : PREFETCH_MAX;
+	int64_t n;
+
+	*ret_err = 0;
+	if (ahead.group_id != c->group_id || now - ahead.fetched_ms > server->poll_interval_ms)
+		ahead_drop();
+	if (ahead.next < ahead.n)
+		return ahead.jobs[ahead.next++];
+	ahead_drop();
+	t = mxqd_prof_now();
+	n = mx_db_query(server->db, &res,
+		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.group_id = ? AND j.job_status = ? ORDER BY j.job_priority, j.job_id LIMIT ?",
+		"UiU", c->group_id, MXQ_JOB_STATUS_INQ, want ? want : 1);
+	mxqd_prof_add(MXQD_PROF_LOAD, t);
+	if (n < 0) {
+		*ret_err = (int)n;
+		return NULL;
+	}
+	while (mx_db_next(res) && ahead.n < PREFETCH_MAX) {
+		struct mxqd_job *job = job_from_row(server, res);
+		if (!job) {
+			*ret_err = -ENOMEM;
+			break;
+		}
+		ahead.jobs[ahead.n++] = job;
+	}
+	mx_db_result_free(res);
+	ahead.group_id = c->group_id;
+	ahead.fetched_ms = now;
+	return ahead.next < ahead.n ? ahead.jobs[ahead.next++] : NULL;
+}
+
+/* The claim: one conditional UPDATE of the job; 0 rows means another
+ * daemon won, the job is no longer queued or this host is being drained. */
+static int claim_job(struct mxqd_server *server, const struct candidate *c, struct mxqd_job *job)
 {
 	char host_id[256];
 	int64_t n;
@@ -719,60 +822,95 @@ static int claim_one(struct mxqd_server *server, const struct candidate *c)
 	n = mx_db_exec(server->db,
 		"UPDATE mxq_job SET job_status = ?, daemon_id = ?, host_hostname = ?, server_id = ?,"
 		" host_id = ?, host_slots = ?"
-		" WHERE group_id = ? AND job_status = ?"
+		" WHERE job_id = ? AND job_status = ?"
 		/* drain guard: once the power manager's drain of this host has
 		 * committed, this statement cannot claim anything here */
-		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')"
-		" ORDER BY job_priority, job_id LIMIT 1",
+		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')",
 		"iUsssuUis", MXQ_JOB_STATUS_ASSIGNED, server->daemon_id, server->hostname,
-		server->daemon_name, host_id, c->slots, c->group_id, MXQ_JOB_STATUS_INQ,
+		server->daemon_name, host_id, c->slots, job->job_id, MXQ_JOB_STATUS_INQ,
 		server->hostname);
+	if (n > 0)
+		job->final_status = MXQ_JOB_STATUS_ASSIGNED;
 	return n < 0 ? (int)n : (int)n;
+}
+
+/*
+ * The groups that could run here, read at most once per poll interval
+ * while jobs keep starting (a job end does not need a fresh read: the
+ * counters that change are kept up to date here). A pass that starts
+ * nothing, or a failed claim, reads them again next time.
+ */
+static struct cand_cache {
+	struct candidate *cands;
+	struct user_load *users;
+	size_t n, nusers;
+	uint64_t read_ms;
+	bool valid;
+} cand_cache;
+
+static void cand_cache_drop(void)
+{
+	free(cand_cache.cands);
+	free(cand_cache.users);
+	cand_cache = (struct cand_cache) { 0 };
 }
 
 int mxqd_jobs_start_some(struct mxqd_server *server)
 {
-	struct candidate *cands = NULL;
-	struct user_load *users = NULL;
-	size_t nusers = 0;
-	int n, started = 0, r = 0;
-
-	uint64_t t;
+	uint64_t now = mx_now_monotonic_ms(), t;
+	int started = 0, r = 0;
 
 	if (!server->accepting || server->slots_running >= server->slots)
 		return 0;
-	t = mxqd_prof_now();
-	n = load_candidates(server, &cands, &users, &nusers);
-	mxqd_prof_add(MXQD_PROF_CANDIDATES, t);
-	if (n <= 0) {
-		free(cands);
-		free(users);
-		return n;
+	if (!cand_cache.valid || now - cand_cache.read_ms > server->poll_interval_ms) {
+		int n;
+
+		cand_cache_drop();
+		t = mxqd_prof_now();
+		n = load_candidates(server, &cand_cache.cands, &cand_cache.users, &cand_cache.nusers);
+		mxqd_prof_add(MXQD_PROF_CANDIDATES, t);
+		if (n < 0)
+			return n;
+		cand_cache.n = (size_t)n;
+		cand_cache.read_ms = now;
+		cand_cache.valid = true;
 	}
 	for (;;) {
-		struct candidate *c = pick(server, cands, (size_t)n, users, nusers);
+		struct candidate *c = pick(server, cand_cache.cands, cand_cache.n, cand_cache.users,
+					   cand_cache.nusers);
+		struct mxqd_job *job;
+
 		if (!c)
 			break;
-		t = mxqd_prof_now();
-		r = claim_one(server, c);
-		mxqd_prof_add(MXQD_PROF_CLAIM, t);
-		if (r == -EAGAIN)
-			continue;       /* deadlock victim: the claim was rolled back */
-		if (r < 0)
-			break;
-		if (r == 0) {
-			c->exhausted = true; /* others took the rest */
+		job = ahead_next(server, c, &r);
+		if (!job) {
+			if (r < 0)
+				break;
+			c->exhausted = true;  /* nothing queued any more */
 			continue;
 		}
-		r = start_claimed_job(server);
+		t = mxqd_prof_now();
+		r = claim_job(server, c, job);
+		mxqd_prof_add(MXQD_PROF_CLAIM, t);
+		if (r <= 0) {
+			job_free(job);
+			ahead_drop();   /* others are claiming from it too: read afresh */
+			if (r == -EAGAIN)
+				continue;       /* deadlock victim: the claim was rolled back */
+			if (r < 0)
+				break;
+			c->exhausted = true; /* others took it, or this host is drained */
+			continue;
+		}
+		r = start_job(server, job);
 		if (r < 0)
 			break;
 		started++;
 		c->jobs_inq--;
-		*user_slots(users, nusers, c->uid) += c->slots;
+		*user_slots(cand_cache.users, cand_cache.nusers, c->uid) += c->slots;
 	}
-	free(cands);
-	free(users);
+	if (started == 0 || r < 0)
+		cand_cache_drop();
 	return r < 0 && started == 0 ? r : started;
 }
 

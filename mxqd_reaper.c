@@ -119,7 +119,9 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 		shell = pw->pw_shell;
 	}
 	if (a->server->is_root) {
-		if (setgid(job->gid) < 0 || initgroups(job->user_name, job->gid) < 0 ||
+		if (setgid(job->gid) < 0 ||
+		    (job->ngroups >= 0 ? setgroups((size_t)job->ngroups, job->groups)
+				       : initgroups(job->user_name, job->gid)) < 0 ||
 		    setuid(job->uid) < 0) {
 			mx_log_err("job %" PRIu64 ": cannot switch to user %s (uid %u): %m",
 				   job->job_id, job->user_name, (unsigned)job->uid);
@@ -430,8 +432,13 @@ done:
 	if (tmpfs && umount2(tmpdir, MNT_DETACH) < 0)
 		mx_log_warning("job %" PRIu64 ": cannot unmount its tmpdir %s: %m", job->job_id, tmpdir);
 	mx_rmtree(tmpdir);
-	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0)
+	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0) {
 		mx_log_err("job %" PRIu64 ": cannot write outcome to %s: %m", job->job_id, server->spooldir);
+	} else {
+		/* the outcome is the trace now; mxqd then removes one file, not two */
+		spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
+		unlink(path);
+	}
 	_exit(0);
 }
 
