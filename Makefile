@@ -107,6 +107,7 @@ tests/ipmi_sim_dcmi.so: tests/ipmi_sim_dcmi.c
 bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
+	sh tests/bench_dispatch.sh
 	sh tests/bench_tick.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		fds[i] = -1;
 		mxqd_cgroup_job(&cgs[i], 1000000 + i);
 		if (layout != MXQD_CGROUP_NONE)
-			in_cg = mxqd_cgroup_create(&cgs[i], 256ULL << 20) == 0;
+			in_cg = mxqd_cgroup_create(&cgs[i], 256ULL << 20, 256ULL << 20) == 0;
 		children[i] = spawn_waiter(in_cg ? &cgs[i] : NULL);
 		if (in_cg)
 			fds[i] = mxqd_cgroup_cpu_open(&cgs[i]);
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 
 			mxqd_cgroup_job(&c, 2000000 + r);
 			t[0] = now_us();
-			if (mxqd_cgroup_create(&c, 256ULL << 20) < 0)
+			if (mxqd_cgroup_create(&c, 256ULL << 20, 256ULL << 20) < 0)
 				break;
 			t[1] = now_us();
 			pid = spawn_waiter(&c);

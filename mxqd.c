@@ -78,6 +78,8 @@ static void usage(FILE *f)
 "      --gpus N                  GPUs on this server (default 0)\n"
 "      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
+"      --memory-limit-hard PCT   kill a job above PCT %% of its memory request; above\n"
+"                                100 %% the kernel reclaims/throttles it first (default 100)\n"
 "      --cgroup-root DIR         where the cgroup filesystems are mounted (default "
 MXQD_CGROUP_DEFAULT_ROOT ";\n"
 "                                \"\" or a missing dir: no cgroups, jobs contained by session)\n"
@@ -158,6 +160,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 {
 	enum {
 		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL, OPT_CGROUP_ROOT,
+		OPT_MEMORY_HARD,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
@@ -181,6 +184,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
 		{ "cgroup-root",         required_argument, NULL, OPT_CGROUP_ROOT },
+		{ "memory-limit-hard",   required_argument, NULL, OPT_MEMORY_HARD },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -263,6 +267,12 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		case OPT_TMPDIR: s->tmpdir = optarg; break;
 		case OPT_SPOOL: s->spooldir = optarg; break;
 		case OPT_CGROUP_ROOT: s->cgroup_root = optarg; break;
+		case OPT_MEMORY_HARD:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 < 100 || u32 > 1000)
+				return fail("--memory-limit-hard: '%s' is not a percentage from 100 to 1000",
+					    optarg);
+			s->memory_hard_pct = u32;
+			break;
 		case 'M': s->db_defaults_file = optarg; break;
 		case 'S': s->db_group = optarg; break;
 		case OPT_FOREGROUND: o->daemonize = false; break;
@@ -761,6 +771,7 @@ int main(int argc, char **argv)
 		.daemon_name = "main",
 		.tmpdir = "/tmp/mxqd",
 		.cgroup_root = MXQD_CGROUP_DEFAULT_ROOT,
+		.memory_hard_pct = 100,
 		.db_group = MX_DB_GROUP_DAEMON,
 		.poll_interval_ms = 1000,
 		.heartbeat_interval_s = 10,

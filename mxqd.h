@@ -45,6 +45,8 @@ struct mxqd_server {
 	unsigned heartbeat_interval_s;
 	unsigned callback_timeout_s;
 	unsigned kill_grace_s;      /* SIGTERM -> SIGKILL for killed jobs */
+	unsigned memory_hard_pct;   /* --memory-limit-hard: a job is killed above this
+	                               % of its memory request (soft limit: 100 %) */
 	double runtime_scale;       /* --runtime-scale: job runtime limit = job_time
 	                               minutes x this (time-scaled tests and demos) */
 

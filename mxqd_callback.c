@@ -112,7 +112,7 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 
 	if (server->cgroups) {
 		mxqd_cgroup_callback(&cg, job->job_id);
-		r = mxqd_cgroup_create(&cg, 0);  /* memory: RLIMIT_AS per process */
+		r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
 		if (r < 0)
 			mx_log_warning("job %" PRIu64 ": cannot create a cgroup for callback %s: %s",
 				       job->job_id, job->callback, strerror(-r));

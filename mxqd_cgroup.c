@@ -336,30 +336,35 @@ void mxqd_cgroup_path(const struct mxqd_cgroup *c, char *buf, size_t len)
 		dir_of(c, (enum hier)h, buf, len);
 }
 
-static int set_memory_limit(const struct mxqd_cgroup *c, uint64_t bytes)
+static int set_memory_limits(const struct mxqd_cgroup *c, uint64_t soft, uint64_t hard)
 {
-	char dir[4096], num[32];
+	char dir[4096], s_num[32], h_num[32];
 	int r;
 
-	snprintf(num, sizeof(num), "%" PRIu64, bytes);
+	snprintf(s_num, sizeof(s_num), "%" PRIu64, soft);
+	snprintf(h_num, sizeof(h_num), "%" PRIu64, hard);
 	if (cg.base[H_MEMORY]) {
 		dir_of(c, H_MEMORY, dir, sizeof(dir));
-		r = write_str(dir, "memory.limit_in_bytes", num);
-		if (r == 0)  /* only with swap accounting */
-			write_str(dir, "memory.memsw.limit_in_bytes", num);
+		r = hard ? write_str(dir, "memory.limit_in_bytes", h_num) : 0;
+		if (r == 0 && hard)  /* only with swap accounting */
+			write_str(dir, "memory.memsw.limit_in_bytes", h_num);
+		if (r == 0 && soft)
+			r = write_str(dir, "memory.soft_limit_in_bytes", s_num);
 		return r;
 	}
 	if (cg.v2_memory) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
-		r = write_str(dir, "memory.max", num);
-		if (r == 0)  /* only with swap */
+		r = hard ? write_str(dir, "memory.max", h_num) : 0;
+		if (r == 0 && hard)  /* only with swap */
 			write_str(dir, "memory.swap.max", "0");
+		if (r == 0 && soft && soft < hard)
+			r = write_str(dir, "memory.high", s_num);
 		return r;
 	}
 	return 0;
 }
 
-int mxqd_cgroup_create(const struct mxqd_cgroup *c, uint64_t memory_bytes)
+int mxqd_cgroup_create(const struct mxqd_cgroup *c, uint64_t soft_bytes, uint64_t hard_bytes)
 {
 	char dir[4096];
 	int r = 0;
@@ -373,8 +378,8 @@ int mxqd_cgroup_create(const struct mxqd_cgroup *c, uint64_t memory_bytes)
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 			r = -errno;
 	}
-	if (r == 0 && memory_bytes)
-		r = set_memory_limit(c, memory_bytes);
+	if (r == 0 && (soft_bytes || hard_bytes))
+		r = set_memory_limits(c, soft_bytes, hard_bytes);
 	if (r < 0)
 		mxqd_cgroup_remove(c);
 	return r;

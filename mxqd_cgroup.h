@@ -53,11 +53,13 @@ void mxqd_cgroup_job(struct mxqd_cgroup *cg, uint64_t job_id);
 void mxqd_cgroup_callback(struct mxqd_cgroup *cg, uint64_t job_id);
 
 /*
- * Create the cgroup (an existing one is reused) with a hard memory limit
- * of MEMORY_BYTES (0 = none; swap is not allowed beyond it). 0 or -errno;
- * on failure nothing is left behind.
+ * Create the cgroup (an existing one is reused) with memory limits: SOFT
+ * (v2 memory.high, v1 memory.soft_limit_in_bytes: above it the kernel
+ * reclaims and throttles the cgroup first) and HARD (memory.max,
+ * memory.limit_in_bytes: the OOM killer acts inside the cgroup; no swap
+ * beyond it). 0 = no limit. 0 or -errno; on failure nothing is left behind.
  */
-int mxqd_cgroup_create(const struct mxqd_cgroup *cg, uint64_t memory_bytes);
+int mxqd_cgroup_create(const struct mxqd_cgroup *cg, uint64_t soft_bytes, uint64_t hard_bytes);
 
 /* Does the cgroup exist (re-adoption)? */
 bool mxqd_cgroup_exists(const struct mxqd_cgroup *cg);

@@ -234,7 +234,9 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	if (!a->server->cgroups)
 		return NULL;
 	mxqd_cgroup_job(cg, job->job_id);
-	r = mxqd_cgroup_create(cg, job->memory_mib << 20);
+	/* soft limit: the request; hard limit: --memory-limit-hard % of it */
+	r = mxqd_cgroup_create(cg, job->memory_mib << 20,
+			       (job->memory_mib << 20) / 100 * a->server->memory_hard_pct);
 	if (r < 0) {
 		mx_log_warning("job %" PRIu64 ": cannot create its cgroup: %s; contained by its session",
 			       job->job_id, strerror(-r));
@@ -405,7 +407,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		if (!outcome.killed[0]) {
 			if (limit_ms && now - start_ms > limit_ms)
 				snprintf(outcome.killed, sizeof(outcome.killed), "runtime");
-			else if (job->memory_mib && rss > job->memory_mib * 1024)
+			else if (job->memory_mib && rss > job->memory_mib * 1024 / 100 * server->memory_hard_pct)
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
 			else if (cgroup_oom(cg))
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");

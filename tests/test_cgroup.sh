@@ -9,7 +9,8 @@
 #      cgroups are removed
 #   3. a daemonised child over the job's memory request (-m 100M, 300 MB)
 #      gets the job KILLED, reason memory; the memory high-water mark of
-#      a job whose daemonised child used 200 MB is in stats_max_sumrss
+#      a job whose daemonised child used 200 MB is in stats_max_sumrss;
+#      (in 7.) with --memory-limit-hard 200 a -m 100M job may use 150 MB
 #   4. a callback's daemonised child is killed at --callback-timeout
 #   5. a job writing past its --tmpdir 1 (GiB) gets ENOSPC on a tmpfs; the
 #      node's tmpdir filesystem gets none of it; the mount is gone after
@@ -242,8 +243,17 @@ open(my $f, ">", $out) or die; print $f $u + $s, "\n"; close($f);
 EOF
 # long intervals: each interval's split is then close to the jobs' overall
 # shares also when the machine's load makes them vary from second to second
-check "start mxqd $H2 (2 slots, model energy source)" mxqd_start "$H2" --slots 2 --memory 4G \
+check "start mxqd $H2 (2 slots, model energy source, --memory-limit-hard 200)" \
+	mxqd_start "$H2" --slots 2 --memory 4G --memory-limit-hard 200 \
 	--energy-sources model --energy-model 10:20 --energy-interval 4
+# shellcheck disable=SC2016
+j_soft=$(submit -N cg-soft -m 100M -t 10m -w "$W" \
+	perl -e 'my $x = ""; vec($x, (150 << 20) - 1, 8) = 1; sleep 1')
+wait_for 30 "SELECT job_status >= 400 FROM mxq_job WHERE job_id = $j_soft" ||
+	not_ok "job $j_soft ended"
+rss=$(mxq_sql "SELECT stats_max_sumrss FROM mxq_job WHERE job_id = $j_soft")
+is "150 MB in a -m 100M job under --memory-limit-hard 200: FINISHED ($rss KiB)" \
+	"$(status_of "$j_soft")" 1000
 t0=$(( $(date +%s) + 3 ))
 t1=$(( t0 + 12 ))
 # the busy job burns in a daemonised child; its main process only waits
