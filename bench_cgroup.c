@@ -21,24 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "mx_util.h"
 #include "mxq_energy_source.h"
 #include "mxqd_cgroup.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static double cpu_us(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
 
 /* A child in a session of its own (and in cgroup CG if given) that waits. */
 static pid_t spawn_waiter(const struct mxqd_cgroup *cg)
