@@ -22,6 +22,9 @@
 #      its CPU time counts, the active energy splits like the CPU times
 #   8. fallback: --cgroup-root pointing at a missing directory: one log
 #      line, jobs run contained by their session as before
+#   9. the v1 layout (a root with only v1 hierarchies, bind-mounted) and
+#      the v2 layout (the unified tree bind-mounted as the root): a
+#      daemonised child dies with its job, a memory hog is KILLED
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -59,7 +62,8 @@ cg_bases() {
 mxq_test_cleanup_hook() {
 	mxqd_cleanup
 	kill_marked
-	for b in $(cg_bases); do
+	# every daemon's parent cgroup of this test, in whichever hierarchy
+	for b in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "mxqd-$H*" 2>/dev/null); do
 		for d in "$b"/*/; do
 			[ -d "$d" ] || continue
 			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
@@ -309,5 +313,36 @@ wait_for 30 "SELECT job_status = 400 FROM mxq_job WHERE job_id = $j_fbm" ||
 	not_ok "job $j_fbm KILLED"
 is "the polled memory limit still kills (KILLED)" "$(status_of "$j_fbm")" 400
 mxqd_stop "$H3" TERM 20
+
+# ------------------------------------- 9. the other layouts, by bind mounts
+
+# A cgroup root with only the v1 hierarchies (freezer, cpuacct, memory)
+# is what a machine without cgroup2 has; one with only the unified tree
+# mounted at its top is the v2 layout (here without the memory controller,
+# which this machine binds to v1: limits then fall back to polling).
+section "9. v1 and v2 layouts"
+layout_round() {	# NAME ROOT: a daemonised child dies with its job, a hog is KILLED
+	_h=${H}$1
+	check "start mxqd $_h --cgroup-root ($1)" mxqd_start "$_h" --slots 2 --memory 4G \
+		--cgroup-root "$2"
+	contains "$1: the layout line" "$(grep 'cgroups: ' "$(mxqd_dir "$_h")/mxqd.log")" "$3"
+	_j=$(submit -N "cg-$1" -m 64M -t 1h -w "$W" sh -c "$(daemonising_job "d_$1" 'sleep 0.5')")
+	wait_for 30 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $_j" ||
+		not_ok "$1: job $_j FINISHED"
+	check "$1: the daemonised child is gone after FINISHED" wait_until 10 gone "d_$1"
+	_j=$(submit -N "cg-$1m" -m 100M -t 1h -w "$W" perl -e 'my $x = "x" x (300 << 20); sleep 5')
+	wait_for 30 "SELECT job_status = 400 FROM mxq_job WHERE job_id = $_j" ||
+		not_ok "$1: job $_j KILLED"
+	is "$1: over its memory: KILLED" "$(status_of "$_j")" 400
+	mxqd_stop "$_h" TERM 20
+}
+V1=$MXQ_TEST_DIR/cgv1
+for c in freezer cpuacct memory; do
+	mkdir -p "$V1/$c" && mount --bind "/sys/fs/cgroup/$c" "$V1/$c"
+done
+layout_round v1 "$V1" "cgroup v1 at $V1 (no cgroup2 tree): freezer yes, cpuacct yes, memory yes"
+V2=$MXQ_TEST_DIR/cgv2
+mkdir -p "$V2" && mount --bind /sys/fs/cgroup/unified "$V2"
+layout_round v2 "$V2" "cgroup v2 at $V2"
 
 tap_done
