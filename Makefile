@@ -82,6 +82,8 @@ $(TESTS): %: %.c libmxq.a
 # unit tests of daemon modules link those objects too
 test_power_work: TEST_OBJS = mxqd_power_work.o
 test_power_work: mxqd_power_work.o
+test_cgroup: TEST_OBJS = mxqd_cgroup.o
+test_cgroup: mxqd_cgroup.o
 
 $(BENCHES): %: %.c libmxq.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) libmxq.a $(ALL_LDLIBS)

@@ -296,6 +296,7 @@ void mxqd_cgroup_fini(void)
 		cg.base[h] = NULL;
 	}
 	cg.layout = MXQD_CGROUP_NONE;
+	cg.v2_memory = false;
 }
 
 /* ------------------------------------------------------------- per cgroup */
