@@ -115,7 +115,7 @@ bench: $(PROGRAMS) $(BENCHES)
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
 # -z now: symbols are bound once at start, not again in every forked reaper
-mxqd: ALL_LDLIBS += -pthread -Wl,-z,now
+mxqd: ALL_LDLIBS += -Wl,-z,now
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim
