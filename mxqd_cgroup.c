@@ -517,7 +517,6 @@ int mxqd_cgroup_stats(const struct mxqd_cgroup *c, struct mxqd_cgroup_stats *ret
 {
 	struct mxqd_cgroup_stats st = { 0 };
 	char dir[4096];
-	uint64_t v;
 
 	if (main_hier() < 0)
 		return -ENOTSUP;
@@ -535,16 +534,28 @@ int mxqd_cgroup_stats(const struct mxqd_cgroup *c, struct mxqd_cgroup_stats *ret
 	if (cg.base[H_MEMORY]) {
 		dir_of(c, H_MEMORY, dir, sizeof(dir));
 		st.have_memory = read_u64(dir, "memory.max_usage_in_bytes", &st.memory_peak_bytes) == 0;
-		if (read_keys(dir, "memory.oom_control", "oom_kill", &v, NULL, NULL) == 0)
-			st.oom_kills = v;
 	} else if (cg.v2_memory) {
 		dir_of(c, H_UNIFIED, dir, sizeof(dir));
 		st.have_memory = read_u64(dir, "memory.peak", &st.memory_peak_bytes) == 0;
-		if (read_keys(dir, "memory.events", "oom_kill", &v, NULL, NULL) == 0)
-			st.oom_kills = v;
 	}
+	st.oom_kills = mxqd_cgroup_oom_kills(c);
 	*ret = st;
 	return 0;
+}
+
+uint64_t mxqd_cgroup_oom_kills(const struct mxqd_cgroup *c)
+{
+	char dir[4096];
+	uint64_t v = 0;
+
+	if (cg.base[H_MEMORY]) {
+		dir_of(c, H_MEMORY, dir, sizeof(dir));
+		read_keys(dir, "memory.oom_control", "oom_kill", &v, NULL, NULL);
+	} else if (cg.v2_memory) {
+		dir_of(c, H_UNIFIED, dir, sizeof(dir));
+		read_keys(dir, "memory.events", "oom_kill", &v, NULL, NULL);
+	}
+	return v;
 }
 
 int mxqd_cgroup_cpu_open(const struct mxqd_cgroup *c)

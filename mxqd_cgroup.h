@@ -88,6 +88,9 @@ struct mxqd_cgroup_stats {
 	bool have_cpu, have_memory;
 };
 
+/* Processes the OOM killer ended in the cgroup (0 also when unknown). */
+uint64_t mxqd_cgroup_oom_kills(const struct mxqd_cgroup *cg);
+
 /* Read the cgroup's accounting. 0 or -errno. */
 int mxqd_cgroup_stats(const struct mxqd_cgroup *cg, struct mxqd_cgroup_stats *ret);
 

@@ -236,7 +236,7 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	mxqd_cgroup_job(cg, job->job_id);
 	/* soft limit: the request; hard limit: --memory-limit-hard % of it */
 	r = mxqd_cgroup_create(cg, job->memory_mib << 20,
-			       (job->memory_mib << 20) / 100 * a->server->memory_hard_pct);
+			       (job->memory_mib << 20) * a->server->memory_hard_pct / 100);
 	if (r < 0) {
 		mx_log_warning("job %" PRIu64 ": cannot create its cgroup: %s; contained by its session",
 			       job->job_id, strerror(-r));
@@ -257,9 +257,7 @@ static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
 /* Did the kernel's OOM killer end a process of the job? */
 static bool cgroup_oom(const struct mxqd_cgroup *cg)
 {
-	struct mxqd_cgroup_stats st;
-
-	return cg && mxqd_cgroup_has_memory() && mxqd_cgroup_stats(cg, &st) == 0 && st.oom_kills > 0;
+	return cg && mxqd_cgroup_has_memory() && mxqd_cgroup_oom_kills(cg) > 0;
 }
 
 /* The job's main process has ended: kill what is left in its cgroup, take
@@ -407,7 +405,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		if (!outcome.killed[0]) {
 			if (limit_ms && now - start_ms > limit_ms)
 				snprintf(outcome.killed, sizeof(outcome.killed), "runtime");
-			else if (job->memory_mib && rss > job->memory_mib * 1024 / 100 * server->memory_hard_pct)
+			else if (job->memory_mib && rss > job->memory_mib * 1024 * server->memory_hard_pct / 100)
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
 			else if (cgroup_oom(cg))
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
