@@ -78,6 +78,7 @@ static void usage(FILE *f)
 "      --gpus N                  GPUs on this server (default 0)\n"
 "      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
+"      --cgroup-v2-mount DIR     without a cgroup2 tree under the root: mount one on DIR\n"
 "      --memory-limit-hard PCT   kill a job above PCT %% of its memory request; above\n"
 "                                100 %% the kernel reclaims/throttles it first (default 100)\n"
 "      --cgroup-root DIR         where the cgroup filesystems are mounted (default "
@@ -162,7 +163,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 {
 	enum {
 		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL, OPT_CGROUP_ROOT,
-		OPT_MEMORY_HARD,
+		OPT_MEMORY_HARD, OPT_CGROUP_V2_MOUNT,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
@@ -187,6 +188,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
 		{ "cgroup-root",         required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "memory-limit-hard",   required_argument, NULL, OPT_MEMORY_HARD },
+		{ "cgroup-v2-mount",     required_argument, NULL, OPT_CGROUP_V2_MOUNT },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -270,6 +272,11 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		case OPT_TMPDIR: s->tmpdir = optarg; break;
 		case OPT_SPOOL: s->spooldir = optarg; break;
 		case OPT_CGROUP_ROOT: s->cgroup_root = optarg; break;
+		case OPT_CGROUP_V2_MOUNT:
+			if (optarg[0] != '/')
+				return fail("--cgroup-v2-mount: '%s' is not an absolute path", optarg);
+			s->cgroup_v2_mount = optarg;
+			break;
 		case OPT_MEMORY_HARD:
 			if (mx_strtou32(optarg, &u32) < 0 || u32 < 100 || u32 > 1000)
 				return fail("--memory-limit-hard: '%s' is not a percentage from 100 to 1000",
@@ -474,6 +481,7 @@ static void setup_cgroups(struct mxqd_server *s)
 {
 	char name[600], msg[8192];
 	enum mxqd_cgroup_layout layout;
+	int r;
 
 	if (!s->cgroup_root[0]) {
 		mx_log_notice("cgroups: off (--cgroup-root \"\"): jobs are contained by their session");
@@ -484,6 +492,9 @@ static void setup_cgroups(struct mxqd_server *s)
 		return;
 	}
 	snprintf(name, sizeof(name), "mxqd-%s-%s", s->hostname, s->daemon_name);
+	if (s->cgroup_v2_mount && (r = mxqd_cgroup_v2_mount(s->cgroup_root, s->cgroup_v2_mount)) < 0 &&
+	    r != -EEXIST)
+		mx_log_warning("cgroups: cannot mount cgroup2 on %s: %s", s->cgroup_v2_mount, strerror(-r));
 	layout = mxqd_cgroup_init(s->cgroup_root, name, msg, sizeof(msg));
 	s->cgroups = layout != MXQD_CGROUP_NONE;
 	mx_log_notice("cgroups: %s", msg);

@@ -39,6 +39,8 @@ struct mxqd_server {
 	char *spooldir;             /* --spool: reaper outcome files, lock */
 	const char *cgroup_root;    /* --cgroup-root: where cgroup filesystems are
 	                               mounted; "" or a missing dir: no cgroups */
+	const char *cgroup_v2_mount; /* --cgroup-v2-mount: mount cgroup2 here if
+	                               the root has none (NULL: never) */
 	const char *db_defaults_file;
 	const char *db_group;
 	unsigned poll_interval_ms;  /* how often the queue is looked at */

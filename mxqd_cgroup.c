@@ -12,7 +12,8 @@
  *           it: v2 for membership, cgroup.kill and cpu.stat, v1 memory
  *           (ROOT/memory) for limits, high-water mark and OOM kills;
  *   v1      no cgroup2: v1 freezer (membership and freeze-then-kill),
- *           cpuacct (CPU) and memory;
+ *           cpuacct (CPU) and memory; with --cgroup-v2-mount DIR mxqd
+ *           mounts a cgroup2 tree there instead and uses it as in hybrid;
  *   none    nothing writable: the caller keeps session-based containment.
  * A v1 hierarchy is recognised by its "tasks" file, the unified one by
  * cgroup.controllers, so the detection needs no filesystem magic numbers.
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ static const char *const hier_dir[H__N] = { "unified", "memory", "cpuacct", "fre
 static const char *const hier_ctl[H__N] = { "", "memory", "cpuacct", "freezer" };
 
 static struct {
+	const char *v2_dir;      /* mxqd_cgroup_v2_mount(): the unified tree, else ROOT/unified */
 	enum mxqd_cgroup_layout layout;
 	char *base[H__N];        /* daemon's parent cgroup per hierarchy, NULL = unused */
 	bool v2_memory;          /* memory controller on the unified tree */
@@ -260,12 +263,15 @@ enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, cha
 		return cg.layout = MXQD_CGROUP_V2;
 	}
 	snprintf(mount, sizeof(mount), "%s/unified", root);
+	if (cg.v2_dir)
+		snprintf(mount, sizeof(mount), "%s", cg.v2_dir);
 	if (exists(mount, "cgroup.controllers") && setup_base(H_UNIFIED, mount, name) == 0) {
 		snprintf(mount, sizeof(mount), "%s/memory", root);
 		if (exists(mount, "tasks"))
 			setup_base(H_MEMORY, mount, name);
-		snprintf(msg, len, "cgroup hybrid layout at %s: jobs in %s/job-ID (membership, kill, "
-			 "cpu.stat)%s%s%s", root, cg.base[H_UNIFIED],
+		snprintf(msg, len, "cgroup hybrid layout at %s%s%s: jobs in %s/job-ID (membership, kill, "
+			 "cpu.stat)%s%s%s", root, cg.v2_dir ? " and " : "", cg.v2_dir ? cg.v2_dir : "",
+			 cg.base[H_UNIFIED],
 			 cg.base[H_MEMORY] ? ", memory limits in " : ", no writable v1 memory: limits by polling",
 			 cg.base[H_MEMORY] ? cg.base[H_MEMORY] : "", cg.base[H_MEMORY] ? "/job-ID" : "");
 		return cg.layout = MXQD_CGROUP_HYBRID;
@@ -276,15 +282,35 @@ enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, cha
 			setup_base(h, mount, name);
 	}
 	if (cg.base[H_FREEZER] || cg.base[H_CPUACCT] || cg.base[H_MEMORY]) {
-		snprintf(msg, len, "cgroup v1 at %s (no cgroup2 tree): freezer %s, cpuacct %s, memory %s",
-			 root, cg.base[H_FREEZER] ? "yes" : "no", cg.base[H_CPUACCT] ? "yes" : "no",
-			 cg.base[H_MEMORY] ? "yes" : "no");
+		char path[4096];
+
+		mxqd_cgroup_path(&(struct mxqd_cgroup) { "job-ID" }, path, sizeof(path));
+		snprintf(msg, len, "cgroup v1 at %s (no cgroup2 tree): jobs in %s; freezer %s, "
+			 "cpuacct %s, memory %s", root, path, cg.base[H_FREEZER] ? "yes" : "no",
+			 cg.base[H_CPUACCT] ? "yes" : "no", cg.base[H_MEMORY] ? "yes" : "no");
 		return cg.layout = MXQD_CGROUP_V1;
 	}
 	snprintf(msg, len, "no writable cgroup tree under %s: no cgroup containment, jobs are contained "
 		 "by their session (daemonised processes can escape; run mxqd as root with a delegated "
 		 "cgroup, see mxqd(8))", root);
 	return cg.layout = MXQD_CGROUP_NONE;
+}
+
+int mxqd_cgroup_v2_mount(const char *root, const char *dir)
+{
+	char unified[4096];
+	int r;
+
+	snprintf(unified, sizeof(unified), "%s/unified", root);
+	if (exists(root, "cgroup.controllers") || exists(unified, "cgroup.controllers"))
+		return -EEXIST;
+	r = mx_mkdir_p(dir, 0755);
+	if (r < 0)
+		return r;
+	if (!exists(dir, "cgroup.controllers") && mount("none", dir, "cgroup2", 0, NULL) < 0)
+		return -errno;
+	cg.v2_dir = dir;
+	return 0;
 }
 
 void mxqd_cgroup_fini(void)

@@ -34,6 +34,14 @@ const char *mxqd_cgroup_layout_name(enum mxqd_cgroup_layout layout);
  */
 enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, char *msg, size_t len);
 
+/*
+ * Where ROOT has v1 hierarchies but no cgroup2 tree: mount cgroup2 on
+ * DIR (created if missing; an existing cgroup2 mount there is reused) so
+ * that mxqd_cgroup_init() finds the hybrid layout. Call before it.
+ * 0, -EEXIST when ROOT has a cgroup2 tree already, or -errno.
+ */
+int mxqd_cgroup_v2_mount(const char *root, const char *dir);
+
 /* The layout found by mxqd_cgroup_init() (NONE before). */
 enum mxqd_cgroup_layout mxqd_cgroup_layout(void);
 

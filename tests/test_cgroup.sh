@@ -22,9 +22,10 @@
 #      its CPU time counts, the active energy splits like the CPU times
 #   8. fallback: --cgroup-root pointing at a missing directory: one log
 #      line, jobs run contained by their session as before
-#   9. the v1 layout (a root with only v1 hierarchies, bind-mounted) and
-#      the v2 layout (the unified tree bind-mounted as the root): a
-#      daemonised child dies with its job, a memory hog is KILLED
+#   9. the v1 layout (a root with only v1 hierarchies, bind-mounted), the
+#      same with --cgroup-v2-mount (mxqd mounts cgroup2: hybrid) and the v2
+#      layout (a cgroup2 tree as the root): a daemonised child dies with its
+#      job, a memory hog is KILLED
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -63,7 +64,7 @@ mxq_test_cleanup_hook() {
 	mxqd_cleanup
 	kill_marked
 	# every daemon's parent cgroup of this test, in whichever hierarchy
-	for b in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "mxqd-$H*" 2>/dev/null); do
+	for b in $(find /sys/fs/cgroup "$MXQ_TEST_DIR" -maxdepth 6 -type d -name "mxqd-$H*" 2>/dev/null); do
 		for d in "$b"/*/; do
 			[ -d "$d" ] || continue
 			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
@@ -73,7 +74,7 @@ mxq_test_cleanup_hook() {
 		done
 		rmdir "$b" 2>/dev/null
 	done
-	for m in $(awk -v d="$MXQ_TEST_DIR" 'index($2, d) == 1 { print $2 }' /proc/mounts); do
+	for m in $(awk -v d="$MXQ_TEST_DIR" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
 }
@@ -90,6 +91,22 @@ gone() {
 	[ -n "$_p" ] && ! alive "$_p"
 }
 
+# The cgroup root the daemons use: where the machine has v1 controllers
+# (hybrid or v1 machines), a private one with its v1 freezer, cpuacct and
+# memory bind-mounted and a cgroup2 tree mounted beside them, so the test
+# sees the hybrid layout whether or not the machine mounts cgroup2
+# itself; on a pure v2 machine the machine's root.
+CG=/sys/fs/cgroup
+if [ -e /sys/fs/cgroup/memory/tasks ]; then
+	CG=$MXQ_TEST_DIR/cgroot
+	for c in freezer cpuacct memory; do
+		mkdir -p "$CG/$c" && mount --bind "/sys/fs/cgroup/$c" "$CG/$c" ||
+			{ not_ok "bind-mount the v1 $c hierarchy"; tap_done; exit 1; }
+	done
+	mkdir -p "$CG/unified" && mount -t cgroup2 none "$CG/unified" ||
+		{ not_ok "mount a cgroup2 tree"; tap_done; exit 1; }
+fi
+
 # Shell code for a job: start a daemonised child (setsid -f) named
 # mxq16marker that writes its pid to $W/$1.pid and sleeps long, wait for
 # the pid file, then run $2.
@@ -104,7 +121,7 @@ daemonising_job() {
 
 section "1. layout and membership"
 check "start mxqd $H (4 slots, --runtime-scale 0.05, --callback-timeout 3)" \
-	mxqd_start "$H" --slots 4 --memory 4G --runtime-scale 0.05 --callback-timeout 3 \
+	mxqd_start "$H" --cgroup-root "$CG" --slots 4 --memory 4G --runtime-scale 0.05 --callback-timeout 3 \
 	--kill-grace 1
 log=$(mxqd_dir "$H")/mxqd.log
 is "the cgroup layout is logged once" "$(grep -c 'cgroups: ' "$log")" 1
@@ -215,7 +232,7 @@ mxqd_stop "$H" QUIT 20
 is "mxqd exits at SIGQUIT" "$mxqd_rc" 0
 check "the job's cgroup is kept" test -d "$cgdir/job-$j_re"
 check "its daemonised child still runs" alive "$(pid_of d_re)"
-check "restart mxqd $H" mxqd_start "$H" --slots 4 --memory 4G --runtime-scale 0.05 \
+check "restart mxqd $H" mxqd_start "$H" --cgroup-root "$CG" --slots 4 --memory 4G --runtime-scale 0.05 \
 	--callback-timeout 3 --kill-grace 1
 check "the job is re-adopted with its cgroup" \
 	wait_until 10 grep -q "job $j_re: re-adopted (.*cgroup $cgdir/job-$j_re)" "$log"
@@ -248,7 +265,7 @@ EOF
 # long intervals: each interval's split is then close to the jobs' overall
 # shares also when the machine's load makes them vary from second to second
 check "start mxqd $H2 (2 slots, model energy source, --memory-limit-hard 200)" \
-	mxqd_start "$H2" --slots 2 --memory 4G --memory-limit-hard 200 \
+	mxqd_start "$H2" --cgroup-root "$CG" --slots 2 --memory 4G --memory-limit-hard 200 \
 	--energy-sources model --energy-model 10:20 --energy-interval 4
 # shellcheck disable=SC2016
 j_soft=$(submit -N cg-soft -m 100M -t 10m -w "$W" \
@@ -321,10 +338,10 @@ mxqd_stop "$H3" TERM 20
 # mounted at its top is the v2 layout (here without the memory controller,
 # which this machine binds to v1: limits then fall back to polling).
 section "9. v1 and v2 layouts"
-layout_round() {	# NAME ROOT: a daemonised child dies with its job, a hog is KILLED
+layout_round() {	# NAME ROOT LOGTEXT [OPTIONS]: a daemonised child dies with its job, a hog is KILLED
 	_h=${H}$1
 	check "start mxqd $_h --cgroup-root ($1)" mxqd_start "$_h" --slots 2 --memory 4G \
-		--cgroup-root "$2"
+		--cgroup-root "$2" $4
 	contains "$1: the layout line" "$(grep 'cgroups: ' "$(mxqd_dir "$_h")/mxqd.log")" "$3"
 	_j=$(submit -N "cg-$1" -m 64M -t 1h -w "$W" sh -c "$(daemonising_job "d_$1" 'sleep 0.5')")
 	wait_for 30 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $_j" ||
@@ -336,13 +353,18 @@ layout_round() {	# NAME ROOT: a daemonised child dies with its job, a hog is KIL
 	is "$1: over its memory: KILLED" "$(status_of "$_j")" 400
 	mxqd_stop "$_h" TERM 20
 }
-V1=$MXQ_TEST_DIR/cgv1
-for c in freezer cpuacct memory; do
-	mkdir -p "$V1/$c" && mount --bind "/sys/fs/cgroup/$c" "$V1/$c"
-done
-layout_round v1 "$V1" "cgroup v1 at $V1 (no cgroup2 tree): freezer yes, cpuacct yes, memory yes"
-V2=$MXQ_TEST_DIR/cgv2
-mkdir -p "$V2" && mount --bind /sys/fs/cgroup/unified "$V2"
-layout_round v2 "$V2" "cgroup v2 at $V2"
+if [ "$CG" != /sys/fs/cgroup ]; then
+	V1=$MXQ_TEST_DIR/cgv1
+	for c in freezer cpuacct memory; do
+		mkdir -p "$V1/$c" && mount --bind "/sys/fs/cgroup/$c" "$V1/$c"
+	done
+	layout_round v1 "$V1" "freezer yes, cpuacct yes, memory yes"
+	# the same root, with mxqd mounting a cgroup2 tree itself: hybrid
+	layout_round v2m "$V1" "cgroup hybrid layout at $V1 and $MXQ_TEST_DIR/v2m" \
+		"--cgroup-v2-mount $MXQ_TEST_DIR/v2m"
+	V2=$MXQ_TEST_DIR/cgv2
+	mkdir -p "$V2" && mount -t cgroup2 none "$V2"
+	layout_round v2 "$V2" "cgroup v2 at $V2"
+fi
 
 tap_done
