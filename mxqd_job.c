@@ -855,11 +855,52 @@ static void cand_cache_drop(void)
 	cand_cache = (struct cand_cache) { 0 };
 }
 
+static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
+
+/* A claim whose answer was lost (the database server died, or a Galera
+ * node left the cluster, during the UPDATE) may have committed: such a job
+ * is ASSIGNED to us but we never started it. Put every such job back in
+ * the queue (conditional on ASSIGNED, so a job we did start, whose RUNNING
+ * update failed, is not touched: it is in our list and skipped). */
+static int requeue_uncertain_claims(struct mxqd_server *server)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+
+	n = mx_db_query(server->db, &res,
+		"SELECT job_id FROM mxq_job WHERE daemon_id = ? AND job_status = ?",
+		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		uint64_t job_id = mx_db_u64(res, 0);
+		int r;
+
+		if (find_job(server, job_id))
+			continue;
+		r = requeue_claimed_job(server, job_id);
+		if (r < 0) {
+			mx_db_result_free(res);
+			return r;
+		}
+		mx_log_info("job %" PRIu64 ": claimed while the database connection failed;"
+			    " back to the queue", job_id);
+	}
+	mx_db_result_free(res);
+	server->claim_uncertain = false;
+	return 0;
+}
+
 int mxqd_jobs_start_some(struct mxqd_server *server)
 {
 	uint64_t now = mx_now_monotonic_ms(), t;
 	int started = 0, r = 0;
 
+	if (server->claim_uncertain) {
+		r = requeue_uncertain_claims(server);
+		if (r < 0)
+			return r;
+	}
 	if (!server->accepting || server->slots_running >= server->slots)
 		return 0;
 	if (!cand_cache.valid || now - cand_cache.read_ms > server->poll_interval_ms) {
@@ -897,8 +938,10 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 			ahead_drop();   /* others are claiming from it too: read afresh */
 			if (r == -EAGAIN)
 				continue;       /* deadlock victim: the claim was rolled back */
-			if (r < 0)
+			if (r < 0) {
+				server->claim_uncertain = true;
 				break;
+			}
 			c->exhausted = true; /* others took it, or this host is drained */
 			continue;
 		}
