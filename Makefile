@@ -7,6 +7,7 @@
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
+#                        (prerequisites parser; request targets and escaping)
 #   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
 
 PREFIX     ?= /usr/local
@@ -24,7 +25,7 @@ MYSQL_CFLAGS := $(shell mysql_config --cflags 2>/dev/null || pkg-config --cflags
 MYSQL_LIBS   := $(shell mysql_config --libs 2>/dev/null || pkg-config --libs libmariadb)
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
-EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null)
+EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson libcurl 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
@@ -33,7 +34,7 @@ ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
 
-PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
 # Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
@@ -72,8 +73,8 @@ libmxq.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 define prog_rule
-$(1): $(call prog_objs,$(1)) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) libmxq.a $$(ALL_LDLIBS)
+$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
@@ -118,11 +119,17 @@ bench: $(PROGRAMS) $(BENCHES)
 	sh tests/bench_dispatch.sh
 	sh tests/bench_tick.sh
 	sh tests/bench_galera.sh
+	sh tests/bench_web.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
 # -z now: symbols are bound once at start, not again in every forked reaper
 mxqd: ALL_LDLIBS += -Wl,-z,now
+# Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
+# groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
+# object rather than a copy of it.
+mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
+mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim
@@ -135,7 +142,7 @@ FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 	@set -e; for f in $(FUZZ_SRCS:.c=); do \
 		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c; \
+			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c; \
 		mkdir -p fuzz-corpus/$$f; \
 		seeds=tests/fuzz-seeds/$${f#fuzz_}; [ -d $$seeds ] || seeds=; \
 		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
@@ -146,12 +153,14 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR)
-	install -m 0755 mxqd mxqadmin $(DESTDIR)$(SBINDIR)
+	install -m 0755 mxqd mxqadmin mxq-web $(DESTDIR)$(SBINDIR)
 	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
 	for m in manpages/*.[1578]; do [ -e "$$m" ] || continue; \
 		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	sed 's|/usr/local/sbin/mxqd|$(SBINDIR)/mxqd|g' mxqd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
+	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \

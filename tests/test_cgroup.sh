@@ -246,22 +246,7 @@ mxqd_stop "$H" TERM 20
 # ---------------------------------------------- 7. energy split from cgroups
 
 section "7. energy split by cgroup CPU"
-# burner.pl T0 T1 FRACTION OUT: from T0 to T1 (epoch s) use FRACTION of a
-# CPU, steered by its own CPU time; then write that CPU time (s) to OUT
-cat >"$W/burner.pl" <<'EOF'
-use strict;
-use Time::HiRes qw(time sleep);
-my ($from, $to, $share, $out) = @ARGV;
-sleep($from - time) if $from > time;
-for (my $t = time; $t < $to; $t = time) {
-	my ($u, $s) = times;
-	if ($u + $s >= ($t - $from) * $share) { sleep(0.005); next; }
-	my $busy_until = $t + 0.005;
-	while (time < $busy_until) { }
-}
-my ($u, $s) = times;
-open(my $f, ">", $out) or die; print $f $u + $s, "\n"; close($f);
-EOF
+B=$MXQ_SRC_DIR/tests/lib/burn.pl
 # long intervals: each interval's split is then close to the jobs' overall
 # shares also when the machine's load makes them vary from second to second
 check "start mxqd $H2 (2 slots, model energy source, --memory-limit-hard 200)" \
@@ -279,9 +264,9 @@ t0=$(( $(date +%s) + 3 ))
 t1=$(( t0 + 12 ))
 # the busy job burns in a daemonised child; its main process only waits
 ja=$(submit -N cg-busy -m 64M -t 10m -w "$W" sh -c \
-	"setsid -f perl $W/burner.pl $t0 $t1 0.45 $W/burn.a </dev/null >/dev/null 2>&1;
-	 while [ ! -s $W/burn.a ]; do sleep 0.1; done")
-jb=$(submit -N cg-third -m 64M -t 10m -w "$W" perl "$W/burner.pl" $t0 $t1 0.15 "$W/burn.b")
+	"setsid -f sh -c 'perl $B $t0 $t1 0.45 $W/burn.a; touch $W/burn.done' </dev/null >/dev/null 2>&1;
+	 while [ ! -e $W/burn.done ]; do sleep 0.1; done")
+jb=$(submit -N cg-third -m 64M -t 10m -w "$W" perl "$B" $t0 $t1 0.15 "$W/burn.b")
 wait_for 60 "SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($ja, $jb) AND date_end IS NOT NULL" ||
 	not_ok "both energy rows written"
 row=$(mxq_sql "SELECT a.active_energy_j, b.active_energy_j, a.active_energy_j / b.active_energy_j
@@ -293,10 +278,12 @@ cpu_of() {
 }
 cpu_a=$(cpu_of "$ja")
 cpu_b=$(cpu_of "$jb")
-burn_a=$(cat "$W/burn.a" 2>/dev/null)
+# the burners' own last report: "EPOCH CPU_SECONDS"
+burn_a=$(tail -n 1 "$W/burn.a" 2>/dev/null | cut -d' ' -f2)
+burn_b=$(tail -n 1 "$W/burn.b" 2>/dev/null | cut -d' ' -f2)
 cpu=$(awk -v a="$cpu_a" -v b="$cpu_b" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
 echo "# active energy: busy job $1 J, third job $2 J, ratio $3; job CPU $cpu_a s / $cpu_b s" \
-	"(the burners' own: $burn_a s / $(cat "$W/burn.b" 2>/dev/null) s), ratio $cpu"
+	"(the burners' own: $burn_a s / $burn_b s), ratio $cpu"
 # a session scan would see only the waiting loop of the busy job (~0 s)
 check "the busy job's CPU time includes its daemonised burner ($cpu_a s, burner $burn_a s)" \
 	awk -v j="$cpu_a" -v b="$burn_a" 'BEGIN { exit !(b > 1 && j >= b * 0.98) }'
