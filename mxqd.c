@@ -869,7 +869,6 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
-	setup_cgroups(&server);
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
@@ -902,10 +901,15 @@ int main(int argc, char **argv)
 	}
 	mxqd_hooks_register(&mxqd_callback_hooks);
 	warm_up_nss();
+	/* once nothing can stop the start any more: no parent cgroups left
+	 * behind by an mxqd that could not start */
+	setup_cgroups(&server);
 
 	r = daemon_register(&server);
 	if (r < 0) {
 		mx_log_err("cannot register in mxq_daemon: %s", mx_db_error(server.db));
+		if (server.cgroups)
+			mxqd_cgroup_fini();
 		return 1;
 	}
 	r = mxqd_jobs_recover(&server);
