@@ -52,9 +52,10 @@ BENCH_SRCS := $(wildcard bench_*.c)
 BENCHES    := $(BENCH_SRCS:.c=)
 FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
-SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
+SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql mysql/schema.expected $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install clean
+.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install clean \
+	schema-expected
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -67,6 +68,14 @@ parser.c parser.h: parser.y
 
 mxq_schema_sql.c: mysql/embed-sql.sh $(SQL_FILES)
 	sh mysql/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
+
+# mysql/schema.expected from a new database on a private MariaDB: run after
+# changing anything in mysql/ (keeps the comment lines at its top)
+schema-expected: mxqadmin
+	sh tests/lib/mariadb.sh run sh -c '{ grep "^#" mysql/schema.expected; \
+		./mxqadmin -M "$$MXQ_MYSQL_DEFAULT_FILE" db schema; } > mysql/schema.expected.tmp' && \
+		mv mysql/schema.expected.tmp mysql/schema.expected
+	$(MAKE) all
 
 libmxq.a: $(LIB_OBJS)
 	rm -f $@

@@ -17,6 +17,8 @@
 
 #include "mx_db.h"
 #include "mx_util.h"
+#include "mxq_daemon.h"
+#include "mxq_group.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
 
@@ -43,16 +45,13 @@ static double median(double *v, int n)
 
 /* The leader's queries, as sent by mxq_power_db_snapshot_read(). */
 static const char *const bare_queries[] = {
-	"SELECT p.*, d.* FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	" (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)",
+	"SELECT p.*, d.* FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname"),
 	"SELECT j.host_hostname, j.date_start, j.host_slots, g.job_memory, g.job_gpu"
 	" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 	" WHERE j.job_status IN (100,150,200,250,300,350,399,989)",
-	"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags, prerequisites,"
-	" group_whitelist, group_blacklist, job_max_per_node, SUM(group_jobs_inq), MIN(group_id)"
+	"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node, SUM(group_jobs_inq), MIN(group_id)"
 	" FROM mxq_group WHERE group_status = 0 AND group_jobs_inq > 0"
-	" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-	" prerequisites, group_whitelist, group_blacklist, job_max_per_node",
+	" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node",
 };
 
 int main(void)

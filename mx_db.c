@@ -68,6 +68,8 @@ struct mx_db {
 	bool in_txn;
 	bool txn_aborted;          /* rolled back by the server inside in_txn */
 	uint64_t insert_id;
+	bool budgeted;             /* mx_db_set_script_budget() was called */
+	unsigned long budget;      /* script statements left to run */
 	struct mx_db_stats stats;
 	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
@@ -1047,11 +1049,24 @@ int mx_db_rollback(struct mx_db *db)
 	return simple(db, "ROLLBACK");
 }
 
+void mx_db_set_script_budget(struct mx_db *db, unsigned long statements)
+{
+	db->budgeted = true;
+	db->budget = statements;
+}
+
 /* Run one script statement as plain text (DDL, triggers) and drain results. */
 static int run_script_statement(struct mx_db *db, const char *sql, size_t len)
 {
 	int r;
 
+	if (db->budgeted) {
+		if (db->budget == 0) {
+			snprintf(db->error, sizeof(db->error), "statement budget used up");
+			return -ECANCELED;
+		}
+		db->budget--;
+	}
 	if (mysql_real_query(db->mysql, sql, len) != 0)
 		return map_error(db, mysql_errno(db->mysql), mysql_error(db->mysql));
 	do {

@@ -146,4 +146,12 @@ int mx_db_rollback(struct mx_db *db);
 int mx_db_exec_script(struct mx_db *db, const char *script,
 		      char *errbuf, size_t errlen);
 
+/*
+ * Fault injection for tests of interrupted schema upgrades: from now on
+ * mx_db_exec_script() runs at most STATEMENTS more statements on DB in
+ * total and then fails with -ECANCELED ("statement budget used up")
+ * before running the next one. Without a call there is no limit.
+ */
+void mx_db_set_script_budget(struct mx_db *db, unsigned long statements);
+
 #endif

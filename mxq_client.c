@@ -12,6 +12,7 @@
 
 #include "mx_db.h"
 #include "mx_util.h"
+#include "mxq_schema.h"
 
 static const char *program = "mxq";
 
@@ -60,7 +61,8 @@ int mxq_parse_id(const char *option, const char *arg, uint64_t *ret)
 	return 0;
 }
 
-int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group)
+static int connect_checked(struct mx_db **ret_db, const char *defaults_file, const char *group,
+			   bool need_current)
 {
 	char err[1024];
 	int r;
@@ -72,5 +74,24 @@ int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const c
 		mxq_complain("%s (group [%s])", err, group);
 	else if (r < 0)
 		mxq_complain("%s", err);
+	if (r < 0)
+		return r;
+	r = mxq_schema_check(*ret_db, need_current, err, sizeof(err));
+	if (r < 0) {
+		mxq_complain("%s", err);
+		mx_db_close(*ret_db);
+		*ret_db = NULL;
+	}
 	return r;
+}
+
+int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group)
+{
+	return connect_checked(ret_db, defaults_file, group, false);
+}
+
+int mxq_client_connect_current(struct mx_db **ret_db, const char *defaults_file,
+			       const char *group)
+{
+	return connect_checked(ret_db, defaults_file, group, true);
 }

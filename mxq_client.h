@@ -28,6 +28,11 @@ struct mx_db;
  */
 int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group);
 
+/* The same for tools that use the newest columns (mxqsub, mxqdump): also refuses,
+ * with one line, a database older than this build's schema. */
+int mxq_client_connect_current(struct mx_db **ret_db, const char *defaults_file,
+			       const char *group);
+
 /* A positive id (group, job) given as --OPTION; complains and returns
  * -EINVAL for anything else. RET may be NULL to only check. */
 int mxq_parse_id(const char *option, const char *arg, uint64_t *ret);

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "mx_util.h"
+#include "mxq_daemon.h"
+#include "mxq_group.h"
 #include "mxq_redfish.h"
 #include "mxq_status.h"
 
@@ -193,8 +195,10 @@ enum {
 	NC_CYCLES_TODAY, NC_LAST_BOOT_OK, NC_TRANSPORT_ON, NC_TRANSPORT_OFF, NC_BMC, NC_MAC,
 	NC_BCAST, NC_REASON, NC_EXPLANATION, NC_ADMIN_REQ, NC_ADMIN_REQ_REASON, NC_ACK,
 	NC_WATTS, NC_WRITER_EPOCH,
-	NC_D_ID, NC_D_STATUS, NC_D_TAGS, NC_D_PREREQ, NC_D_SLOTS, NC_D_MEMORY, NC_D_MAXTIME,
-	NC_D_GPUS, NC_D_TMPDIR, NC_D_MTIME, NC_D_START,
+	NC_D_ID, NC_D_STATUS,
+	NC_D_CAPS,              /* MXQ_DAEMON_CAPS_COLUMNS start here */
+	NC_D_SLOTS = NC_D_CAPS + 2,
+	NC_D_MTIME = NC_D_CAPS + MXQ_DAEMON_CAPS_NCOLS, NC_D_START,
 };
 
 static const char *node_sql =
@@ -211,11 +215,9 @@ static const char *node_sql =
 	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
 	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"
 	" p.current_watts, p.writer_epoch,"
-	" d.daemon_id, d.status, d.tags, d.prerequisites, d.daemon_slots, d.daemon_memory,"
-	" d.daemon_maxtime, d.daemon_gpus_max, d.daemon_tmpdir_total_bytes,"
+	" d.daemon_id, d.status, " MXQ_DAEMON_CAPS_COLUMNS ","
 	" UNIX_TIMESTAMP(d.mtime), UNIX_TIMESTAMP(d.daemon_start)"
-	" FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	"  (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)"
+	" FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname")
 	" ORDER BY p.hostname";
 
 static char *dup_col(struct mx_db_result *res, unsigned col)
@@ -289,11 +291,8 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 			h->daemon_status = (int)mx_db_i64(res, NC_D_STATUS);
 			h->daemon_mtime = (int64_t)mx_db_double(res, NC_D_MTIME);
 			h->slots_total = (uint32_t)mx_db_u64(res, NC_D_SLOTS);
-			r = mxq_server_caps_init(&s->caps[i - 1], h->hostname, mx_db_str(res, NC_D_TAGS),
-						 mx_db_str(res, NC_D_PREREQ), h->slots_total,
-						 mx_db_u64(res, NC_D_MEMORY), mx_db_u64(res, NC_D_MAXTIME),
-						 (uint32_t)mx_db_u64(res, NC_D_GPUS),
-						 mx_db_u64(res, NC_D_TMPDIR) >> 20, err, sizeof(err));
+			r = mxq_daemon_caps_from_row(&s->caps[i - 1], h->hostname, res, NC_D_CAPS,
+						     err, sizeof(err));
 			if (r == -ENOMEM) {
 				mx_db_result_free(res);
 				return r;
@@ -323,7 +322,7 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 
 	rows = mx_db_query(db, &res,
 		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
-		" g.job_memory, g.job_gpu, g.job_tmpdir_size * 1024"
+		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size")
 		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 		" WHERE j.job_status IN (" ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
 	if (rows < 0)
@@ -384,12 +383,10 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	/* One row per requirement signature; the group counters are kept by
 	 * triggers, so this never reads job rows. */
 	rows = mx_db_query(db, &res,
-		"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		" prerequisites, group_whitelist, group_blacklist, job_max_per_node,"
+		"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node,"
 		" SUM(group_jobs_inq), MIN(group_id), COUNT(*), MIN(user_name), MAX(group_priority)"
 		" FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0"
-		" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		"  prerequisites, group_whitelist, group_blacklist, job_max_per_node"
+		" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node"
 		" ORDER BY MAX(group_priority) DESC, MIN(group_id)",
 		"i", MXQ_GROUP_STATUS_OK);
 	if (rows < 0)
@@ -404,11 +401,7 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	}
 	while (mx_db_next(res)) {
 		uint64_t groups = mx_db_u64(res, 12);
-		int r = mxq_group_reqs_init(&s->reqs[i], mx_db_str(res, 5), mx_db_str(res, 6),
-					    mx_db_str(res, 7), mx_db_str(res, 8),
-					    (uint32_t)mx_db_u64(res, 0), mx_db_u64(res, 1),
-					    mx_db_u64(res, 2), (uint32_t)mx_db_u64(res, 3),
-					    mx_db_u64(res, 4) * 1024);
+		int r = mxq_group_reqs_from_row(&s->reqs[i], res, 0);
 		if (r < 0) {
 			mx_db_result_free(res);
 			return r;

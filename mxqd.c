@@ -39,6 +39,8 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_status.h"
+#include "mxq_daemon.h"
+#include "mxq_schema.h"
 #include "mxqd.h"
 #include "mxqd_cgroup.h"
 #include "mxqd_energy.h"
@@ -545,34 +547,29 @@ static void tmpdir_bytes(const struct mxqd_server *s, uint64_t *total, uint64_t 
 
 static int daemon_register(struct mxqd_server *s)
 {
-	uint64_t total, avail;
+	struct mxq_daemon_reg reg = {
+		.daemon_name = s->daemon_name, .hostname = s->hostname,
+		.mxq_version = MXQ_VERSION, .boot_id = s->boot_id,
+		.pid_starttime = (uint64_t)s->pid_starttime, .pid = (unsigned)getpid(),
+		.slots = s->slots, .memory_mib = s->memory_mib, .maxtime_min = s->maxtime_min,
+		.memory_per_slot_mib = s->memory_per_slot_mib,
+		.tags = s->tags_text ? s->tags_text : "",
+		.prerequisites = s->prerequisites_text ? s->prerequisites_text : "",
+		.gpus = s->gpus,
+	};
 	int64_t n;
+	int r;
 
-	n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW()"
-		" WHERE hostname = ? AND daemon_name = ? AND status NOT IN (?, ?)",
-		"issii", MXQ_DAEMON_STATUS_CRASHED, s->hostname, s->daemon_name,
-		MXQ_DAEMON_STATUS_EXITED, MXQ_DAEMON_STATUS_CRASHED);
+	n = mxq_daemon_mark_crashed(s->db, s->hostname, s->daemon_name);
 	if (n < 0)
 		return (int)n;
 	if (n > 0)
 		mx_log_warning("marked %" PRId64 " earlier daemon row(s) of %s/%s CRASHED",
 			       n, s->hostname, s->daemon_name);
-	tmpdir_bytes(s, &total, &avail);
-	n = mx_db_exec(s->db,
-		"INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id,"
-		" pid_starttime, daemon_pid, daemon_slots, daemon_memory, daemon_maxtime,"
-		" daemon_memory_limit_slot_soft, daemon_memory_limit_slot_hard, tags, prerequisites,"
-		" daemon_gpus_max, daemon_tmpdir_total_bytes, daemon_tmpdir_free_bytes, daemon_start)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW())",
-		"sisssUuuUUUUssuUU", s->daemon_name, MXQ_DAEMON_STATUS_IDLE, s->hostname, MXQ_VERSION,
-		s->boot_id, (uint64_t)s->pid_starttime, (unsigned)getpid(), s->slots, s->memory_mib,
-		s->maxtime_min, s->memory_per_slot_mib, s->memory_per_slot_mib,
-		s->tags_text ? s->tags_text : "", s->prerequisites_text ? s->prerequisites_text : "",
-		s->gpus, total, avail);
-	if (n < 0)
-		return (int)n;
-	s->daemon_id = mx_db_insert_id(s->db);
+	tmpdir_bytes(s, &reg.tmpdir_total_bytes, &reg.tmpdir_free_bytes);
+	r = mxq_daemon_register(s->db, &reg, &s->daemon_id);
+	if (r < 0)
+		return r;
 	mx_log_info("registered as daemon %" PRIu64 ": %s/%s, %u slots, %" PRIu64 " MiB, %u GPU(s)",
 		    s->daemon_id, s->hostname, s->daemon_name, s->slots, s->memory_mib, s->gpus);
 	return 0;
@@ -591,27 +588,19 @@ static int daemon_status(const struct mxqd_server *s)
 
 static int daemon_heartbeat(struct mxqd_server *s)
 {
-	uint64_t total, avail;
-	int64_t n;
+	struct mxq_daemon_load load = {
+		.status = daemon_status(s), .jobs_running = s->jobs_running,
+		.slots_running = s->slots_running, .threads_running = s->threads_running,
+		.memory_used_mib = s->memory_running_mib, .gpus_used = s->gpus_running,
+	};
 
-	tmpdir_bytes(s, &total, &avail);
-	n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET mtime = NOW(), status = ?, daemon_jobs_running = ?,"
-		" daemon_slots_running = ?, daemon_threads_running = ?, daemon_memory_used = ?,"
-		" daemon_gpus_used = ?, daemon_tmpdir_total_bytes = ?, daemon_tmpdir_free_bytes = ?"
-		" WHERE daemon_id = ?",
-		"iuuuUuUUU", daemon_status(s), s->jobs_running, s->slots_running, s->threads_running,
-		s->memory_running_mib, s->gpus_running, total, avail, s->daemon_id);
-	return n < 0 ? (int)n : 0;
+	tmpdir_bytes(s, &load.tmpdir_total_bytes, &load.tmpdir_free_bytes);
+	return mxq_daemon_heartbeat(s->db, s->daemon_id, &load);
 }
 
 static int daemon_unregister(struct mxqd_server *s)
 {
-	int64_t n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW(), daemon_jobs_running = ?,"
-		" daemon_slots_running = ? WHERE daemon_id = ?",
-		"iuuU", MXQ_DAEMON_STATUS_EXITED, s->jobs_running, s->slots_running, s->daemon_id);
-	return n < 0 ? (int)n : 0;
+	return mxq_daemon_unregister(s->db, s->daemon_id, s->jobs_running, s->slots_running);
 }
 
 static int daemonize(void)
@@ -870,6 +859,8 @@ int main(int argc, char **argv)
 	if (lock_fd < 0)
 		return 1;
 	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
+	if (r >= 0)
+		r = mxq_schema_check(server.db, true, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);
 		return 1;

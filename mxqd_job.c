@@ -31,6 +31,7 @@
 
 #include "mx_log.h"
 #include "mx_util.h"
+#include "mxq_group.h"
 #include "mxq_status.h"
 #include "mxqd.h"
 #include "mxqd_cgroup.h"
@@ -660,11 +661,10 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 	int64_t rows;
 
 	rows = mx_db_query(server->db, &res,
-		"SELECT group_id, user_uid, group_priority, job_threads, job_memory, job_time, job_gpu,"
-		" job_max_per_node, group_jobs_inq, job_tmpdir_size, tags, prerequisites,"
-		" group_whitelist, group_blacklist,"
+		"SELECT group_id, user_uid, group_priority, job_max_per_node, group_jobs_inq,"
 		" (SELECT COALESCE(SUM(g2.group_slots_running), 0) FROM mxq_group g2"
-		"   WHERE g2.user_uid = g.user_uid AND g2.group_jobs_running > 0)"
+		"   WHERE g2.user_uid = g.user_uid AND g2.group_jobs_running > 0),"
+		" " MXQ_GROUP_REQS_COLUMNS
 		" FROM mxq_group g WHERE group_status = ? AND group_jobs_inq > 0"
 		" AND (? OR user_uid = ?)",
 		"iiu", MXQ_GROUP_STATUS_OK, server->is_root ? 1 : 0, (unsigned)getuid());
@@ -686,32 +686,28 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 		enum mxq_qual_rule rule;
 		bool ok;
 
-		if (mxq_group_reqs_init(&reqs, mx_db_str(res, 10), mx_db_str(res, 11),
-					mx_db_str(res, 12), mx_db_str(res, 13),
-					(uint32_t)mx_db_u64(res, 3), mx_db_u64(res, 4),
-					mx_db_u64(res, 5), (uint32_t)mx_db_u64(res, 6),
-					mx_db_u64(res, 9) * 1024) < 0) {
+		if (mxq_group_reqs_from_row(&reqs, res, 6) < 0) {
 			free(cands);
 			free(users);
 			mx_db_result_free(res);
 			return -ENOMEM;
 		}
 		ok = server_is_qualified(&server->caps, &reqs, &rule);
+		c->threads = reqs.threads;
+		c->memory_mib = reqs.memory_mib;
+		c->gpus = reqs.gpus;
 		mxq_group_reqs_done(&reqs);
 		if (!ok)
 			continue;
 		c->group_id = mx_db_u64(res, 0);
 		c->uid = (uint32_t)mx_db_u64(res, 1);
 		c->priority = (unsigned)mx_db_u64(res, 2);
-		c->threads = (uint32_t)mx_db_u64(res, 3);
-		c->memory_mib = mx_db_u64(res, 4);
-		c->gpus = (uint32_t)mx_db_u64(res, 6);
-		c->max_per_node = (uint32_t)mx_db_u64(res, 7);
-		c->jobs_inq = mx_db_u64(res, 8);
+		c->max_per_node = (uint32_t)mx_db_u64(res, 3);
+		c->jobs_inq = mx_db_u64(res, 4);
 		c->slots = job_slots(server, c->threads, c->memory_mib);
 		if (!user_slots(users, nusers, c->uid)) {
 			users[nusers].uid = c->uid;
-			users[nusers].slots = mx_db_u64(res, 14);
+			users[nusers].slots = mx_db_u64(res, 5);
 			nusers++;
 		}
 		n++;
@@ -999,6 +995,26 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 				    job->job_id, (int)job->job_pid);
 			kill_job(server, job, MXQD_KILL_CANCEL);
 		}
+	}
+	mx_db_result_free(res);
+	/* Queued jobs of a cancelled group. Upstream's mxqkill cancels only
+	 * the ones an upstream daemon could claim (server_id = ''), and
+	 * leaves those hidden from upstream daemons queued (create_triggers.sql).
+	 * Two statements: the job triggers update mxq_group, which a statement
+	 * on mxq_job must then not read. */
+	n = mx_db_query(server->db, &res,
+		"SELECT group_id FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0",
+		"i", MXQ_GROUP_STATUS_CANCELLED);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		int64_t m = mx_db_exec(server->db,
+			"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+			" WHERE group_id = ? AND job_status = ? AND daemon_id = 0",
+			"iUi", MXQ_JOB_STATUS_CANCELLED, mx_db_u64(res, 0), MXQ_JOB_STATUS_INQ);
+		if (m > 0)
+			mx_log_info("group %" PRIu64 ": cancelled, %" PRId64 " queued job(s) cancelled",
+				    mx_db_u64(res, 0), m);
 	}
 	mx_db_result_free(res);
 	return 0;

@@ -224,7 +224,7 @@ static json_t *group_json(const struct mx_db_result *res)
 	json_object_set_new(o, "group_status",
 		json_string(group_status_name((int)mx_db_i64(res, G_STATUS), st, sizeof(st))));
 	json_object_set_new(o, "group_closed",
-		json_boolean(mx_db_u64(res, G_FLAGS) & MXQ_GROUP_FLAG_CLOSED));
+		json_boolean(mxq_group_flags_closed(mx_db_u64(res, G_FLAGS))));
 	json_object_set_new(o, "group_priority", json_integer(mx_db_i64(res, G_PRIORITY)));
 	json_object_set_new(o, "group_jobs", json_integer(mx_db_i64(res, G_JOBS)));
 	json_object_set_new(o, "group_jobs_inq", json_integer(mx_db_i64(res, G_INQ)));
@@ -588,7 +588,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	r = mxq_client_connect(&db, f.defaults_file, f.db_group);
+	r = mxq_client_connect_current(&db, f.defaults_file, f.db_group);
 	if (r < 0)
 		goto out;
 	if (dump(db, &f) == 0)
