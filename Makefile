@@ -17,6 +17,10 @@ SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 LOCALSTATEDIR ?= /var
+# Trust boundary (README "Security model"): the account the client tools
+# are set-id to (empty: install without set-id bits) and the admin group.
+MXQ_USER    ?= mxq
+ADMIN_GROUP ?= mxqadmin
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -29,7 +33,7 @@ EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson libcurl 2>/
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
-	-DMXQ_VERSION='"$(VERSION)"'
+	-DMXQ_VERSION='"$(VERSION)"' -DMXQ_ADMIN_GROUP='"$(ADMIN_GROUP)"'
 ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
@@ -85,6 +89,8 @@ define prog_rule
 $(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
 	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
+# mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
+mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o mxqd_power_retry.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a
@@ -161,8 +167,18 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/mxq \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
-	install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR)
-	install -m 0755 mxqd mxqadmin mxq-web $(DESTDIR)$(SBINDIR)
+	install -m 0755 mxqd mxq-web $(DESTDIR)$(SBINDIR)
+	install -m 0644 mysql/grants.sql $(DESTDIR)$(PREFIX)/share/mxq/mysql
+	@# set-id tools: the mxq account reads the client credentials, nobody else
+	if [ -n "$(MXQ_USER)" ]; then \
+		getent passwd $(MXQ_USER) >/dev/null || useradd --system --user-group --no-create-home \
+			--home-dir /nonexistent --shell /usr/sbin/nologin $(MXQ_USER) || exit 1; \
+		install -o $(MXQ_USER) -g $(MXQ_USER) -m 6755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR); \
+		install -o root -g $(MXQ_USER) -m 2755 mxqadmin $(DESTDIR)$(SBINDIR); \
+	else \
+		install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR); \
+		install -m 0755 mxqadmin $(DESTDIR)$(SBINDIR); \
+	fi
 	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
 	for m in manpages/*.[1578]; do [ -e "$$m" ] || continue; \
 		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done

@@ -5,10 +5,11 @@
  * million queued jobs); without MXQ_BENCH_DB it says so and exits 0, so
  * `make bench` can build and run every bench_* program alike.
  *
- * Figures: the bare snapshot SELECTs (the three queries the leader sends,
- * results fetched and discarded), the snapshot read into policy structures,
- * and the whole tick (snapshot + decide()), each as the median of several
- * runs; the tick is also given as a ratio to the bare SELECTs.
+ * Figures: the bare snapshot SELECTs (the queries the leader sends for its
+ * snapshot and the per-host transport settings, results fetched and
+ * discarded), the snapshot read into policy structures, and the whole tick
+ * (snapshot + settings + decide()), each as the median of several runs;
+ * the tick is also given as a ratio to the bare SELECTs.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -52,6 +53,7 @@ static const char *const bare_queries[] = {
 	"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node, SUM(group_jobs_inq), MIN(group_id)"
 	" FROM mxq_group WHERE group_status = 0 AND group_jobs_inq > 0"
 	" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node",
+	"SELECT hostname, ipmi_workarounds, ssh_address FROM mxq_power ORDER BY hostname",
 };
 
 int main(void)
@@ -79,6 +81,8 @@ int main(void)
 
 	for (int i = 0; i < RUNS; i++) {
 		struct mxq_power_db_snapshot *s = NULL;
+		struct mxq_power_transport_extra *x = NULL;
+		size_t n_x = 0;
 		struct mxq_power_plan plan;
 		double t0 = now_ms(), t1, t2, t3;
 
@@ -95,6 +99,10 @@ int main(void)
 			fprintf(stderr, "bench_tick: snapshot: %s\n", mx_db_error(db));
 			return 1;
 		}
+		if (mxq_power_db_transport_extras(db, &x, &n_x) < 0) {
+			fprintf(stderr, "bench_tick: settings: %s\n", mx_db_error(db));
+			return 1;
+		}
 		t2 = now_ms();
 		if (mxq_power_decide(&s->snap, s->now, &cfg, &state, &plan) < 0) {
 			fprintf(stderr, "bench_tick: decide failed\n");
@@ -103,6 +111,7 @@ int main(void)
 		t3 = now_ms();
 		mxq_power_plan_free(&plan);
 		mxq_power_db_snapshot_free(s);
+		mxq_power_db_transport_extras_free(x, n_x);
 		bare[i] = t1 - t0;
 		snap[i] = t2 - t1;
 		tick[i] = t3 - t1;

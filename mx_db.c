@@ -439,7 +439,9 @@ static int do_connect(struct mx_db *db)
 	db->connected = false;
 	db->in_txn = db->txn_aborted = false;
 
-	if (access(db->defaults_file, R_OK) < 0) {
+	/* effective ids, as the client library will read it (access() would
+	 * ask with the real ones: wrong for the set-id tools) */
+	if (eaccess(db->defaults_file, R_OK) < 0) {
 		r = -errno;
 		snprintf(db->error, sizeof(db->error), "cannot read MySQL defaults file %s: %s",
 			 db->defaults_file, strerror(errno));
@@ -492,6 +494,16 @@ int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 	}
 	*ret_db = db;
 	return 0;
+}
+
+void mx_db_forget_credentials(struct mx_db *db)
+{
+	if (!db || !db->mysql)
+		return;
+	if (db->mysql->passwd)
+		explicit_bzero(db->mysql->passwd, strlen(db->mysql->passwd));
+	if (db->mysql->options.password)
+		explicit_bzero(db->mysql->options.password, strlen(db->mysql->options.password));
 }
 
 void mx_db_close(struct mx_db *db)

@@ -489,12 +489,12 @@ static int check_database_selected(struct mx_db *db, const struct mxqadmin_db_op
 	return 0;
 }
 
-static int connect_db(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt)
+static int connect_db(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt, bool writes)
 {
 	struct mx_db *db = NULL;
 	int r;
 
-	r = mxqadmin_connect(&db, dbopt);
+	r = writes ? mxqadmin_connect_admin(&db, dbopt, "db upgrade") : mxqadmin_connect(&db, dbopt);
 	if (r < 0)
 		return r;
 	r = check_database_selected(db, dbopt);
@@ -813,7 +813,7 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 		return 2;
 	}
 
-	if (connect_db(&db, dbopt) < 0)
+	if (connect_db(&db, dbopt, strcmp(action, "upgrade") == 0 && !dry_run) < 0)
 		return 1;
 	if (strcmp(action, "upgrade") == 0)
 		ret = db_upgrade(db, dry_run);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -35,8 +36,15 @@
 #include "mxq_daemon.h"
 #include "mxq_group.h"
 #include "mxq_status.h"
+#include "mxq_privs.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define MXQADMIN_DB_FILE SYSCONFDIR "/mxq/mxqadmin.cnf"
+#define MXQADMIN_DB_GROUP "mxqadmin"
 
 /* ------------------------------------------------------------------ */
 /* shared helpers                                                      */
@@ -44,6 +52,23 @@
 int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt)
 {
 	return mxq_client_connect(ret_db, dbopt->defaults_file, dbopt->group);
+}
+
+int mxqadmin_connect_admin(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt,
+			   const char *what)
+{
+	struct mxqadmin_db_options admin = *dbopt;
+	char err[512];
+
+	if (mxq_privs_check_admin(mxq_privs_admin_group(), err, sizeof(err)) < 0) {
+		fprintf(stderr, "mxqadmin: %s refused: %s\n", what, err);
+		return -EPERM;
+	}
+	if (!dbopt->chosen && access(MXQADMIN_DB_FILE, F_OK) == 0) {
+		admin.defaults_file = MXQADMIN_DB_FILE;
+		admin.group = MXQADMIN_DB_GROUP;
+	}
+	return mxqadmin_connect(ret_db, &admin);
 }
 
 enum group_col {

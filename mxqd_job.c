@@ -30,8 +30,10 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_group.h"
+#include "mxq_identity.h"
 #include "mxq_status.h"
 #include "mxqd.h"
 #include "mxqd_cgroup.h"
@@ -392,6 +394,67 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 
 /* ------------------------------------------------------------ starting */
 
+bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_job *job,
+			  char *reason, size_t reason_len)
+{
+	struct mxq_identity_claim claim = { .uid = job->uid, .user_name = job->user_name,
+					    .gid = job->gid };
+	struct mxq_identity_policy policy = { .min_uid = server->min_uid,
+					      .allow_root_jobs = server->allow_root_jobs };
+
+	if (!server->is_root)
+		return true;
+	return mxq_identity_verify(&claim, &policy, NULL, 0, reason, reason_len) == MXQ_IDENTITY_OK;
+}
+
+/*
+ * What must hold before anything of a claimed job runs: its identity, and
+ * a fresh temporary directory of its own (an entry already there, of any
+ * kind, is never reused or followed). Returns 0 when the job may start,
+ * else a negative errno with a one-line reason for job_reason.
+ */
+static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, char *reason,
+		       size_t len)
+{
+	char path[4096], name[64];
+	int r;
+
+	if (!mxqd_job_identity_ok(server, job, reason, len)) {
+		job->refused = true;
+		return -EPERM;
+	}
+	snprintf(name, sizeof(name), "mxq_job_%" PRIu64, job->job_id);
+	r = mx_subdir_create(server->tmpdir, name, server->is_root, job->uid, job->gid);
+	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
+	if (r == -EEXIST)
+		snprintf(reason, len, "refused: %.900s already exists (nothing was run, nothing followed; "
+			 "an admin must remove it)", path);
+	else if (r < 0)
+		snprintf(reason, len, "cannot create the job's tmpdir %.900s: %s", path, strerror(-r));
+	return r;
+}
+
+/* A claimed job that must not run: FAILED with its reason, logged once. */
+static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const char *reason)
+{
+	char user[256], why[4096];
+	int64_t n;
+
+	/* both carry text from the row: no control characters into the log */
+	mx_log_err("job %" PRIu64 " (group %" PRIu64 ", uid %u, user '%s'): %s", job->job_id,
+		   job->group_id, (unsigned)job->uid, mx_term_field(job->user_name, user, sizeof(user)),
+		   mx_term_field(reason, why, sizeof(why)));
+	n = mx_db_exec(server->db, "UPDATE mxq_job SET job_reason = LEFT(?, 1000) WHERE job_id = ?",
+		       "sU", reason, job->job_id);
+	if (n < 0)
+		mx_log_warning("job %" PRIu64 ": cannot record the reason (is the schema upgraded? "
+			       "run mxqadmin db upgrade): %s", job->job_id, mx_db_error(server->db));
+	job->final_status = MXQ_JOB_STATUS_FAILED;
+	job->ended = true;
+	job_list_add(server, job);
+	finish_job(server, job);  /* on a database error the reaping loop retries */
+}
+
 /*
  * Fork the reaper; returns 0 with job->reaper_pid set and the job starting:
  * mxqd does not wait for the reaper to start the job (dispatch fast path);
@@ -525,6 +588,14 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 		return 0;
 	}
 
+	{
+		char reason[1024];
+
+		if (job_prepare(server, job, reason, sizeof(reason)) < 0) {
+			refuse_job(server, job, reason);
+			return 0;
+		}
+	}
 	if (server->is_root)
 		job_set_groups(job);
 	t = mxqd_prof_now();
@@ -532,8 +603,12 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 	mxqd_prof_add(MXQD_PROF_SPAWN, t);
 	prof_jobs++;
 	if (r < 0) {
+		char path[4096];
+
 		mx_log_err("job %" PRIu64 ": cannot start a reaper: %s; back to the queue",
 			   job->job_id, strerror(-r));
+		mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
+		mx_rmtree(path);
 		requeue_claimed_job(server, job->job_id);
 		job_free(job);
 		return r;

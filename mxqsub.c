@@ -30,6 +30,7 @@
 #include "keywordset.h"
 #include "mx_db.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_expr.h"
 #include "mxq_status.h"
@@ -672,6 +673,7 @@ int main(int argc, char **argv)
 	struct mx_db *db = NULL;
 	int r, status = EXIT_FAILURE;
 
+	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqsub");
 
 	if (!dbo.defaults_file || !*dbo.defaults_file)
