@@ -140,6 +140,8 @@ bench: $(PROGRAMS) $(BENCHES)
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
 # -z now: symbols are bound once at start, not again in every forked reaper
 mxqd: ALL_LDLIBS += -Wl,-z,now
+test_sim: ALL_LDLIBS += -lz
+
 # Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
 # groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
 # object rather than a copy of it.
