@@ -12,9 +12,12 @@
  * but not ready for clients (a Galera node outside the primary component,
  * wsrep_ready OFF) is skipped like one that does not answer.
  *
- * Galera: sessions on a Galera node get wsrep_sync_wait = 3, so a read or
- * an UPDATE/DELETE sees every transaction the cluster committed before it
- * started (causal reads, as on one server).
+ * Galera: a new session on a Galera node first waits until that node has
+ * applied every transaction the cluster committed before (one causal read,
+ * wsrep_sync_wait), so a client that moved to another node sees its own
+ * earlier writes. Not for every statement: a causal read may wait for the
+ * group's causal keepalive (up to a second when the cluster is quiet),
+ * which would stall a daemon that polls ten times a second.
  *
  * Statement cache: a connection keeps its last STMT_CACHE prepared
  * statements by SQL text, so a repeated statement costs one round trip
@@ -367,7 +370,10 @@ static int check_ready(struct mx_db *db, MYSQL *m)
 	if (!ready)
 		return -EAGAIN;
 	db->galera = on;
-	if (on && mysql_query(m, "SET SESSION wsrep_sync_wait = 3") != 0)
+	if (on && (mysql_query(m, "SET SESSION wsrep_sync_wait = 1") != 0 ||
+		   mysql_query(m, "SELECT 1") != 0 ||
+		   (mysql_free_result(mysql_store_result(m)), 0) ||
+		   mysql_query(m, "SET SESSION wsrep_sync_wait = 0") != 0))
 		return map_error(db, mysql_errno(m), mysql_error(m));
 	return 0;
 }
