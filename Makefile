@@ -99,9 +99,15 @@ $(TESTS): %: %.c libmxq.a
 # unit tests of daemon modules link those objects too
 test_power_work: TEST_OBJS = mxqd_power_work.o
 test_power_work: mxqd_power_work.o
+test_cgroup: TEST_OBJS = mxqd_cgroup.o
+test_cgroup: mxqd_cgroup.o
 
 $(BENCHES): %: %.c libmxq.a
-	$(CC) $(ALL_CFLAGS) -o $@ $< libmxq.a $(ALL_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) libmxq.a $(ALL_LDLIBS)
+
+# benchmarks of daemon modules link those objects too
+bench_cgroup: BENCH_OBJS = mxqd_cgroup.o
+bench_cgroup: mxqd_cgroup.o
 
 check: check-unit check-integration
 
@@ -125,12 +131,15 @@ tests/ipmi_sim_dcmi.so: tests/ipmi_sim_dcmi.c
 bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
+	sh tests/bench_dispatch.sh
 	sh tests/bench_tick.sh
 	sh tests/bench_galera.sh
 	sh tests/bench_web.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
+# -z now: symbols are bound once at start, not again in every forked reaper
+mxqd: ALL_LDLIBS += -Wl,-z,now
 test_sim: ALL_LDLIBS += -lz
 
 # Status page: libmicrohttpd serves HTTP from a pool of threads; it reads

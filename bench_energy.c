@@ -24,24 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "mx_util.h"
 #include "mxq_energy.h"
 #include "mxq_energy_source.h"
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static double cpu_us(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
 
 static int write_file(const char *dir, const char *name, const char *text)
 {

@@ -19,6 +19,12 @@
  * group's causal keepalive (up to a second when the cluster is quiet),
  * which would stall a daemon that polls ten times a second.
  *
+ * Statement cache: a connection keeps its last STMT_CACHE prepared
+ * statements by SQL text, so a repeated statement costs one round trip
+ * (execute) instead of two (prepare, execute) -- most of a daemon's
+ * statements repeat with every job. The cache is dropped with the
+ * connection, and a statement whose execution failed is not kept.
+ *
  * Errors: the server's message is kept in db->error for mx_db_error(); the
  * return value is a negative errno. A lost connection (-ENOTCONN) is
  * re-established by the next call, never by retrying the failed statement
@@ -45,6 +51,14 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#define STMT_CACHE 32
+
+struct cached_stmt {
+	char *sql;
+	MYSQL_STMT *stmt;
+	uint64_t used;          /* db->use_clock at the last use (LRU) */
+};
+
 struct mx_db {
 	MYSQL *mysql;
 	char *defaults_file;
@@ -62,7 +76,70 @@ struct mx_db {
 	struct mx_db_stats stats;
 	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
+	struct cached_stmt cache[STMT_CACHE];
+	uint64_t use_clock;
 };
+
+static void cache_clear(struct mx_db *db)
+{
+	for (size_t i = 0; i < STMT_CACHE; i++) {
+		if (db->cache[i].stmt)
+			mysql_stmt_close(db->cache[i].stmt);
+		free(db->cache[i].sql);
+		db->cache[i] = (struct cached_stmt) { 0 };
+	}
+}
+
+/* The cached statement for SQL, or NULL. */
+static MYSQL_STMT *cache_get(struct mx_db *db, const char *sql)
+{
+	for (size_t i = 0; i < STMT_CACHE; i++) {
+		if (db->cache[i].sql && strcmp(db->cache[i].sql, sql) == 0) {
+			db->cache[i].used = ++db->use_clock;
+			return db->cache[i].stmt;
+		}
+	}
+	return NULL;
+}
+
+/* Keep STMT for SQL (evicting the least recently used); false when it
+ * could not be kept and the caller still owns it. */
+static bool cache_put(struct mx_db *db, const char *sql, MYSQL_STMT *stmt)
+{
+	size_t victim = 0;
+	char *copy = strdup(sql);
+
+	if (!copy)
+		return false;
+	for (size_t i = 0; i < STMT_CACHE; i++) {
+		if (!db->cache[i].sql) {
+			victim = i;
+			break;
+		}
+		if (db->cache[i].used < db->cache[victim].used)
+			victim = i;
+	}
+	if (db->cache[victim].stmt)
+		mysql_stmt_close(db->cache[victim].stmt);
+	free(db->cache[victim].sql);
+	db->cache[victim] = (struct cached_stmt) { copy, stmt, ++db->use_clock };
+	return true;
+}
+
+/* Done with STMT: a cached one stays unless it FAILED; others are closed. */
+static void stmt_release(struct mx_db *db, MYSQL_STMT *stmt, bool failed)
+{
+	for (size_t i = 0; i < STMT_CACHE; i++) {
+		if (db->cache[i].stmt == stmt) {
+			if (!failed)
+				return;
+			free(db->cache[i].sql);
+			db->cache[i] = (struct cached_stmt) { 0 };
+			break;
+		}
+	}
+	mysql_stmt_close(stmt);
+}
 
 /* Autocommit statements that lost a deadlock/certification are run again
  * this many times; pauses grow from RETRY_FIRST_MS, doubling. */
@@ -364,6 +441,7 @@ static int do_connect(struct mx_db *db)
 {
 	int r;
 
+	cache_clear(db);
 	if (db->mysql) {
 		mysql_close(db->mysql);
 		db->mysql = NULL;
@@ -442,6 +520,7 @@ void mx_db_close(struct mx_db *db)
 {
 	if (!db)
 		return;
+	cache_clear(db);
 	if (db->mysql)
 		mysql_close(db->mysql);
 	mx_db_hosts_free(&db->hosts);
@@ -544,20 +623,24 @@ static int prepare_and_bind(struct mx_db *db, MYSQL_STMT **ret_stmt, const char 
 		snprintf(db->error, sizeof(db->error), "transaction was rolled back (deadlock)");
 		return -EAGAIN;
 	}
-	stmt = mysql_stmt_init(db->mysql);
+	stmt = cache_get(db, sql);
 	if (!stmt) {
-		snprintf(db->error, sizeof(db->error), "out of memory");
-		return -ENOMEM;
-	}
-	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
-		r = map_error(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
-		return r;
+		stmt = mysql_stmt_init(db->mysql);
+		if (!stmt) {
+			snprintf(db->error, sizeof(db->error), "out of memory");
+			return -ENOMEM;
+		}
+		if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+			r = map_error(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+			mysql_stmt_close(stmt);
+			return r;
+		}
+		cache_put(db, sql, stmt);  /* not kept: closed by stmt_release */
 	}
 	if (mysql_stmt_param_count(stmt) != nparams) {
 		snprintf(db->error, sizeof(db->error), "statement has %lu parameters, format '%s' gives %zu",
 			 mysql_stmt_param_count(stmt), pfmt ? pfmt : "", nparams);
-		mysql_stmt_close(stmt);
+		stmt_release(db, stmt, true);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < nparams; i++) {
@@ -606,13 +689,13 @@ static int prepare_and_bind(struct mx_db *db, MYSQL_STMT **ret_stmt, const char 
 		}
 		default:
 			snprintf(db->error, sizeof(db->error), "bad parameter format character '%c'", pfmt[i]);
-			mysql_stmt_close(stmt);
+			stmt_release(db, stmt, true);
 			return -EINVAL;
 		}
 	}
 	if (nparams && mysql_stmt_bind_param(stmt, binds) != 0) {
 		r = map_error(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
+		stmt_release(db, stmt, true);
 		return r;
 	}
 	*ret_stmt = stmt;
@@ -638,12 +721,12 @@ static int64_t vexec(struct mx_db *db, const char *sql, const char *pfmt, va_lis
 		return r;
 	if (mysql_stmt_execute(stmt) != 0) {
 		r = map_error(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
-		mysql_stmt_close(stmt);
+		stmt_release(db, stmt, true);
 		return r;
 	}
 	affected = (int64_t)mysql_stmt_affected_rows(stmt);
 	db->insert_id = mysql_stmt_insert_id(stmt);
-	mysql_stmt_close(stmt);
+	stmt_release(db, stmt, false);
 	return affected < 0 ? 0 : affected;
 }
 
@@ -827,11 +910,11 @@ static int64_t vquery(struct mx_db *db, struct mx_db_result **ret_res, const cha
 	r = fetch_all(db, stmt, res);
 	if (r < 0)
 		goto fail;
-	mysql_stmt_close(stmt);
+	stmt_release(db, stmt, false);
 	*ret_res = res;
 	return (int64_t)res->nrows;
 fail:
-	mysql_stmt_close(stmt);
+	stmt_release(db, stmt, true);
 	mx_db_result_free(res);
 	return r;
 }

@@ -20,7 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@
 #include "mxq_daemon.h"
 #include "mxq_schema.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy.h"
 #include "mxqd_power.h"
 
@@ -87,6 +90,12 @@ static void usage(FILE *f)
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME), same rule\n"
 "      --min-uid UID             lowest uid a job may run as (default 1000)\n"
 "      --allow-root-jobs         also run jobs of uid 0 and of uids below --min-uid\n"
+"      --cgroup-v2-mount DIR     without a cgroup2 tree under the root: mount one on DIR\n"
+"      --memory-limit-hard PCT   kill a job above PCT %% of its memory request; above\n"
+"                                100 %% the kernel reclaims/throttles it first (default 100)\n"
+"      --cgroup-root DIR         where the cgroup filesystems are mounted (default "
+MXQD_CGROUP_DEFAULT_ROOT ";\n"
+"                                \"\" or a missing dir: no cgroups, jobs contained by session)\n"
 "  -M, --mysql-default-file FILE MySQL defaults file (default " MXQD_DB_FILE ",\n"
 "                                if missing " MX_DB_DEFAULT_FILE ")\n"
 "  -S, --mysql-default-group G   group in it (default " MX_DB_GROUP_DAEMON ")\n"
@@ -170,7 +179,8 @@ static int parse_seconds(const char *opt, const char *arg, double min, double *r
 static int parse_options(int argc, char **argv, struct mxqd_server *s, struct options *o)
 {
 	enum {
-		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL,
+		OPT_HOSTNAME = 256, OPT_TAGS, OPT_PREREQ, OPT_GPUS, OPT_TMPDIR, OPT_SPOOL, OPT_CGROUP_ROOT,
+		OPT_MEMORY_HARD, OPT_CGROUP_V2_MOUNT,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
 		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
@@ -194,6 +204,9 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "gpus",                required_argument, NULL, OPT_GPUS },
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
+		{ "cgroup-root",         required_argument, NULL, OPT_CGROUP_ROOT },
+		{ "memory-limit-hard",   required_argument, NULL, OPT_MEMORY_HARD },
+		{ "cgroup-v2-mount",     required_argument, NULL, OPT_CGROUP_V2_MOUNT },
 		{ "min-uid",             required_argument, NULL, OPT_MIN_UID },
 		{ "allow-root-jobs",     no_argument,       NULL, OPT_ALLOW_ROOT_JOBS },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
@@ -293,6 +306,18 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			break;
 		case OPT_TMPDIR: s->tmpdir = optarg; break;
 		case OPT_SPOOL: s->spooldir = optarg; break;
+		case OPT_CGROUP_ROOT: s->cgroup_root = optarg; break;
+		case OPT_CGROUP_V2_MOUNT:
+			if (optarg[0] != '/')
+				return fail("--cgroup-v2-mount: '%s' is not an absolute path", optarg);
+			s->cgroup_v2_mount = optarg;
+			break;
+		case OPT_MEMORY_HARD:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 < 100 || u32 > 1000)
+				return fail("--memory-limit-hard: '%s' is not a percentage from 100 to 1000",
+					    optarg);
+			s->memory_hard_pct = u32;
+			break;
 		case 'M': s->db_defaults_file = optarg; break;
 		case 'S': s->db_group = optarg; break;
 		case OPT_FOREGROUND: o->daemonize = false; break;
@@ -482,6 +507,44 @@ static int server_setup(struct mxqd_server *s)
 	return 0;
 }
 
+/* Load the NSS modules for users and groups (nsswitch.conf: e.g. systemd)
+ * once here: every reaper is a fork of mxqd and looks up its job's user
+ * (getpwuid, initgroups); without this, each would load them again (about
+ * 60 file opens per job). */
+static void warm_up_nss(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	gid_t groups[8];
+	int n = 8;
+
+	if (pw)
+		getgrouplist(pw->pw_name, pw->pw_gid, groups, &n);
+}
+
+/* Containment: detect the cgroup layout once and say what it is. */
+static void setup_cgroups(struct mxqd_server *s)
+{
+	char name[600], msg[8192];
+	enum mxqd_cgroup_layout layout;
+	int r;
+
+	if (!s->cgroup_root[0]) {
+		mx_log_notice("cgroups: off (--cgroup-root \"\"): jobs are contained by their session");
+		return;
+	}
+	if (!s->is_root) {
+		mx_log_notice("cgroups: off (mxqd is not root): jobs are contained by their session");
+		return;
+	}
+	snprintf(name, sizeof(name), "mxqd-%s-%s", s->hostname, s->daemon_name);
+	if (s->cgroup_v2_mount && (r = mxqd_cgroup_v2_mount(s->cgroup_root, s->cgroup_v2_mount)) < 0 &&
+	    r != -EEXIST)
+		mx_log_warning("cgroups: cannot mount cgroup2 on %s: %s", s->cgroup_v2_mount, strerror(-r));
+	layout = mxqd_cgroup_init(s->cgroup_root, name, msg, sizeof(msg));
+	s->cgroups = layout != MXQD_CGROUP_NONE;
+	mx_log_notice("cgroups: %s", msg);
+}
+
 /*
  * Without -M (or $MXQ_MYSQL_DEFAULT_FILE) the daemon's credentials come from
  * MXQD_DB_FILE, root only; when that file does not exist, from the [mxqd]
@@ -659,6 +722,7 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
+	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 	uint64_t db_connects;   /* mx_db's connect count at the last look */
 };
 
@@ -774,6 +838,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		uint64_t now = mx_now_monotonic_ms();
 		struct timespec timeout;
 		siginfo_t info;
+		uint64_t t;
 		int r, sig;
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
@@ -794,12 +859,23 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		} else {
 			mxqd_children_reap(s);
 		}
-		if (ls.db_ok && (r = mxqd_jobs_handle_cancel(s)) < 0)
-			db_failed(s, &ls, r, "reading cancellations");
+		t = mxqd_prof_now();
+		/* cancellations are read once per poll interval, not at every
+		 * job end: a job cancelled while it starts is caught when its
+		 * RUNNING is recorded */
+		if (ls.db_ok && t >= ls.next_cancel_us) {
+			if ((r = mxqd_jobs_handle_cancel(s)) < 0)
+				db_failed(s, &ls, r, "reading cancellations");
+			ls.next_cancel_us = t + s->poll_interval_ms * 1000ULL;
+		}
 		mxqd_jobs_escalate_kills(s);
+		mxqd_prof_add(MXQD_PROF_CANCEL, t);
+		t = mxqd_prof_now();
 		mxqd_energy_tick(s, ls.db_ok);
+		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
+		t = mxqd_prof_now();
 		if (ls.db_ok) {
 			r = mxqd_power_node_tick(s);
 			if (r < 0)
@@ -817,6 +893,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 				db_failed(s, &ls, r, "heartbeat");
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
+		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.quit_now)
 			return 0;
 		if (!s->accepting && !s->jobs) {
@@ -833,7 +910,9 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			timeout.tv_sec = (time_t)(wait_ms / 1000);
 			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
 		}
+		t = mxqd_prof_now();
 		sig = sigtimedwait(sigs, &info, &timeout);
+		mxqd_prof_add(MXQD_PROF_WAIT, t);
 		while (sig > 0) {
 			handle_signal(s, &ls, sig);
 			/* collect everything else that is pending before working again */
@@ -850,6 +929,8 @@ int main(int argc, char **argv)
 		.daemon_name = "main",
 		.tmpdir = DEFAULT_TMPDIR,
 		.min_uid = DEFAULT_MIN_UID,
+		.cgroup_root = MXQD_CGROUP_DEFAULT_ROOT,
+		.memory_hard_pct = 100,
 		.db_group = MX_DB_GROUP_DAEMON,
 		.poll_interval_ms = 1000,
 		.heartbeat_interval_s = 10,
@@ -917,6 +998,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGQUIT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2);  /* a reaper reported its job's pid */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -927,10 +1009,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mxqd_hooks_register(&mxqd_callback_hooks);
+	warm_up_nss();
+	/* once nothing can stop the start any more: no parent cgroups left
+	 * behind by an mxqd that could not start */
+	setup_cgroups(&server);
 
 	r = daemon_register(&server);
 	if (r < 0) {
 		mx_log_err("cannot register in mxq_daemon: %s", mx_db_error(server.db));
+		if (server.cgroups)
+			mxqd_cgroup_fini();
 		return 1;
 	}
 	r = mxqd_jobs_recover(&server);
@@ -943,6 +1031,7 @@ int main(int argc, char **argv)
 			   "run mxqadmin db upgrade)", mx_db_error(server.db));
 
 	serve(&server, &sigs);
+	mxqd_prof_log();
 	mxqd_energy_fini(&server);
 	mxqd_power_fini(&server);
 
@@ -959,6 +1048,8 @@ int main(int argc, char **argv)
 	if (opt.pid_file)
 		unlink(opt.pid_file);
 	mxqd_jobs_free_all(&server);
+	if (server.cgroups)
+		mxqd_cgroup_fini();
 	mxq_server_caps_done(&server.caps);
 	mx_db_close(server.db);
 	free(server.short_hostname);

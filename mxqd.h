@@ -38,12 +38,18 @@ struct mxqd_server {
 	uint32_t gpus;              /* --gpus */
 	char *tmpdir;               /* --tmpdir: parent of per-job tmpdirs */
 	char *spooldir;             /* --spool: reaper outcome files, lock */
+	const char *cgroup_root;    /* --cgroup-root: where cgroup filesystems are
+	                               mounted; "" or a missing dir: no cgroups */
+	const char *cgroup_v2_mount; /* --cgroup-v2-mount: mount cgroup2 here if
+	                               the root has none (NULL: never) */
 	const char *db_defaults_file;
 	const char *db_group;
 	unsigned poll_interval_ms;  /* how often the queue is looked at */
 	unsigned heartbeat_interval_s;
 	unsigned callback_timeout_s;
 	unsigned kill_grace_s;      /* SIGTERM -> SIGKILL for killed jobs */
+	unsigned memory_hard_pct;   /* --memory-limit-hard: a job is killed above this
+	                               % of its memory request (soft limit: 100 %) */
 	double runtime_scale;       /* --runtime-scale: job runtime limit = job_time
 	                               minutes x this (time-scaled tests and demos) */
 	uint32_t min_uid;           /* --min-uid: lowest uid a job may run as (1000) */
@@ -54,6 +60,7 @@ struct mxqd_server {
 	struct mxq_server_caps caps;
 	uint64_t memory_per_slot_mib;
 	bool is_root;
+	bool cgroups;               /* jobs and callbacks run in cgroups of their own */
 	char boot_id[37];
 	unsigned long long pid_starttime;
 
@@ -81,6 +88,8 @@ struct mxqd_job {
 	gid_t gid;
 	char *user_name;
 	char *group_name;
+	gid_t *groups;              /* supplementary groups of the user (from mxqd's */
+	int ngroups;                /* cache: no NSS lookup per job); -1 = look up */
 	char *workdir;
 	char **argv;
 	char *stdout_path;
@@ -91,10 +100,14 @@ struct mxqd_job {
 	uint64_t time_min;
 	uint32_t gpus;
 	uint32_t slots;
+	uint64_t tmpdir_gib;        /* --tmpdir SIZE of its group, 0 = no quota */
 	char *callback;
 	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
 	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */
 	pid_t job_pid;              /* = process group and session of the job */
+	int report_fd;              /* while starting: the reaper reports the job's pid here */
+	bool starting;              /* reaper forked, job's pid not yet reported */
+	bool kill_pending;          /* killed while starting: signal once the pid is known */
 	uint64_t start_realtime_ms;
 	uint64_t kill_sent_ms;      /* monotonic; 0 = not being killed */
 	enum { MXQD_KILL_NONE, MXQD_KILL_CANCEL, MXQD_KILL_SHUTDOWN } kill_reason;
@@ -121,6 +134,7 @@ struct mxqd_reaper_args {
 	const struct mxqd_server *server;
 	const struct mxqd_job *job;
 	int report_fd;              /* reaper writes "JOBPID\n" here once started */
+	pid_t mxqd_pid;             /* ... and then sends SIGUSR2 to mxqd (the loop wakes) */
 };
 
 /*
@@ -169,6 +183,31 @@ bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_jo
 void mxqd_jobs_free_all(struct mxqd_server *server);
 /* Reap exited callback supervisors and other stray children; never blocks. */
 void mxqd_children_reap(struct mxqd_server *server);
+
+/* --- dispatch profile (mxqd_job.c): where the main loop's time goes --- */
+
+enum mxqd_prof {
+	MXQD_PROF_CANDIDATES,   /* reading the groups that could run here */
+	MXQD_PROF_CLAIM,        /* the claiming UPDATE */
+	MXQD_PROF_LOAD,         /* reading the claimed job */
+	MXQD_PROF_SPAWN,        /* forking the reaper until it reports the job's pid */
+	MXQD_PROF_RUNNING,      /* recording RUNNING */
+	MXQD_PROF_OUTCOMES,     /* looking for outcome files */
+	MXQD_PROF_RECORD,       /* recording the terminal status */
+	MXQD_PROF_HOOKS,        /* status hooks (energy, callbacks, power) */
+	MXQD_PROF_SPOOL,        /* removing a job's spool files */
+	MXQD_PROF_CANCEL,       /* reading cancellations */
+	MXQD_PROF_OTHER,        /* heartbeat, power and energy ticks */
+	MXQD_PROF_WAIT,         /* waiting for signals or the poll interval */
+	MXQD_PROF__N
+};
+
+/* Monotonic microseconds, for mxqd_prof_add(). */
+uint64_t mxqd_prof_now(void);
+/* Add the time since SINCE (from mxqd_prof_now) to phase P. */
+void mxqd_prof_add(enum mxqd_prof p, uint64_t since);
+/* Log the profile (mean per job started) once, at exit. */
+void mxqd_prof_log(void);
 
 /* --- status hooks (mxqd_job.c) --- */
 

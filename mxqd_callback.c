@@ -8,6 +8,9 @@
  * the submitting user, in the job's workdir, with RLIMIT_CPU 60 s,
  * RLIMIT_AS 256 MiB and no core dumps; it kills the whole group when the
  * callback exits or after --callback-timeout, and logs anything unusual.
+ * With cgroups (mxqd_cgroup.c) the callback runs in a cgroup of its own
+ * (callback-JOBID, no memory limit beyond RLIMIT_AS), and at its end
+ * or timeout every process in it is killed, daemonised ones included.
  * A callback's result never changes the job's status.
  */
 #define _GNU_SOURCE
@@ -29,6 +32,7 @@
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy_ipmi.h"
 #include "mxqd_power.h"
 
@@ -91,7 +95,9 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 {
 	struct timespec timeout = { .tv_sec = server->callback_timeout_s, .tv_nsec = 0 };
 	sigset_t chld, none;
-	int status = 0;
+	struct mxqd_cgroup cg;
+	bool in_cg = false;
+	int status = 0, r;
 	pid_t pid;
 
 	setsid();
@@ -106,12 +112,24 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	signal(SIGHUP, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &chld, NULL);
 
+	if (server->cgroups) {
+		mxqd_cgroup_callback(&cg, job->job_id);
+		r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
+		if (r < 0)
+			mx_log_warning("job %" PRIu64 ": cannot create a cgroup for callback %s: %s",
+				       job->job_id, job->callback, strerror(-r));
+		in_cg = r == 0;
+	}
 	pid = fork();
 	if (pid < 0) {
 		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %m", job->job_id, job->callback);
+		if (in_cg)
+			mxqd_cgroup_remove(&cg);
 		_exit(1);
 	}
 	if (pid == 0) {
+		if (in_cg && mxqd_cgroup_join(&cg) < 0)
+			_exit(126);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		exec_callback(server, job, final_status);
 	}
@@ -130,6 +148,13 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		}
 	}
 	kill(-pid, SIGKILL); /* whatever it forked goes with it */
+	if (in_cg) {
+		/* also what left its process group (setsid) */
+		if (mxqd_cgroup_kill(&cg, 10000) < 0)
+			mx_log_err("job %" PRIu64 ": processes of callback %s survive SIGKILL",
+				   job->job_id, job->callback);
+		mxqd_cgroup_remove(&cg);
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		mx_log_warning("job %" PRIu64 ": callback %s could not be executed", job->job_id, job->callback);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)

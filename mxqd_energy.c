@@ -33,13 +33,16 @@
  * into per-job accumulators, so a wrapped ring buffer never loses job
  * energy. The ring holds the node's recent samples; one per flush interval
  * goes to mxq_power_sample, also those missed while the database was
- * away, as far as the ring reaches back. CPU time per job is the sum of
- * utime, stime, cutime and cstime of the processes in its session (sid =
- * job_pid), read from /proc; the last interval of an ended job uses its
- * rusage from the reaper's outcome (jobs_cpu_read: the one place to swap
- * that source). Jobs re-adopted from an earlier mxqd are tracked from the
- * baseline sample (mxqd_energy_adopt), which reads their CPU time, so the
- * first interval holds only what they used in it.
+ * away, as far as the ring reaches back. CPU time per job is its cgroup's
+ * counter (mxqd_cgroup.c: cpu.stat usage_usec or cpuacct.usage, one pread
+ * of a file kept open) when jobs run in cgroups, else the sum of utime,
+ * stime, cutime and cstime of the processes in its session (sid =
+ * job_pid), read from /proc; the last interval of an ended job uses the
+ * CPU time in the reaper's outcome, the cgroup's or its rusage
+ * (jobs_cpu_read: the one place to swap that source). Jobs re-adopted
+ * from an earlier mxqd are tracked from the baseline sample
+ * (mxqd_energy_adopt), which reads their CPU time, so the first interval
+ * holds only what they used in it.
  *
  * Boot overhead: once per boot, the time from the boot's start to the
  * baseline sample times the first measured power, booked as its own
@@ -75,6 +78,7 @@
 #include "mx_util.h"
 #include "mxq_energy.h"
 #include "mxq_energy_source.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy_ipmi.h"
 #include "mxqd_energy_redfish.h"
 #include "mxqd_ipmi.h"
@@ -101,6 +105,7 @@ struct tracked {
 	bool cpu_base;          /* cpu_us is a reading (adopted jobs: not before their first) */
 	uint64_t cpu_now_us;    /* scratch: this sample's reading, UINT64_MAX unknown */
 	unsigned procs;         /* scratch: processes found in its session */
+	int cg_fd;              /* its cgroup's CPU counter, -1 = none: /proc scan */
 	struct mxq_energy_job_acc acc;
 	double timeline_j;      /* energy at the last timeline row */
 	uint64_t timeline_ms;
@@ -377,25 +382,34 @@ static uint64_t gone_job_cpu(const struct mxqd_server *server, const struct trac
 
 /*
  * THE CPU-time source of the energy split, the one function to change for
- * another one (cgroup cpu.stat usage_usec, say): each running tracked
- * job's cumulative CPU time in microseconds into t->cpu_now_us, UINT64_MAX
- * when it cannot be known now. Only differences between two readings of a
- * job are used, so the origin does not matter. Today: utime + stime +
- * cutime + cstime of the processes in the job's session (sid = job_pid)
- * from one pass over /proc; a job whose processes are all gone: the
- * rusage its reaper left in the spool.
+ * another one: each running tracked job's cumulative CPU time in
+ * microseconds into t->cpu_now_us, UINT64_MAX when it cannot be known now.
+ * Only differences between two readings of a job are used, so the origin
+ * does not matter. A job in a cgroup: the cgroup's counter (every process
+ * that ran in it, daemonised ones too; one pread per job). Otherwise
+ * utime + stime + cutime + cstime of the processes in the job's session
+ * (sid = job_pid) from one pass over /proc. A job whose processes are all
+ * gone (its cgroup removed): the CPU time its reaper left in the spool.
  */
 static void jobs_cpu_read(const struct mxqd_server *server)
 {
 	size_t n = 0, i = 0;
 	int r;
 
-	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next)
-		if (!t->end_ms)
+	for (struct tracked *t = en.jobs; t; t = t->next) {
+		if (t->end_ms)
+			continue;
+		if (t->cg_fd >= 0) {
+			t->procs = mxqd_cgroup_cpu_read(t->cg_fd, &t->cpu_now_us) == 0;
+			if (!t->procs)
+				t->cpu_now_us = gone_job_cpu(server, t);
+		} else if (n < en.scratch_len) {
 			en.sids[n++] = t->sid;
+		}
+	}
 	r = mxq_energy_sessions_cpu(en.sids, n, en.cpu, en.procs);
 	for (struct tracked *t = en.jobs; t && i < n; t = t->next) {
-		if (t->end_ms)
+		if (t->end_ms || t->cg_fd >= 0)
 			continue;
 		t->procs = r < 0 ? 0 : en.procs[i];
 		t->cpu_now_us = r < 0 ? UINT64_MAX : t->procs ? en.cpu[i] : gone_job_cpu(server, t);
@@ -833,12 +847,19 @@ static int prune(struct mxqd_server *server)
 	return n < 0 ? (int)n : 0;
 }
 
+static void tracked_free(struct tracked *t)
+{
+	if (t->cg_fd >= 0)
+		close(t->cg_fd);
+	free(t);
+}
+
 static void tracked_remove(struct tracked *t)
 {
 	for (struct tracked **p = &en.jobs; *p; p = &(*p)->next) {
 		if (*p == t) {
 			*p = t->next;
-			free(t);
+			tracked_free(t);
 			en.n_jobs--;
 			return;
 		}
@@ -892,6 +913,7 @@ static struct tracked *track(const struct mxqd_job *job)
 	t->job_id = job->job_id;
 	t->sid = job->job_pid;
 	t->slots = job->slots;
+	t->cg_fd = mxqd_cgroup_job_cpu_open(job->job_id);
 	t->start_ms = en.last_real_ms;
 	t->since_ms = en.last_real_ms;
 	t->cpu_base = !job->adopted; /* a new session starts at (nearly) no CPU time */
@@ -1076,7 +1098,7 @@ void mxqd_energy_fini(struct mxqd_server *server)
 	while (en.jobs) {
 		struct tracked *t = en.jobs;
 		en.jobs = t->next;
-		free(t);
+		tracked_free(t);
 	}
 	en.n_jobs = 0;
 	free(en.in);

@@ -19,12 +19,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mx_log.h"
@@ -34,6 +36,7 @@
 #include "mxq_identity.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 
 /* Job statuses in which a job holds a node (mysql/create_triggers.sql). */
 #define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
@@ -65,12 +68,55 @@ void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job
 			hooks[i]->job_ended(hooks[i]->ctx, server, job, final_status);
 }
 
+/* ------------------------------------------------------ dispatch profile */
+
+static const char *const prof_names[MXQD_PROF__N] = {
+	"candidates", "claim", "load", "spawn", "running", "outcomes", "record", "hooks",
+	"spool", "cancel", "other", "wait",
+};
+static uint64_t prof_us[MXQD_PROF__N];
+static uint64_t prof_jobs;
+
+uint64_t mxqd_prof_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void mxqd_prof_add(enum mxqd_prof p, uint64_t since)
+{
+	prof_us[p] += mxqd_prof_now() - since;
+}
+
+void mxqd_prof_log(void)
+{
+	char buf[1024];
+	size_t off = 0;
+	uint64_t busy = 0;
+
+	if (!prof_jobs)
+		return;
+	for (unsigned i = 0; i < MXQD_PROF__N; i++) {
+		if (i != MXQD_PROF_WAIT)
+			busy += prof_us[i];
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s %.0f us", i ? "; " : "",
+					prof_names[i], (double)prof_us[i] / (double)prof_jobs);
+		if (off >= sizeof(buf))
+			break;
+	}
+	mx_log_info("dispatch profile: %" PRIu64 " jobs, main loop busy %.0f us per job; %s",
+		    prof_jobs, (double)busy / (double)prof_jobs, buf);
+}
+
 /* ------------------------------------------------------------- job list */
 
 static void job_free(struct mxqd_job *job)
 {
 	if (!job)
 		return;
+	free(job->groups);
 	free(job->user_name);
 	free(job->group_name);
 	free(job->workdir);
@@ -79,6 +125,8 @@ static void job_free(struct mxqd_job *job)
 	free(job->stderr_path);
 	free(job->callback);
 	free(job->outcome);
+	if (job->starting)
+		close(job->report_fd);
 	free(job);
 }
 
@@ -109,8 +157,13 @@ static void job_list_remove(struct mxqd_server *server, struct mxqd_job *job)
 	}
 }
 
+static void ahead_drop(void);
+static void cand_cache_drop(void);
+
 void mxqd_jobs_free_all(struct mxqd_server *server)
 {
+	ahead_drop();
+	cand_cache_drop();
 	while (server->jobs) {
 		struct mxqd_job *job = server->jobs;
 		job_list_remove(server, job);
@@ -133,7 +186,7 @@ static uint32_t job_slots(const struct mxqd_server *server, uint32_t threads, ui
 #define JOB_COLUMNS \
 	"j.job_id, j.group_id, j.job_workdir, j.job_argv, j.job_stdout, j.job_stderr, " \
 	"j.job_umask, j.job_callback, j.job_status, g.user_uid, g.user_name, g.user_gid, " \
-	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu"
+	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu, g.job_tmpdir_size"
 
 /* Build a job from a row of JOB_COLUMNS. NULL with errno set on failure;
  * job->argv is NULL when job_argv is malformed. */
@@ -144,6 +197,7 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 
 	if (!job)
 		return NULL;
+	job->ngroups = -1;
 	job->job_id = mx_db_u64(res, 0);
 	job->group_id = mx_db_u64(res, 1);
 	job->workdir = mx_db_strdup(res, 2);
@@ -161,6 +215,7 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 	job->memory_mib = mx_db_u64(res, 14);
 	job->time_min = mx_db_u64(res, 15);
 	job->gpus = (uint32_t)mx_db_u64(res, 16);
+	job->tmpdir_gib = mx_db_u64(res, 17);
 	job->slots = job_slots(server, job->threads, job->memory_mib);
 	if (!job->workdir || !job->stdout_path || !job->stderr_path || !job->callback ||
 	    !job->user_name || !job->group_name) {
@@ -242,15 +297,21 @@ static void describe_outcome(const struct mxqd_job *job, int status, const struc
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
+	uint64_t t = mxqd_prof_now();
 	int r = record_end(server, job, job->final_status, job->outcome);
 
+	mxqd_prof_add(MXQD_PROF_RECORD, t);
 	if (r < 0)
 		return r;
 	describe_outcome(job, job->final_status, job->outcome);
 	/* hooks (callbacks, energy) only for an outcome that is on record */
+	t = mxqd_prof_now();
 	if (r > 0)
 		mxqd_hooks_job_ended(server, job, job->final_status);
+	mxqd_prof_add(MXQD_PROF_HOOKS, t);
+	t = mxqd_prof_now();
 	mxqd_outcome_remove(server->spooldir, job->job_id);
+	mxqd_prof_add(MXQD_PROF_SPOOL, t);
 	job_list_remove(server, job);
 	job_free(job);
 	return 0;
@@ -283,17 +344,24 @@ void mxqd_children_reap(struct mxqd_server *server)
 	}
 }
 
+static void collect_reports(struct mxqd_server *server);
+
 int mxqd_jobs_reap(struct mxqd_server *server)
 {
 	int ended = 0, first_error = 0;
 
 	mxqd_children_reap(server);
+	collect_reports(server);
 	for (struct mxqd_job *job = server->jobs, *next; job; job = next) {
 		next = job->next;
+		if (job->starting)
+			continue;
 		if (!job->ended) {
 			struct mxqd_outcome o;
+			uint64_t t = mxqd_prof_now();
 			int r = mxqd_outcome_read(server->spooldir, job->job_id, &o);
 
+			mxqd_prof_add(MXQD_PROF_OUTCOMES, t);
 			if (r == 0) {
 				job->outcome = malloc(sizeof(*job->outcome));
 				if (!job->outcome)
@@ -387,12 +455,15 @@ static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const c
 	finish_job(server, job);  /* on a database error the reaping loop retries */
 }
 
-/* Fork the reaper; returns 0 with job->reaper_pid and job->job_pid set. */
+/*
+ * Fork the reaper; returns 0 with job->reaper_pid set and the job starting:
+ * mxqd does not wait for the reaper to start the job (dispatch fast path);
+ * the reaper reports the job's pid through job->report_fd and wakes the
+ * loop with SIGUSR2, and collect_reports() takes it from there.
+ */
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
-	struct mxqd_reaper_args args = { .server = server, .job = job };
-	char buf[32];
-	ssize_t n, got = 0;
+	struct mxqd_reaper_args args = { .server = server, .job = job, .mxqd_pid = getpid() };
 	int fd;
 	pid_t pid;
 
@@ -403,17 +474,11 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 		args.report_fd = fd;
 		mxqd_reaper_run(&args);
 	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
 	job->reaper_pid = pid;
 	mx_proc_starttime(pid, &job->reaper_starttime);
-	/* the reaper answers right after its fork(); nothing slow happens before */
-	while ((n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
-		got += n;
-		if (memchr(buf, '\n', (size_t)got))
-			break;
-	}
-	close(fd);
-	buf[got > 0 ? got : 0] = '\0';
-	job->job_pid = (pid_t)atoi(buf);
+	job->report_fd = fd;
+	job->starting = true;
 	return 0;
 }
 
@@ -426,44 +491,94 @@ static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id)
 	return n < 0 ? (int)n : 0;
 }
 
-static void kill_job(struct mxqd_job *job, int reason)
+/* Signal the job's session and, with cgroups, every process in its cgroup
+ * (daemonised ones included; its reaper kills the rest at the job's end). */
+static void signal_job(const struct mxqd_server *server, const struct mxqd_job *job, int sig)
 {
+	struct mxqd_cgroup cg;
+
+	mxqd_cgroup_job(&cg, job->job_id);
+	/* the cgroup holds the whole session: no scan of /proc needed */
+	if (!server->cgroups || mxqd_cgroup_signal(&cg, sig) < 0)
+		mx_session_kill(job->job_pid, sig);
+}
+
+static void kill_job(const struct mxqd_server *server, struct mxqd_job *job, int reason)
+{
+	if (job->starting && !job->kill_sent_ms) {
+		job->kill_reason = reason;
+		job->kill_pending = true;  /* job_running() signals it */
+		return;
+	}
 	if (job->job_pid <= 0 || job->kill_sent_ms)
 		return;
 	job->kill_reason = reason;
 	job->kill_sent_ms = mx_now_monotonic_ms();
-	mx_session_kill(job->job_pid, SIGTERM);
-	mx_session_kill(job->job_pid, SIGCONT);
+	signal_job(server, job, SIGTERM);
+	signal_job(server, job, SIGCONT);
 }
 
-/* Start the job we just claimed (status ASSIGNED, our daemon id). */
-static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
+/*
+ * Supplementary groups per user, looked up (getgrouplist) at most once a
+ * minute: with NSS modules such as systemd's, initgroups() in every job
+ * would cost about 40 file opens (dispatch fast path). A failed lookup
+ * leaves job->ngroups -1: the reaper calls initgroups() itself.
+ */
+#define GROUPS_CACHE 16
+#define GROUPS_TTL_MS 60000
 
-static int start_claimed_job(struct mxqd_server *server)
+static struct groups_entry {
+	uid_t uid;
+	gid_t gid;
+	int n;
+	gid_t *groups;
+	uint64_t at_ms;
+} groups_cache[GROUPS_CACHE];
+
+static void job_set_groups(struct mxqd_job *job)
 {
-	struct mx_db_result *res = NULL;
-	struct mxqd_job *job;
-	int64_t n;
+	struct groups_entry *e = NULL, *oldest = &groups_cache[0];
+	uint64_t now = mx_now_monotonic_ms();
+
+	job->ngroups = -1;
+	for (size_t i = 0; i < GROUPS_CACHE && !e; i++) {
+		struct groups_entry *c = &groups_cache[i];
+		if (c->groups && c->uid == job->uid && c->gid == job->gid && now - c->at_ms < GROUPS_TTL_MS)
+			e = c;
+		else if (c->at_ms < oldest->at_ms)
+			oldest = c;
+	}
+	if (!e) {
+		int n = 64;
+		gid_t *g = malloc(sizeof(*g) * (size_t)n);
+
+		if (g && getgrouplist(job->user_name, job->gid, g, &n) < 0) {
+			gid_t *bigger = realloc(g, sizeof(*g) * (size_t)n);
+			g = bigger ? bigger : g;
+			if (!bigger || getgrouplist(job->user_name, job->gid, g, &n) < 0) {
+				free(g);
+				return;
+			}
+		}
+		if (!g)
+			return;
+		e = oldest;
+		free(e->groups);
+		*e = (struct groups_entry) { job->uid, job->gid, n, g, now };
+	}
+	job->groups = malloc(sizeof(*job->groups) * (size_t)(e->n ? e->n : 1));
+	if (!job->groups)
+		return;
+	memcpy(job->groups, e->groups, sizeof(*job->groups) * (size_t)e->n);
+	job->ngroups = e->n;
+}
+
+/* Start a job we have just claimed (status ASSIGNED, our daemon id). */
+static int start_job(struct mxqd_server *server, struct mxqd_job *job)
+{
+	uint64_t t;
 	int r;
 
-	/* The claimed job is the ASSIGNED job of this daemon that it does not
-	 * run yet: a started job whose RUNNING update failed is ASSIGNED too. */
-	n = mx_db_query(server->db, &res,
-		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.daemon_id = ? AND j.job_status = ? ORDER BY j.job_id",
-		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
-	if (n < 0)
-		return (int)n;
-	while (mx_db_next(res) && find_job(server, mx_db_u64(res, 0)))
-		;
-	if (mx_db_is_null(res, 0) || find_job(server, mx_db_u64(res, 0))) {
-		mx_db_result_free(res);
-		return -ENOENT;
-	}
-	job = job_from_row(server, res);
-	mx_db_result_free(res);
-	if (!job)
-		return -errno;
 	if (!job->argv) {
 		mx_log_err("job %" PRIu64 ": job_argv is malformed: cannot be started", job->job_id);
 		job->final_status = MXQ_JOB_STATUS_FAILED;
@@ -481,7 +596,12 @@ static int start_claimed_job(struct mxqd_server *server)
 			return 0;
 		}
 	}
+	if (server->is_root)
+		job_set_groups(job);
+	t = mxqd_prof_now();
 	r = spawn_reaper(server, job);
+	mxqd_prof_add(MXQD_PROF_SPAWN, t);
+	prof_jobs++;
 	if (r < 0) {
 		char path[4096];
 
@@ -493,21 +613,27 @@ static int start_claimed_job(struct mxqd_server *server)
 		job_free(job);
 		return r;
 	}
-	if (job->job_pid <= 0) {
-		/* the reaper could not fork the job; its outcome file says so */
-		job_list_add(server, job);
-		return 0;
-	}
-	job->start_realtime_ms = mx_now_realtime_ms();
 	job_list_add(server, job);
+	return 1;
+}
+
+/* The reaper reported the job's pid: record RUNNING, run the hooks. */
+static void job_running(struct mxqd_server *server, struct mxqd_job *job)
+{
+	uint64_t t;
+	int64_t n;
+
+	job->start_realtime_ms = mx_now_realtime_ms();
+	t = mxqd_prof_now();
 	n = mx_db_exec(server->db,
 		"UPDATE mxq_job SET job_status = ?, host_pid = ?, date_start = NOW()"
 		" WHERE job_id = ? AND job_status = ?",
 		"iiUi", MXQ_JOB_STATUS_RUNNING, (int)job->job_pid, job->job_id, MXQ_JOB_STATUS_ASSIGNED);
+	mxqd_prof_add(MXQD_PROF_RUNNING, t);
 	if (n == 0) {
 		/* cancelled between claim and start */
 		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
-		kill_job(job, MXQD_KILL_CANCEL);
+		kill_job(server, job, MXQD_KILL_CANCEL);
 	} else if (n < 0) {
 		/* the job runs; its outcome will be recorded once the database is back */
 		mx_log_warning("job %" PRIu64 ": could not record RUNNING: %s", job->job_id,
@@ -516,8 +642,35 @@ static int start_claimed_job(struct mxqd_server *server)
 	job->final_status = MXQ_JOB_STATUS_RUNNING;
 	mx_log_info("job %" PRIu64 " (group %" PRIu64 ", user %s) started: pid %d, %u slot(s)",
 		    job->job_id, job->group_id, job->user_name, (int)job->job_pid, job->slots);
+	t = mxqd_prof_now();
 	mxqd_hooks_job_started(server, job);
-	return 1;
+	mxqd_prof_add(MXQD_PROF_HOOKS, t);
+	if (job->kill_pending) {
+		job->kill_pending = false;
+		kill_job(server, job, job->kill_reason);
+	}
+}
+
+/* Take the pids the reapers of starting jobs have reported. */
+static void collect_reports(struct mxqd_server *server)
+{
+	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
+		char buf[32];
+		ssize_t n;
+
+		if (!job->starting)
+			continue;
+		n = read(job->report_fd, buf, sizeof(buf) - 1);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;       /* not yet */
+		close(job->report_fd);
+		job->starting = false;
+		buf[n > 0 ? n : 0] = '\0';
+		job->job_pid = (pid_t)atoi(buf);
+		if (job->job_pid > 0)
+			job_running(server, job);
+		/* else the reaper could not fork the job; its outcome file says so */
+	}
 }
 
 /* A group this daemon could run, with what is needed to pick among them. */
@@ -666,9 +819,72 @@ static struct candidate *pick(const struct mxqd_server *server, struct candidate
 	return best;
 }
 
-/* The claim: one conditional UPDATE; 0 rows means another daemon won or
- * this host is being drained. */
-static int claim_one(struct mxqd_server *server, const struct candidate *c)
+/*
+ * Jobs of one group read ahead (JOB_COLUMNS rows), so that claiming a job
+ * is one UPDATE by primary key and needs no further SELECT: the next jobs
+ * in claim order are read once per PREFETCH_MAX claims. They are only
+ * candidates: each is claimed conditionally, and the whole read-ahead is
+ * dropped when a claim fails (another daemon took it, it was cancelled)
+ * or when it is older than the poll interval (new priorities).
+ */
+#define PREFETCH_MAX 32
+
+static struct {
+	uint64_t group_id;
+	uint64_t fetched_ms;
+	struct mxqd_job *jobs[PREFETCH_MAX];
+	size_t n, next;
+} ahead;
+
+static void ahead_drop(void)
+{
+	for (size_t i = ahead.next; i < ahead.n; i++)
+		job_free(ahead.jobs[i]);
+	ahead.n = ahead.next = 0;
+	ahead.group_id = 0;
+}
+
+/* The next job of candidate C to try, or NULL (none left, or -errno in *ret_err). */
+static struct mxqd_job *ahead_next(struct mxqd_server *server, const struct candidate *c, int *ret_err)
+{
+	struct mx_db_result *res = NULL;
+	uint64_t now = mx_now_monotonic_ms(), t;
+	uint64_t want = c->jobs_inq < PREFETCH_MAX ? c->jobs_inq : PREFETCH_MAX;
+	int64_t n;
+
+	*ret_err = 0;
+	if (ahead.group_id != c->group_id || now - ahead.fetched_ms > server->poll_interval_ms)
+		ahead_drop();
+	if (ahead.next < ahead.n)
+		return ahead.jobs[ahead.next++];
+	ahead_drop();
+	t = mxqd_prof_now();
+	n = mx_db_query(server->db, &res,
+		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.group_id = ? AND j.job_status = ? ORDER BY j.job_priority, j.job_id LIMIT ?",
+		"UiU", c->group_id, MXQ_JOB_STATUS_INQ, want ? want : 1);
+	mxqd_prof_add(MXQD_PROF_LOAD, t);
+	if (n < 0) {
+		*ret_err = (int)n;
+		return NULL;
+	}
+	while (mx_db_next(res) && ahead.n < PREFETCH_MAX) {
+		struct mxqd_job *job = job_from_row(server, res);
+		if (!job) {
+			*ret_err = -ENOMEM;
+			break;
+		}
+		ahead.jobs[ahead.n++] = job;
+	}
+	mx_db_result_free(res);
+	ahead.group_id = c->group_id;
+	ahead.fetched_ms = now;
+	return ahead.next < ahead.n ? ahead.jobs[ahead.next++] : NULL;
+}
+
+/* The claim: one conditional UPDATE of the job; 0 rows means another
+ * daemon won, the job is no longer queued or this host is being drained. */
+static int claim_job(struct mxqd_server *server, const struct candidate *c, struct mxqd_job *job)
 {
 	char host_id[256];
 	int64_t n;
@@ -677,16 +893,40 @@ static int claim_one(struct mxqd_server *server, const struct candidate *c)
 	n = mx_db_exec(server->db,
 		"UPDATE mxq_job SET job_status = ?, daemon_id = ?, host_hostname = ?, server_id = ?,"
 		" host_id = ?, host_slots = ?"
-		" WHERE group_id = ? AND job_status = ?"
+		" WHERE job_id = ? AND job_status = ?"
 		/* drain guard: once the power manager's drain of this host has
 		 * committed, this statement cannot claim anything here */
-		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')"
-		" ORDER BY job_priority, job_id LIMIT 1",
+		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')",
 		"iUsssuUis", MXQ_JOB_STATUS_ASSIGNED, server->daemon_id, server->hostname,
-		server->daemon_name, host_id, c->slots, c->group_id, MXQ_JOB_STATUS_INQ,
+		server->daemon_name, host_id, c->slots, job->job_id, MXQ_JOB_STATUS_INQ,
 		server->hostname);
+	if (n > 0)
+		job->final_status = MXQ_JOB_STATUS_ASSIGNED;
 	return n < 0 ? (int)n : (int)n;
 }
+
+/*
+ * The groups that could run here, read at most once per poll interval
+ * while jobs keep starting (a job end does not need a fresh read: the
+ * counters that change are kept up to date here). A pass that starts
+ * nothing, or a failed claim, reads them again next time.
+ */
+static struct cand_cache {
+	struct candidate *cands;
+	struct user_load *users;
+	size_t n, nusers;
+	uint64_t read_ms;
+	bool valid;
+} cand_cache;
+
+static void cand_cache_drop(void)
+{
+	free(cand_cache.cands);
+	free(cand_cache.users);
+	cand_cache = (struct cand_cache) { 0 };
+}
+
+static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
 
 /* A claim whose answer was lost (the database server died, or a Galera
  * node left the cluster, during the UPDATE) may have committed: such a job
@@ -724,10 +964,8 @@ static int requeue_uncertain_claims(struct mxqd_server *server)
 
 int mxqd_jobs_start_some(struct mxqd_server *server)
 {
-	struct candidate *cands = NULL;
-	struct user_load *users = NULL;
-	size_t nusers = 0;
-	int n, started = 0, r = 0;
+	uint64_t now = mx_now_monotonic_ms(), t;
+	int started = 0, r = 0;
 
 	if (server->claim_uncertain) {
 		r = requeue_uncertain_claims(server);
@@ -736,36 +974,57 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 	}
 	if (!server->accepting || server->slots_running >= server->slots)
 		return 0;
-	n = load_candidates(server, &cands, &users, &nusers);
-	if (n <= 0) {
-		free(cands);
-		free(users);
-		return n;
+	if (!cand_cache.valid || now - cand_cache.read_ms > server->poll_interval_ms) {
+		int n;
+
+		cand_cache_drop();
+		t = mxqd_prof_now();
+		n = load_candidates(server, &cand_cache.cands, &cand_cache.users, &cand_cache.nusers);
+		mxqd_prof_add(MXQD_PROF_CANDIDATES, t);
+		if (n < 0)
+			return n;
+		cand_cache.n = (size_t)n;
+		cand_cache.read_ms = now;
+		cand_cache.valid = true;
 	}
 	for (;;) {
-		struct candidate *c = pick(server, cands, (size_t)n, users, nusers);
+		struct candidate *c = pick(server, cand_cache.cands, cand_cache.n, cand_cache.users,
+					   cand_cache.nusers);
+		struct mxqd_job *job;
+
 		if (!c)
 			break;
-		r = claim_one(server, c);
-		if (r == -EAGAIN)
-			continue;       /* deadlock victim: the claim was rolled back */
-		if (r < 0) {
-			server->claim_uncertain = true;
-			break;
-		}
-		if (r == 0) {
-			c->exhausted = true; /* others took the rest */
+		job = ahead_next(server, c, &r);
+		if (!job) {
+			if (r < 0)
+				break;
+			c->exhausted = true;  /* nothing queued any more */
 			continue;
 		}
-		r = start_claimed_job(server);
+		t = mxqd_prof_now();
+		r = claim_job(server, c, job);
+		mxqd_prof_add(MXQD_PROF_CLAIM, t);
+		if (r <= 0) {
+			job_free(job);
+			ahead_drop();   /* others are claiming from it too: read afresh */
+			if (r == -EAGAIN)
+				continue;       /* deadlock victim: the claim was rolled back */
+			if (r < 0) {
+				server->claim_uncertain = true;
+				break;
+			}
+			c->exhausted = true; /* others took it, or this host is drained */
+			continue;
+		}
+		r = start_job(server, job);
 		if (r < 0)
 			break;
 		started++;
 		c->jobs_inq--;
-		*user_slots(users, nusers, c->uid) += c->slots;
+		*user_slots(cand_cache.users, cand_cache.nusers, c->uid) += c->slots;
 	}
-	free(cands);
-	free(users);
+	if (started == 0 || r < 0)
+		cand_cache_drop();
 	return r < 0 && started == 0 ? r : started;
 }
 
@@ -809,7 +1068,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 		if (!job->ended && !job->kill_sent_ms) {
 			mx_log_info("job %" PRIu64 ": cancelled, terminating process group %d",
 				    job->job_id, (int)job->job_pid);
-			kill_job(job, MXQD_KILL_CANCEL);
+			kill_job(server, job, MXQD_KILL_CANCEL);
 		}
 	}
 	mx_db_result_free(res);
@@ -843,7 +1102,7 @@ void mxqd_jobs_escalate_kills(struct mxqd_server *server)
 	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
 		if (job->kill_sent_ms && !job->ended && job->job_pid > 0 &&
 		    now - job->kill_sent_ms > (uint64_t)server->kill_grace_s * 1000) {
-			mx_session_kill(job->job_pid, SIGKILL);
+			signal_job(server, job, SIGKILL);
 			job->kill_sent_ms = now; /* repeat every grace period until gone */
 		}
 	}
@@ -853,7 +1112,7 @@ void mxqd_jobs_kill_all(struct mxqd_server *server)
 {
 	for (struct mxqd_job *job = server->jobs; job; job = job->next)
 		if (!job->ended)
-			kill_job(job, MXQD_KILL_SHUTDOWN);
+			kill_job(server, job, MXQD_KILL_SHUTDOWN);
 }
 
 /* -------------------------------------------------------------- recovery */
@@ -874,6 +1133,18 @@ static bool job_left_traces(const struct mxqd_server *server, uint64_t job_id, p
 		return true;
 	}
 	return mxqd_outcome_read(server->spooldir, job_id, &o) == 0;
+}
+
+static void log_adopted(const struct mxqd_server *server, const struct mxqd_job *job)
+{
+	struct mxqd_cgroup cg;
+	char path[4096] = "";
+
+	mxqd_cgroup_job(&cg, job->job_id);
+	if (server->cgroups && mxqd_cgroup_exists(&cg))
+		mxqd_cgroup_path(&cg, path, sizeof(path));
+	mx_log_info("job %" PRIu64 ": re-adopted (reaper %d, job %d%s%s)", job->job_id,
+		    (int)job->reaper_pid, (int)job->job_pid, path[0] ? ", cgroup " : "", path);
 }
 
 int mxqd_jobs_recover(struct mxqd_server *server)
@@ -924,8 +1195,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 			if (!alive)
 				job->reaper_pid = 0;  /* reaper gone: outcome file or lost */
 			else
-				mx_log_info("job %" PRIu64 ": re-adopted (reaper %d, job %d)",
-					    job_id, (int)reaper, (int)job_pid);
+				log_adopted(server, job);
 		} else {
 			mx_log_warning("job %" PRIu64 ": was %s on this node but left no trace: UNKNOWN",
 				       job_id, mxq_job_status_to_name(status));

@@ -741,7 +741,14 @@ static void node_facts(struct mxq_power_db_snapshot *s, size_t i, bool ask, bool
 static void node_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
 			   int final_status)
 {
-	int r = mxq_power_db_node_job_ended(server->db, server->hostname);
+	int r;
+
+	/* last_job_end only tells how long an idle node has been idle: only the
+	 * end of the last running job (still counted here) makes the node idle,
+	 * so a busy node writes nothing per job (dispatch fast path) */
+	if (server->jobs_running > 1)
+		return;
+	r = mxq_power_db_node_job_ended(server->db, server->hostname);
 	if (r < 0 && r != -ENOENT)
 		mx_log_warning("power: cannot record job end: %s", mx_db_error(server->db));
 }

@@ -9,6 +9,20 @@
  * mxqd never reads half a file). Because the outcome is a file, mxqd may
  * exit (SIGQUIT) and a new mxqd picks the job up where the old one left it.
  *
+ * Containment (mxqd_cgroup.c): when cgroups are available the reaper puts
+ * the job into a cgroup of its own (job-ID) with the group's memory request
+ * as the hard limit, so daemonised processes stay in it; when the job's
+ * main process ends (or is killed), every process left in the cgroup is
+ * killed and the cgroup removed before the outcome is written. An OOM kill
+ * inside the cgroup ends the job KILLED ("memory"); CPU time and the memory
+ * high-water mark in the outcome are the cgroup's. Without cgroups the job's
+ * session is signalled and its RSS is polled, as before.
+ *
+ * Tmpdir quota: a job of a group with --tmpdir SIZE gets a tmpfs of that
+ * size as its tmpdir (mxqd running as root): writing past it fails with
+ * ENOSPC and the node's tmpdir filesystem is never touched. tmpfs pages
+ * are memory, charged to the job's cgroup.
+ *
  * Error handling: the reaper has nobody to return errors to. Problems before
  * the job runs (user switch, workdir, output files, exec) end the job with
  * exit status 126/127 and a line on the job's stderr or the daemon's log.
@@ -23,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -34,6 +49,7 @@
 #include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxqd.h"
+#include "mxqd_cgroup.h"
 #include "mxqd_energy_ipmi.h"
 #include "mxqd_power.h"
 
@@ -108,7 +124,9 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	if (a->server->is_root) {
 		/* mxqd itself runs without core files; the job gets the limit mxqd started with */
 		setrlimit(RLIMIT_CORE, &a->server->job_core_limit);
-		if (setgid(job->gid) < 0 || initgroups(job->user_name, job->gid) < 0 ||
+		if (setgid(job->gid) < 0 ||
+		    (job->ngroups >= 0 ? setgroups((size_t)job->ngroups, job->groups)
+				       : initgroups(job->user_name, job->gid)) < 0 ||
 		    setuid(job->uid) < 0) {
 			mx_log_err("job %" PRIu64 ": cannot switch to user %s (uid %u): %m",
 				   job->job_id, job->user_name, (unsigned)job->uid);
@@ -191,6 +209,92 @@ static void fill_rusage(struct mxqd_outcome *o, const struct rusage *ru)
 	o->nivcsw = ru->ru_nivcsw;
 }
 
+/* Give a job with a tmpdir quota a tmpfs of that size as its tmpdir.
+ * Returns true when mounted (to be unmounted at the end). */
+static bool mount_tmpdir_quota(const struct mxqd_reaper_args *a, const char *tmpdir)
+{
+	const struct mxqd_job *job = a->job;
+	char opts[128];
+
+	if (!job->tmpdir_gib || !a->server->is_root)
+		return false;
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 "g,mode=0700,uid=%u,gid=%u", job->tmpdir_gib,
+		 (unsigned)job->uid, (unsigned)job->gid);
+	if (mount("mxq_tmpdir", tmpdir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		mx_log_warning("job %" PRIu64 ": cannot mount a %" PRIu64 " GiB tmpfs on %s: %m; "
+			       "its tmpdir has no quota", job->job_id, job->tmpdir_gib, tmpdir);
+		return false;
+	}
+	return true;
+}
+
+/* The job's cgroup, or NULL when it runs without one (no cgroups, or
+ * creating it failed: then the job is contained by its session). */
+static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args *a,
+						   struct mxqd_cgroup *cg)
+{
+	const struct mxqd_job *job = a->job;
+	int r;
+
+	if (!a->server->cgroups)
+		return NULL;
+	mxqd_cgroup_job(cg, job->job_id);
+	/* soft limit: the request; hard limit: --memory-limit-hard % of it */
+	r = mxqd_cgroup_create(cg, job->memory_mib << 20,
+			       (job->memory_mib << 20) * a->server->memory_hard_pct / 100);
+	if (r < 0) {
+		mx_log_warning("job %" PRIu64 ": cannot create its cgroup: %s; contained by its session",
+			       job->job_id, strerror(-r));
+		return NULL;
+	}
+	return cg;
+}
+
+/* Signal every process of the job: its cgroup, else its session (SID). */
+static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
+{
+	if (cg)
+		mxqd_cgroup_signal(cg, sig);
+	else
+		mx_session_kill(sid, sig);
+}
+
+/* Did the kernel's OOM killer end a process of the job? */
+static bool cgroup_oom(const struct mxqd_cgroup *cg)
+{
+	return cg && mxqd_cgroup_has_memory() && mxqd_cgroup_oom_kills(cg) > 0;
+}
+
+/* The job's main process has ended: kill what is left in its cgroup, take
+ * the kernel's accounting into the outcome and remove the cgroup. */
+static void end_job_cgroup(const struct mxqd_reaper_args *a, const struct mxqd_cgroup *cg,
+			   struct mxqd_outcome *o)
+{
+	struct mxqd_cgroup_stats st;
+	char path[4096];
+	int r;
+
+	if (!cg)
+		return;
+	r = mxqd_cgroup_kill(cg, 10000);
+	if (r < 0) {
+		mxqd_cgroup_path(cg, path, sizeof(path));
+		mx_log_err("job %" PRIu64 ": processes left in %s after SIGKILL: %s", a->job->job_id,
+			   path, strerror(-r));
+	}
+	if (mxqd_cgroup_stats(cg, &st) == 0) {
+		if (st.have_cpu && st.user_us + st.system_us > o->utime_us + o->stime_us) {
+			o->utime_us = st.user_us;
+			o->stime_us = st.system_us;
+		}
+		if (st.have_memory)
+			o->max_sumrss_kib = st.memory_peak_bytes >> 10;
+		if (st.oom_kills && !o->killed[0])
+			snprintf(o->killed, sizeof(o->killed), "memory");
+	}
+	mxqd_cgroup_remove(cg);
+}
+
 _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 {
 	const struct mxqd_server *server = a->server;
@@ -202,6 +306,9 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	struct sigaction sa = { .sa_handler = SIG_IGN };
 	sigset_t chld;
 	struct rusage ru;
+	struct mxqd_cgroup cg_buf;
+	const struct mxqd_cgroup *cg;
+	bool tmpfs;
 	pid_t pid;
 	int status = 0, fd, exec_fd = -1;
 
@@ -226,11 +333,19 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 
 	/* created by mxqd (mkdirat, fchown through O_NOFOLLOW) before the fork */
 	mxqd_job_tmpdir_path(server, job->job_id, tmpdir, sizeof(tmpdir));
+	tmpfs = mount_tmpdir_quota(a, tmpdir);
+	cg = create_job_cgroup(a, &cg_buf);
 
 	start_ms = mx_now_monotonic_ms();
 	pid = mx_fork_with_pipe(&exec_fd);
 	if (pid == 0) {
 		sigset_t none;
+		int r = cg ? mxqd_cgroup_join(cg) : 0;
+
+		if (r < 0) {
+			mx_log_err("job %" PRIu64 ": cannot join its cgroup: %s", job->job_id, strerror(-r));
+			_exit(126);
+		}
 		sigemptyset(&none);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
@@ -239,14 +354,6 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		sigaction(SIGPIPE, &sa, NULL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		exec_job(a, tmpdir, exec_fd);
-	}
-	if (pid > 0) {
-		/* until the exec, the child is a copy of this reaper: its memory
-		 * is not the job's and must not count against the job's limit */
-		char c;
-		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
-			;
-		close(exec_fd);
 	}
 	if (pid < 0) {
 		mx_log_err("job %" PRIu64 ": cannot fork: %s", job->job_id, strerror((int)-pid));
@@ -265,11 +372,23 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		dprintf(fd, "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime, server->boot_id);
 		close(fd);
 	}
+	/* mxqd waits for this line: it comes before the job's exec, which
+	 * mxqd need not wait for (dispatch fast path) */
 	snprintf(line, sizeof(line), "%d\n", (int)pid);
 	if (write(a->report_fd, line, strlen(line)) < 0) {
 		/* mxqd went away; the job goes on and the outcome file tells */
 	}
 	close(a->report_fd);
+	if (getppid() == a->mxqd_pid)
+		kill(a->mxqd_pid, SIGUSR2);
+	{
+		/* until the exec, the child is a copy of this reaper: its memory
+		 * is not the job's and must not count against the job's limit */
+		char c;
+		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
+			;
+		close(exec_fd);
+	}
 
 	limit_ms = job->time_min ? (uint64_t)((double)job->time_min * 60000.0 * server->runtime_scale) : 0;
 	for (;;) {
@@ -285,33 +404,48 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			memset(&ru, 0, sizeof(ru));
 			break;
 		}
-		if (mx_session_rss_kib(pid, &rss) == 0 && rss > outcome.max_sumrss_kib)
+		/* with a memory cgroup the kernel enforces the limit and keeps
+		 * the high-water mark; otherwise the session's RSS is polled */
+		if (!(cg && mxqd_cgroup_has_memory()) && mx_session_rss_kib(pid, &rss) == 0 &&
+		    rss > outcome.max_sumrss_kib)
 			outcome.max_sumrss_kib = rss;
 		if (!outcome.killed[0]) {
 			if (limit_ms && now - start_ms > limit_ms)
 				snprintf(outcome.killed, sizeof(outcome.killed), "runtime");
-			else if (job->memory_mib && rss > job->memory_mib * 1024)
+			else if (job->memory_mib && rss > job->memory_mib * 1024 * server->memory_hard_pct / 100)
+				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
+			else if (cgroup_oom(cg))
 				snprintf(outcome.killed, sizeof(outcome.killed), "memory");
 			if (outcome.killed[0]) {
-				mx_session_kill(pid, SIGTERM);
-				mx_session_kill(pid, SIGCONT);
+				signal_job(cg, pid, SIGTERM);
+				signal_job(cg, pid, SIGCONT);
 				kill_at_ms = now + (uint64_t)server->kill_grace_s * 1000;
 			}
 		} else if (kill_at_ms && now >= kill_at_ms) {
-			mx_session_kill(pid, SIGKILL);
+			signal_job(cg, pid, SIGKILL);
 			kill_at_ms = 0;
 		}
 		sigtimedwait(&chld, NULL, &timeout);
 	}
 	outcome.wait_status = status;
 	fill_rusage(&outcome, &ru);
-	/* Leftover processes of the job's session do not outlive the job. */
-	mx_session_kill(pid, SIGKILL);
+	/* Leftover processes of the job's session do not outlive the job (in a
+	 * cgroup: end_job_cgroup kills them, without a scan of /proc). */
+	if (!cg)
+		mx_session_kill(pid, SIGKILL);
 done:
+	end_job_cgroup(a, cg, &outcome);
 	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
+	if (tmpfs && umount2(tmpdir, MNT_DETACH) < 0)
+		mx_log_warning("job %" PRIu64 ": cannot unmount its tmpdir %s: %m", job->job_id, tmpdir);
 	mx_rmtree(tmpdir);
-	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0)
+	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0) {
 		mx_log_err("job %" PRIu64 ": cannot write outcome to %s: %m", job->job_id, server->spooldir);
+	} else {
+		/* the outcome is the trace now; mxqd then removes one file, not two */
+		spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
+		unlink(path);
+	}
 	_exit(0);
 }
 
