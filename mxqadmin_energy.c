@@ -26,11 +26,12 @@
 #include <time.h>
 
 #include "mx_db.h"
+#include "mx_time.h"
 #include "mx_util.h"
 #include "mxqadmin.h"
 
 
-#define TIME_FORMS "now, 2h, @EPOCH, YYYY-MM-DD HH:MM"
+#define TIME_FORMS MX_TIME_FORMS
 
 struct energy_args {
 	const char *hosts;      /* comma list or NULL */
@@ -55,58 +56,11 @@ static int bad(const char *fmt, ...)
 	return 2;
 }
 
-/* Parse a time argument into epoch seconds. 0 or -EINVAL. */
+/* A time argument (mx_time_parse(), the syntax of every tool) into epoch
+ * seconds. 0 or -EINVAL. */
 static int parse_time(const char *s, double *ret)
 {
-	static const char *const formats[] = {
-		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d",
-	};
-	time_t now = time(NULL);
-
-	if (strcmp(s, "now") == 0) {
-		*ret = (double)now;
-		return 0;
-	}
-	if (s[0] == '@') {
-		double v;
-		if (mx_strtod(s + 1, &v) < 0 || v < 0)
-			return -EINVAL;
-		*ret = v;
-		return 0;
-	}
-	{
-		/* an age: "-30m" or "30m" (as the other power commands take it) */
-		static const struct { char unit; double seconds; } units[] = {
-			{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 },
-		};
-		const char *p = s[0] == '-' ? s + 1 : s;
-		size_t len = strlen(p);
-		char num[32];
-		double v;
-
-		for (size_t i = 0; len >= 2 && len - 1 < sizeof(num) && i < MX_ARRAY_SIZE(units); i++) {
-			if (units[i].unit != p[len - 1])
-				continue;
-			memcpy(num, p, len - 1);
-			num[len - 1] = '\0';
-			if (mx_strtod(num, &v) < 0 || v < 0)
-				return -EINVAL;
-			*ret = (double)now - v * units[i].seconds;
-			return 0;
-		}
-		if (s[0] == '-')
-			return -EINVAL;
-	}
-	for (size_t i = 0; i < MX_ARRAY_SIZE(formats); i++) {
-		struct tm tm = { 0 };
-		const char *end = strptime(s, formats[i], &tm);
-		if (end && *end == '\0') {
-			tm.tm_isdst = -1;
-			*ret = (double)mktime(&tm);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return mx_time_parse(s, (double)time(NULL), ret);
 }
 
 static void format_time(double epoch, char *buf, size_t len)
@@ -544,7 +498,7 @@ static void energy_usage(FILE *f)
 "       mxqadmin power job JOBID [--json]\n"
 "       mxqadmin power jobs [--user U] [--group ID|NAME] [--since T] [--limit N] [--json]\n"
 "       mxqadmin power metrics\n"
-"T: now, an age (30m, 2h, 7d), @EPOCH, or YYYY-MM-DD[ HH:MM[:SS]] (local time)\n");
+"T: " MX_TIME_FORMS " (no zone: local time)\n");
 }
 
 int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt)
@@ -568,7 +522,7 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': a.hosts = optarg; break;
 		case 'u': a.user = optarg; break;

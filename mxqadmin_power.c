@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@
 #include <jansson.h>
 
 #include "mx_db.h"
+#include "mx_time.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
@@ -84,6 +86,7 @@ struct power_args {
 	bool json;
 	const char *host;          /* --host */
 	const char *since;         /* --since */
+	double since_epoch;        /* --since parsed (mx_time_parse) */
 	uint64_t limit;            /* --limit */
 	const char *reason;        /* --reason */
 	uint64_t group_id;         /* --group */
@@ -584,66 +587,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* events                                                              */
 
-/*
- * --since: an absolute time "YYYY-MM-DD[ HH:MM[:SS]]" (database time zone,
- * as shown), or a relative age: number+unit terms, units s m h d w
- * ("90m", "1d12h"). Returns 0 with *ret_abs set (absolute) or *ret_secs
- * set (relative), -EINVAL otherwise.
- */
-static int parse_since(const char *s, bool *ret_abs, int64_t *ret_secs)
-{
-	unsigned y, mo, d, h = 0, mi = 0, sec = 0;
-	int end = -1;
-
-	if (sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &end) == 3 && end == 10) {
-		const char *t = s + end;
-		int tend = -1;
-		if (*t == ' ' || *t == 'T') {
-			if (sscanf(t + 1, "%2u:%2u%n", &h, &mi, &tend) != 2 || tend != 5)
-				return -EINVAL;
-			t += 1 + tend;
-			if (*t == ':') {
-				tend = -1;
-				if (sscanf(t + 1, "%2u%n", &sec, &tend) != 1 || tend != 2)
-					return -EINVAL;
-				t += 1 + tend;
-			}
-		}
-		if (*t || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
-			return -EINVAL;
-		*ret_abs = true;
-		return 0;
-	}
-
-	int64_t total = 0;
-	if (!*s)
-		return -EINVAL;
-	while (*s) {
-		int64_t num = 0, unit;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		while (*s >= '0' && *s <= '9') {
-			if (num > INT64_MAX / 100)
-				return -EINVAL;
-			num = num * 10 + (*s++ - '0');
-		}
-		switch (*s++) {
-		case 's': unit = 1; break;
-		case 'm': unit = 60; break;
-		case 'h': unit = 3600; break;
-		case 'd': unit = 86400; break;
-		case 'w': unit = 7 * 86400; break;
-		default: return -EINVAL;
-		}
-		if (num > (INT64_MAX / 4 - total) / unit)
-			return -EINVAL;
-		total += num * unit;
-	}
-	*ret_abs = false;
-	*ret_secs = total;
-	return 0;
-}
-
 enum event_col { E_ID, E_TIME, E_UNIX, E_HOST, E_FROM, E_TO, E_REASON, E_EPOCH, E_ACTOR, E_HOST_W };
 
 /* The newest LIMIT matching events, oldest first; the last column is the
@@ -654,8 +597,7 @@ static const char events_sql[] =
 	"   hostname, from_state, to_state, reason, epoch, actor"
 	"   FROM mxq_power_event"
 	"   WHERE (? IS NULL OR hostname = ?)"
-	"     AND (? IS NULL OR event_time >= ?)"
-	"     AND (? = 0 OR event_time >= NOW(3) - INTERVAL ? SECOND)"
+	"     AND (? = 0 OR event_time >= FROM_UNIXTIME(?))"
 	"   ORDER BY event_time DESC, event_id DESC LIMIT ?) e"
 	" ORDER BY 3, 1";
 
@@ -676,20 +618,14 @@ static json_t *event_json(const struct mx_db_result *res)
 static int cmd_events(struct mx_db *db, const struct power_args *a)
 {
 	struct mx_db_result *res = NULL;
-	bool since_abs = false, first = true;
-	int64_t since_secs = 0, n;
+	bool first = true;
+	int64_t n;
 	uint64_t limit = a->limit ? a->limit : EVENTS_DEFAULT_LIMIT;
 	json_t *arr = NULL;
 	int hw = 4, rc = 1;
 
-	if (a->since && parse_since(a->since, &since_abs, &since_secs) < 0) {
-		fprintf(stderr, "mxqadmin: power events: invalid --since '%s' (want 'YYYY-MM-DD"
-			" HH:MM[:SS]' or an age like 30m, 1h, 2d)\n", a->since);
-		return 2;
-	}
-	n = mx_db_query(db, &res, events_sql, "ssssilU", a->host, a->host,
-			since_abs ? a->since : NULL, since_abs ? a->since : NULL,
-			a->since && !since_abs ? 1 : 0, since_secs, limit);
+	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
+			a->since ? 1 : 0, a->since_epoch, limit);
 	if (n < 0) {
 		fprintf(stderr, "mxqadmin: reading mxq_power_event: %s\n", mx_db_error(db));
 		return 1;
@@ -1254,7 +1190,7 @@ static void power_usage(FILE *f)
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		fprintf(f, "  power %s\n", power_cmds[i].usage);
 	fprintf(f, "  power usage|job|jobs|metrics ...: job and node energy (see power usage --help)\n");
-	fprintf(f, "T: 'YYYY-MM-DD HH:MM[:SS]' or an age like 30m, 1h, 2d\n");
+	fprintf(f, "T: " MX_TIME_FORMS "\n");
 }
 
 static const struct {
@@ -1290,7 +1226,15 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		switch (c) {
 		case 'j': a->json = true; seen |= P_JSON; break;
 		case 'H': a->host = optarg; seen |= P_HOST; break;
-		case 's': a->since = optarg; seen |= P_SINCE; break;
+		case 's':
+			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0) {
+				fprintf(stderr, "mxqadmin: power %s: --since: '%s' is not a time (%s)\n",
+					cmd->name, optarg, MX_TIME_FORMS);
+				return 2;
+			}
+			a->since = optarg;
+			seen |= P_SINCE;
+			break;
 		case 'n':
 			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0) {
 				fprintf(stderr, "mxqadmin: power %s: invalid --limit '%s'"

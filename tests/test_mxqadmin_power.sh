@@ -187,8 +187,13 @@ is "events --json: fields" "$(admin power events --host cpu2 --json |
 	py '(d[0]["from_state"], d[0]["to_state"], d[0]["actor"], d[0]["epoch"])')" \
 	"('POWERING_ON', 'FAILED', 'leader', 7)"
 contains "events: none match" "$(admin power events --host cpu1 --since 1d)" "(no events)"
-fails "events: bad --since" 2 "invalid --since 'yesterday'" admin power events --since yesterday
-fails "events: bad date" 2 "invalid --since" admin power events --since '2026-13-01 10:00'
+contains "events --since now: none newer" "$(admin power events --since now)" "(no events)"
+at=$(mxq_sql "SELECT UNIX_TIMESTAMP(NOW() - INTERVAL 2 HOUR)")
+is "events --since @EPOCH (the shared time parser)" "$(admin power events --since "@$at" | tail -n +2 | wc -l)" 4
+is "events: option order does not matter" "$(admin power events --since 62m --host gpu1 | tail -n +2 | wc -l)" \
+	"$(admin power events --host gpu1 --since 62m | tail -n +2 | wc -l)"
+fails "events: bad --since" 2 "--since: 'yesterday' is not a time" admin power events --since yesterday
+fails "events: bad date" 2 "is not a time" admin power events --since '2026-13-01 10:00'
 fails "events: bad --limit" 2 "invalid --limit" admin power events --limit 0
 
 # ------------------------------------------------------------ explain HOST
