@@ -520,7 +520,7 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 	struct mx_db *db = NULL;
 	int c, rc;
 
-	optind = 1;
+	optind = 0;	/* a fresh getopt: permute, unlike mxqadmin's "+" */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
