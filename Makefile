@@ -6,7 +6,7 @@
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
-#   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR, SETID
+#   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR, MXQ_USER
 #   make uninstall       removes what install put there (same variables);
 #                        config files you changed stay
 #   make deb             Debian packages in .. (dpkg-buildpackage -b -us -uc)
@@ -22,12 +22,13 @@ DATADIR    ?= $(PREFIX)/share/mxq
 DOCDIR     ?= $(PREFIX)/share/doc/mxq
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 LOCALSTATEDIR ?= /var
-# Set-id modes of the trust boundary (README "Security model"): yes = client
-# tools mxq:mxq 6755, mxqadmin group mxq 2755 (needs root and the mxq
-# account); no = plain 0755 (staging for a package, whose maintainer
-# scripts set the modes); auto = yes when run as root with the mxq account
-# present and no DESTDIR.
-SETID ?= auto
+# Trust boundary (README "Security model"): the account the client tools
+# are set-id to (empty: install without set-id bits, as for staging a
+# package, whose maintainer scripts set the modes) and the admin group.
+# Without DESTDIR a missing account is created; staging (DESTDIR) never
+# creates accounts and needs MXQ_USER= or an existing account.
+MXQ_USER    ?= mxq
+ADMIN_GROUP ?= mxqadmin
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -42,7 +43,7 @@ EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null
 # passes the hardening flags through them).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CPPFLAGS) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
-	-DMXQ_VERSION='"$(VERSION)"'
+	-DMXQ_VERSION='"$(VERSION)"' -DMXQ_ADMIN_GROUP='"$(ADMIN_GROUP)"'
 ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
@@ -170,13 +171,17 @@ INSTALL_DIRS = $(BINDIR) $(SBINDIR) $(SYSCONFDIR)/mxq $(SYSCONFDIR)/default \
 	$(DATADIR)/mysql $(DOCDIR) $(SYSTEMDUNITDIR) $(TMPFILESDIR) $(BASHCOMPDIR)
 
 install: all
-	@setid=$(SETID); if [ "$$setid" = auto ]; then setid=no; \
-		[ "$$(id -u)" = 0 ] && [ -z "$(DESTDIR)" ] && getent passwd mxq >/dev/null && setid=yes; fi; \
-	set -e; \
+	@set -e; u='$(MXQ_USER)'; \
+	if [ -n "$$u" ] && ! getent passwd "$$u" >/dev/null; then \
+		if [ -n "$(DESTDIR)" ]; then echo "install: no account $$u to stage set-id tools for" \
+			"(create it, or stage with MXQ_USER= and set the modes at install)" >&2; exit 1; fi; \
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$$u"; \
+	fi; \
 	for d in $(INSTALL_DIRS); do install -d $(DESTDIR)$$d; done; \
-	if [ "$$setid" = yes ]; then \
-		install -o mxq -g mxq -m 6755 $(CLIENT_TOOLS) $(DESTDIR)$(BINDIR); \
-		install -o root -g mxq -m 2755 mxqadmin $(DESTDIR)$(BINDIR); \
+	if [ -n "$$u" ]; then \
+		install -o "$$u" -g "$$u" -m 6755 $(CLIENT_TOOLS) $(DESTDIR)$(BINDIR); \
+		install -o root -g "$$u" -m 2755 mxqadmin $(DESTDIR)$(BINDIR); \
 	else \
 		install -m 0755 $(CLIENT_TOOLS) mxqadmin $(DESTDIR)$(BINDIR); \
 	fi; \
@@ -194,9 +199,10 @@ install: all
 		dst=$(DESTDIR)$(SYSCONFDIR)/$$c; case $$c in default/*) ;; *) dst=$(DESTDIR)$(SYSCONFDIR)/mxq/$$c;; esac; \
 		if [ -e "$$dst" ]; then echo "install: keeping $$dst"; continue; fi; \
 		install -m $${cm#*:} etc/$$c "$$dst"; \
-		if [ "$$setid" = yes ]; then case $$c in \
-			mysql.cnf) chgrp mxq "$$dst";; \
-			mxqadmin.cnf) getent group mxqadmin >/dev/null && chgrp mxqadmin "$$dst" || chmod 0600 "$$dst";; \
+		if [ -n "$$u" ]; then case $$c in \
+			mysql.cnf) chgrp "$$u" "$$dst";; \
+			mxqadmin.cnf) if getent group $(ADMIN_GROUP) >/dev/null; then \
+				chgrp $(ADMIN_GROUP) "$$dst"; else chmod 0600 "$$dst"; fi;; \
 		esac; fi; \
 	done
 

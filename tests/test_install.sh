@@ -22,7 +22,7 @@ trap 'rm -rf "$dir"; trap - EXIT; exit 143' TERM
 root=$dir/root
 mkdir "$root"
 mk() {
-	make -s -C "$MXQ_SRC_DIR" "$@" DESTDIR="$root" PREFIX=/usr SYSCONFDIR=/etc >"$dir/make.out" 2>&1
+	make -s -C "$MXQ_SRC_DIR" "$@" DESTDIR="$root" PREFIX=/usr SYSCONFDIR=/etc MXQ_USER= >"$dir/make.out" 2>&1
 }
 
 check "make install DESTDIR=... succeeds" mk install
