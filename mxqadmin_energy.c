@@ -27,6 +27,7 @@
 
 #include "mx_db.h"
 #include "mx_time.h"
+#include "mxq_json.h"
 #include "mx_util.h"
 #include "mxqadmin.h"
 
@@ -76,13 +77,7 @@ static void format_time(double epoch, char *buf, size_t len)
 
 static int print_json(json_t *doc)
 {
-	int r = json_dumpf(doc, stdout, JSON_INDENT(2));
-
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', stdout);
-	return 0;
+	return mxq_json_print(doc);
 }
 
 /* ------------------------------------------------------------------ usage */
@@ -202,8 +197,8 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 				"peak_watts", h->peak_w, "coverage", h->covered_s / window,
 				"samples", (json_int_t)h->samples));
 		}
-		json_object_set_new(doc, "from", json_string(from_s));
-		json_object_set_new(doc, "to", json_string(to_s));
+		mxq_json_set_time(doc, "from", a->from);
+		mxq_json_set_time(doc, "to", a->to);
 		json_object_set_new(doc, "hosts", arr);
 		json_object_set_new(doc, "energy_j", json_real(total_j));
 		json_object_set_new(doc, "avg_watts", json_real(total_j / window));
@@ -250,16 +245,13 @@ static json_t *job_json(struct mx_db_result *res)
 		"samples", (json_int_t)mx_db_u64(res, J_SAMPLES), "method", mx_db_str(res, J_METHOD),
 		"completeness", mx_db_str(res, J_COMPLETE),
 		"idle_baseline_watts", mx_db_double(res, J_IDLE));
-	char buf[32];
 
-	format_time(mx_db_double(res, J_START), buf, sizeof(buf));
-	json_object_set_new(o, "date_start", json_string(buf));
+	mxq_json_set_time(o, "date_start", mx_db_double(res, J_START));
 	if (mx_db_is_null(res, J_END)) {
-		json_object_set_new(o, "date_end", json_null());
+		mxq_json_set_time(o, "date_end", 0);
 		json_object_set_new(o, "running", json_true());
 	} else {
-		format_time(mx_db_double(res, J_END), buf, sizeof(buf));
-		json_object_set_new(o, "date_end", json_string(buf));
+		mxq_json_set_time(o, "date_end", mx_db_double(res, J_END));
 		json_object_set_new(o, "running", json_false());
 	}
 	json_object_set_new(o, "user", mx_db_is_null(res, J_USER) ? json_null()

@@ -46,6 +46,7 @@
 
 #include "mx_db.h"
 #include "mx_time.h"
+#include "mxq_json.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
@@ -146,16 +147,7 @@ static json_t *json_str_or_null(const char *s)
 /* Print DOC as the whole output (and free it). 0 or -EIO. */
 static int json_print(json_t *doc)
 {
-	int r = 0;
-
-	if (!doc)
-		return -ENOMEM;
-	if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-		r = -EIO;
-	else
-		putchar('\n');
-	json_decref(doc);
-	return r;
+	return mxq_json_print(doc);
 }
 
 static const char *state_name(enum mxq_power_node_state state)
@@ -603,16 +595,20 @@ static const char events_sql[] =
 
 static json_t *event_json(const struct mx_db_result *res)
 {
-	return json_pack("{s:I, s:s, s:f, s:s, s:s, s:s, s:s, s:I, s:s}",
+	json_t *o = json_pack("{s:I, s:n, s:n, s:s, s:s, s:s, s:s, s:I, s:s}",
 			 "event_id", (json_int_t)mx_db_i64(res, E_ID),
-			 "time", mx_db_str(res, E_TIME),
-			 "time_unix", mx_db_double(res, E_UNIX),
+			 "time", "time_unix",
 			 "hostname", mx_db_str(res, E_HOST),
 			 "from_state", mx_db_str(res, E_FROM),
 			 "to_state", mx_db_str(res, E_TO),
 			 "reason", mx_db_str(res, E_REASON),
 			 "epoch", (json_int_t)mx_db_i64(res, E_EPOCH),
 			 "actor", mx_db_str(res, E_ACTOR));
+	if (o && mxq_json_set_time(o, "time", mx_db_double(res, E_UNIX)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
 }
 
 static int cmd_events(struct mx_db *db, const struct power_args *a)

@@ -33,6 +33,7 @@
 #include "mxq_client.h"
 #include "mx_util.h"
 #include "mxq_status.h"
+#include "mxq_json.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
 
@@ -412,10 +413,8 @@ static int print_json(const struct mxqadmin_group *g, const struct host_verdict 
 		json_array_append_new(hosts, h);
 	}
 	json_object_set_new(doc, "hosts", hosts);
-	if (r == 0 && json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-		r = -EIO;
 	if (r == 0)
-		putchar('\n');
+		return mxq_json_print(doc);
 	json_decref(doc);
 	return r;
 }

@@ -186,6 +186,8 @@ is "events --limit 2: the newest two" \
 is "events --json: fields" "$(admin power events --host cpu2 --json |
 	py '(d[0]["from_state"], d[0]["to_state"], d[0]["actor"], d[0]["epoch"])')" \
 	"('POWERING_ON', 'FAILED', 'leader', 7)"
+is "events --json: time in RFC 3339 with zone, and the same instant as a number" \
+	"$(admin power events --limit 1 --json | py '__import__("re").fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", d[0]["time"]) is not None and abs(__import__("datetime").datetime.fromisoformat(d[0]["time"]).timestamp() - d[0]["time_unix"]) < 1')" True
 contains "events: none match" "$(admin power events --host cpu1 --since 1d)" "(no events)"
 contains "events --since now: none newer" "$(admin power events --since now)" "(no events)"
 at=$(mxq_sql "SELECT UNIX_TIMESTAMP(NOW() - INTERVAL 2 HOUR)")
