@@ -361,18 +361,6 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 
 /* ---------------------------------------------------------------- metrics */
 
-/* A Prometheus label value: backslash, quote and newline escaped. */
-static void print_label(const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			printf("\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", stdout);
-		else
-			putchar(*s);
-	}
-}
 
 enum node_col { N_HOST, N_WATTS, N_TOTAL, N_JOBS, N_IDLE, N_BOOT, N_SHUTDOWN, N_UNUSED, N_AGE };
 
@@ -389,8 +377,8 @@ static const struct {
 	  "Overhead: energy of boots (estimated).", N_BOOT },
 	{ "mxq_node_energy_shutdown_joules_total", "counter",
 	  "Overhead: draining and stopping with no jobs.", N_SHUTDOWN },
-	{ "mxq_node_energy_update_age_seconds", "gauge",
-	  "Seconds since the node's mxqd last wrote its energy.", N_AGE },
+	{ "mxq_node_energy_updated_timestamp_seconds", "gauge",
+	  "When the node's mxqd last wrote its energy (Unix time).", N_AGE },
 };
 
 struct node_row {
@@ -412,7 +400,7 @@ static int cmd_metrics(struct mx_db *db)
 	n = mx_db_query(db, &res,
 		"SELECT hostname, IF(state IN ('OFF', 'FAILED'), 0, current_watts), energy_joules,"
 		" energy_jobs_joules, energy_idle_joules, energy_boot_joules, energy_shutdown_joules,"
-		" 0, TIMESTAMPDIFF(MICROSECOND, energy_updated_at, NOW(3)) / 1e6"
+		" 0, UNIX_TIMESTAMP(energy_updated_at)"
 		" FROM mxq_power WHERE energy_updated_at IS NOT NULL ORDER BY hostname", NULL);
 	if (n < 0)
 		goto db_error;
@@ -447,7 +435,7 @@ static int cmd_metrics(struct mx_db *db)
 		       node_metrics[m].name, node_metrics[m].type);
 		for (size_t i = 0; i < n_rows; i++) {
 			printf("%s{host=\"", node_metrics[m].name);
-			print_label(rows[i].host);
+			mxqadmin_prom_label(rows[i].host);
 			printf("\"} %.3f\n", rows[i].v[col]);
 			cluster[col] += rows[i].v[col];
 		}
@@ -473,7 +461,7 @@ static int cmd_metrics(struct mx_db *db)
 	printf("# HELP mxq_cluster_running_jobs_measured Running jobs with an energy row.\n"
 	       "# TYPE mxq_cluster_running_jobs_measured gauge\n"
 	       "mxq_cluster_running_jobs_measured %" PRIu64 "\n", running);
-	return 0;
+	return mxqadmin_metrics_power(db);
 
 db_error:
 	mx_db_result_free(res);
