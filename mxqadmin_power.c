@@ -36,9 +36,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +81,7 @@ enum power_opt {
 	P_REASON = 1 << 4,
 	P_GROUP  = 1 << 5,
 	P_CONFIG = 1 << 6,
+	P_WATCH  = 1 << 7,
 };
 
 struct power_args {
@@ -93,6 +95,7 @@ struct power_args {
 	uint64_t group_id;         /* --group */
 	bool have_group;
 	const char *config;        /* --power-config */
+	double watch_s;            /* --watch[=SECONDS]: refresh every SECONDS, 0 = once */
 	char **pos;                /* positional arguments */
 	int npos;
 };
@@ -401,7 +404,7 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 	return 0;
 }
 
-static int cmd_list(struct mx_db *db, const struct power_args *a)
+static int list_once(struct mx_db *db, const struct power_args *a)
 {
 	struct mxq_power_db_snapshot *s = NULL;
 	int r;
@@ -414,6 +417,48 @@ static int cmd_list(struct mx_db *db, const struct power_args *a)
 		fprintf(stderr, "mxqadmin: writing the list: %s\n", strerror(-r));
 		return 1;
 	}
+	return 0;
+}
+
+/*
+ * --watch: the list again every watch_s seconds, like watch(1): the screen
+ * is cleared (on a terminal) and a title line names the time. SIGINT,
+ * SIGTERM or SIGHUP end it with exit status 0; the wait is sigtimedwait,
+ * so a signal ends it at once and nothing is left half written.
+ */
+static int cmd_list(struct mx_db *db, const struct power_args *a)
+{
+	static const char clear[] = "\033[H\033[2J";
+	struct timespec wait;
+	sigset_t sigs, old;
+	char now[40];
+	int r;
+
+	if (a->watch_s <= 0)
+		return list_once(db, a);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	wait.tv_sec = (time_t)a->watch_s;
+	wait.tv_nsec = 0;
+	for (;;) {
+		fflush(stdout);
+		/* straight to the terminal: not through a filter on stdout */
+		if (isatty(STDOUT_FILENO) && write(STDOUT_FILENO, clear, sizeof(clear) - 1) < 0)
+			break;
+		mx_time_format_rfc3339((double)time(NULL), now, sizeof(now));
+		printf("Every %.0fs: mxqadmin power list    %s\n\n", a->watch_s, now);
+		r = list_once(db, a);
+		if (r != 0)
+			return r;
+		if (fflush(stdout) != 0)
+			return 1;
+		if (sigtimedwait(&sigs, NULL, &wait) > 0)
+			break;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
 
@@ -1166,7 +1211,7 @@ static int cmd_set(struct mx_db *db, const struct power_args *a)
 /* dispatch                                                            */
 
 static const struct power_cmd power_cmds[] = {
-	{ "list",    cmd_list,    P_JSON, 0, 0, "list [--json]" },
+	{ "list",    cmd_list,    P_JSON | P_WATCH, 0, 0, "list [--json] [--watch[=SECONDS]]" },
 	{ "status",  cmd_status,  P_JSON | P_CONFIG, 0, 0, "status [--json] [--power-config FILE]" },
 	{ "events",  cmd_events,  P_JSON | P_HOST | P_SINCE | P_LIMIT, 0, 0,
 	  "events [--host HOST] [--since T] [--limit N] [--json]" },
@@ -1195,7 +1240,7 @@ static const struct {
 } opt_names[] = {
 	{ "--json", P_JSON }, { "--host", P_HOST }, { "--since", P_SINCE },
 	{ "--limit", P_LIMIT }, { "--reason", P_REASON }, { "--group", P_GROUP },
-	{ "--power-config", P_CONFIG },
+	{ "--power-config", P_CONFIG }, { "--watch", P_WATCH },
 };
 
 /* Parse the options of CMD; returns -1 to go on, else the exit status. */
@@ -1210,6 +1255,7 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		{ "reason",       required_argument, NULL, 'r' },
 		{ "group",        required_argument, NULL, 'g' },
 		{ "power-config", required_argument, NULL, 'c' },
+		{ "watch",        optional_argument, NULL, 'w' },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1250,6 +1296,17 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 			seen |= P_GROUP;
 			break;
 		case 'c': a->config = optarg; seen |= P_CONFIG; break;
+		case 'w': {
+			uint64_t secs = 2;
+			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0)) {
+				fprintf(stderr, "mxqadmin: power %s: --watch: '%s' is not a duration"
+					" (e.g. 5, 10s, 1m)\n", cmd->name, optarg);
+				return 2;
+			}
+			a->watch_s = (double)secs;
+			seen |= P_WATCH;
+			break;
+		}
 		case 'h':
 			printf("usage: mxqadmin power %s\n", cmd->usage);
 			return 0;

@@ -170,6 +170,24 @@ is "status --json: lease_valid false" \
 fails "status: bad --power-config" 1 "cannot read" \
 	admin power status --power-config "$MXQ_TEST_DIR/nonexistent.conf"
 
+# ------------------------------------------------------------ list --watch
+
+"$mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power list --watch=1 >"$MXQ_TEST_DIR/watch" 2>&1 </dev/null &
+watch_pid=$!
+views=0 tries=300
+while [ "$views" -lt 2 ] && [ "$tries" -gt 0 ] && kill -0 "$watch_pid" 2>/dev/null; do
+	sleep 0.1
+	tries=$((tries - 1))
+	views=$(grep -c "^Every 1s: mxqadmin power list" "$MXQ_TEST_DIR/watch")
+done
+is "list --watch refreshes (two views within 30 s)" "$views" 2
+# SIGTERM: a background job of sh has SIGINT ignored
+kill -TERM "$watch_pid"
+wait "$watch_pid"
+is "list --watch: SIGTERM quits cleanly (exit 0)" "$?" 0
+contains "list --watch shows the hosts" "$(cat "$MXQ_TEST_DIR/watch")" "gpu1"
+fails "list --watch: bad interval" 2 "--watch: 'soon' is not a duration" admin power list --watch=soon
+
 # ---------------------------------------------------------------- events
 
 out=$(admin power events)
