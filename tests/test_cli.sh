@@ -106,6 +106,18 @@ is "journal stream: the complaint has priority <3>" "$(cat "$dir/journal")" \
 JOURNAL_STREAM=1:1 "$MXQ_BUILD_DIR/mxqsub" --no-such-option 2>>"$dir/journal"
 contains "JOURNAL_STREAM naming another file: no prefix" "$(cat "$dir/journal")" "mxqsub: unknown"
 
+# man pages: one footer, with the version the tools print
+for m in "$MXQ_SRC_DIR"/manpages/*.[1578]; do sed -n '/^\.TH/{s/^\.TH [^ ]* [0-9] //p;q}' "$m"; done |
+	sort -u >"$dir/feet"
+is "man pages: one footer, with the version" "$(cat "$dir/feet")" "\"2026\" \"mxq $version\" \"MXQ batch system\""
+for sec in 'power usage' 'power jobs' 'power metrics' 'list \[\\-\\-json\] \[\\-\\-watch'; do
+	check "mxqadmin(8) documents $sec" grep -q "^\.SS.*$sec" "$MXQ_SRC_DIR/manpages/mxqadmin.8"
+done
+for k in ipmi_user ipmi_password ssh_user ssh_key ssh_known_hosts; do
+	check "power.conf(5) documents the secrets key $k" grep -q "^\.B $k\$" "$MXQ_SRC_DIR/manpages/power.conf.5"
+done
+check "mysql.cnf(5) exists" test -f "$MXQ_SRC_DIR/manpages/mysql.cnf.5"
+
 # bash completion (bash-completion installed)
 if [ -r /usr/share/bash-completion/bash_completion ] && command -v bash >/dev/null; then
 	cat >"$dir/comp.bash" <<'EOS'
