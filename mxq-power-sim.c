@@ -32,6 +32,7 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -447,71 +448,21 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 	return r;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!f) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			if (cap > (16u << 20)) {
-				mxq_complain("%s: larger than 16 MiB", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			cap = cap ? cap * 2 : 8192;
-			char *t = realloc(text, cap);
-			if (!t) {
-				mxq_complain("%s: out of memory", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			text = t;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		free(text);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	text[len] = '\0';
-	return text;
-}
-
+/* power.conf: --power-config FILE, else the built-in defaults (the
+ * simulator never reads the installed file unasked). */
 static int load_power_config(const char *path, struct mxq_power_config *cfg)
 {
 	char err[4096];
-	char *text;
 	int r;
 
-	mxq_power_config_defaults(cfg);
-	if (!path)
+	if (!path) {
+		mxq_power_config_defaults(cfg);
 		return 0;
-	text = read_file(path);
-	if (!text)
-		return -EINVAL;
-	r = mxq_power_config_parse(cfg, text, path, err, sizeof(err));
-	free(text);
-	if (r < 0) {
-		/* one line per error, as the parser wrote them */
+	}
+	r = mxq_power_config_load(cfg, path, NULL, err, sizeof(err));
+	if (r < 0)
 		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
 			mxq_complain("%s", line);
-		if (r != -EINVAL)
-			mxq_complain("%s: %s", path, strerror(-r));
-	}
 	return r;
 }
 

@@ -50,6 +50,7 @@
 #include "mxq_json.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxqadmin.h"
@@ -58,8 +59,6 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
-#define POWER_CONFIG_DEFAULT SYSCONFDIR "/mxq/power.conf"
-#define POWER_CONFIG_MAX_BYTES (1024 * 1024)
 
 /* A node whose mxqd row is older than this counts as down in snapshots
  * read here (list, explain): what the leader uses with mxqd's default
@@ -209,64 +208,16 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 			     const char **ret_source)
 {
 	char errbuf[4096];
-	struct stat st;
-	char *text = NULL;
-	FILE *f;
-	size_t n;
-	int r;
+	int r = mxq_power_config_load(cfg, path, ret_source, errbuf, sizeof(errbuf));
 
-	mxq_power_config_defaults(cfg);
-	*ret_source = "built-in defaults";
-	if (!path) {
-		if (stat(POWER_CONFIG_DEFAULT, &st) < 0 && errno == ENOENT)
-			return 0;
-		path = POWER_CONFIG_DEFAULT;
-	}
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", path, strerror(-r));
-		return r;
-	}
-	text = malloc(POWER_CONFIG_MAX_BYTES + 1);
-	if (!text) {
-		fclose(f);
-		fprintf(stderr, "mxqadmin: out of memory\n");
-		return -ENOMEM;
-	}
-	n = fread(text, 1, POWER_CONFIG_MAX_BYTES + 1, f);
-	r = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (r == 0 && n > POWER_CONFIG_MAX_BYTES) {
-		fprintf(stderr, "mxqadmin: %s: larger than %d bytes\n", path,
-			POWER_CONFIG_MAX_BYTES);
-		free(text);
-		return -EFBIG;
-	}
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", path, strerror(-r));
-		free(text);
+		/* every error of the file, one line each */
+		for (char *line = strtok(errbuf, "\n"); line; line = strtok(NULL, "\n"))
+			fprintf(stderr, "mxqadmin: %s\n", line);
 		return r;
 	}
-	text[n] = '\0';
-	r = mxq_power_config_parse(cfg, text, path, errbuf, sizeof(errbuf));
-	free(text);
-	if (r < 0) {
-		/* the parser reports every error, one line each */
-		char *line = errbuf, *nl;
-		for (; *line; line = nl + 1) {
-			nl = strchr(line, '\n');
-			if (!nl) {
-				fprintf(stderr, "mxqadmin: %s\n", line);
-				break;
-			}
-			fprintf(stderr, "mxqadmin: %.*s\n", (int)(nl - line), line);
-		}
-		if (!*errbuf)
-			fprintf(stderr, "mxqadmin: %s: %s\n", path, strerror(-r));
-		return r;
-	}
-	*ret_source = path;
+	if (!*ret_source)
+		*ret_source = "built-in defaults";
 	return 0;
 }
 
@@ -520,7 +471,7 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 	int r, rc = 1;
 
 	/* the local config, to tell whether the leader runs the same one */
-	if (a->config || access(POWER_CONFIG_DEFAULT, F_OK) == 0) {
+	if (a->config || access(MXQ_POWER_CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		if (load_power_config(a->config, &cfg, &source) < 0)
 			return 1;
 		snprintf(local_hash, sizeof(local_hash), "%016" PRIx64,

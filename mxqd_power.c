@@ -39,6 +39,7 @@
 #include "mx_log.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxq_power_secrets.h"
@@ -50,7 +51,6 @@
 #define SYSCONFDIR "/etc"
 #endif
 
-#define CONFIG_MAX_BYTES (1 << 20)
 
 /* The module's state: one mxqd, one instance. */
 static struct {
@@ -68,7 +68,7 @@ static struct {
 void mxqd_power_options_init(struct mxqd_power_options *opt)
 {
 	*opt = (struct mxqd_power_options) {
-		.config_path = SYSCONFDIR "/mxq/power.conf",
+		.config_path = MXQ_POWER_CONFIG_DEFAULT_PATH,
 		.tick_s = 10,
 		.lease_s = 30,
 		.exec_timeout_s = 20,
@@ -91,55 +91,13 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 
 /* ---------------------------------------------------------- configuration */
 
-static int read_file(const char *path, char **ret_text)
-{
-	struct stat st;
-	char *text;
-	ssize_t n;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_size > CONFIG_MAX_BYTES) {
-		r = st.st_size > CONFIG_MAX_BYTES ? -EFBIG : -errno;
-		close(fd);
-		return r;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	if (n < 0) {
-		free(text);
-		return -errno;
-	}
-	text[n] = '\0';
-	*ret_text = text;
-	return 0;
-}
-
 static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
-	char *text = NULL;
-	int r;
+	int r = mxq_power_config_load(&pm.cfg, opt->config_path_given ? opt->config_path : NULL,
+				      NULL, errbuf, errlen);
 
-	mxq_power_config_defaults(&pm.cfg);
-	r = read_file(opt->config_path, &text);
-	if (r == -ENOENT && !opt->config_path_given) {
-		/* no file: the documented defaults */
-	} else if (r < 0) {
-		snprintf(errbuf, errlen, "%s: %s", opt->config_path, strerror(-r));
+	if (r < 0)
 		return r;
-	} else {
-		r = mxq_power_config_parse(&pm.cfg, text, opt->config_path, errbuf, errlen);
-		free(text);
-		if (r < 0)
-			return r;
-	}
 	snprintf(pm.config_hash, sizeof(pm.config_hash), "%016" PRIx64, mxq_power_config_hash(&pm.cfg));
 	return 0;
 }
