@@ -71,6 +71,24 @@ static int per_row(struct mx_db *db, const char *name, const char *type, const c
 	return 0;
 }
 
+/* Per host: its events in mxq_power_event, only those into TO_STATE unless
+ * NULL; hosts without events count 0. */
+static int event_counts(struct mx_db *db, const char *name, const char *help, const char *to_state)
+{
+	struct mx_db_result *res = NULL;
+
+	if (mx_db_query(db, &res, "SELECT p.hostname, COUNT(e.event_id) FROM mxq_power p"
+			" LEFT JOIN mxq_power_event e ON e.hostname = p.hostname"
+			" AND (? IS NULL OR e.to_state = ?) GROUP BY p.hostname ORDER BY p.hostname",
+			"ss", to_state, to_state) < 0)
+		return -1;
+	header(name, "counter", help);
+	while (mx_db_next(res))
+		sample(name, "host", mx_db_str(res, 0), mx_db_double(res, 1));
+	mx_db_result_free(res);
+	return 0;
+}
+
 static int node_states(struct mx_db *db)
 {
 	struct mx_db_result *res = NULL;
@@ -156,16 +174,11 @@ int mxqadmin_metrics_power(struct mx_db *db)
 			    "SELECT hostname, UNIX_TIMESTAMP(node_seen_at) FROM mxq_power"
 			    " WHERE node_seen_at IS NOT NULL ORDER BY hostname");
 	if (r == 0)
-		r = per_row(db, "mxq_node_power_transitions_total", "counter",
-			    "Power state changes of the node recorded in mxq_power_event.", "host",
-			    "SELECT p.hostname, COUNT(e.event_id) FROM mxq_power p LEFT JOIN mxq_power_event e"
-			    " ON e.hostname = p.hostname GROUP BY p.hostname ORDER BY p.hostname");
+		r = event_counts(db, "mxq_node_power_transitions_total",
+				 "Power state changes of the node recorded in mxq_power_event.", NULL);
 	if (r == 0)
-		r = per_row(db, "mxq_node_power_failures_total", "counter",
-			    "Transitions of the node into FAILED.", "host",
-			    "SELECT p.hostname, COUNT(e.event_id) FROM mxq_power p LEFT JOIN mxq_power_event e"
-			    " ON e.hostname = p.hostname AND e.to_state = 'FAILED'"
-			    " GROUP BY p.hostname ORDER BY p.hostname");
+		r = event_counts(db, "mxq_node_power_failures_total",
+				 "Transitions of the node into FAILED.", "FAILED");
 	if (r == 0)
 		r = leader(db);
 	if (r == 0)
