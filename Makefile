@@ -10,6 +10,7 @@
 #   make uninstall       removes what install put there (same variables);
 #                        config files you changed stay
 #   make deb             Debian packages in .. (dpkg-buildpackage -b -us -uc)
+#   make check-deb       build them in a clean clone, lintian, install, check, purge
 
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
@@ -68,7 +69,7 @@ FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
 SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration bench bench-sim fuzz install uninstall deb clean
+.PHONY: all check check-unit check-integration bench bench-sim fuzz install uninstall deb check-deb clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -234,6 +235,11 @@ uninstall:
 # `make check`: it rebuilds everything under fakeroot and takes minutes.
 deb:
 	dpkg-buildpackage -b -us -uc
+
+# Build in a clean clone of HEAD, lintian, apt-get install, check, purge
+# (root; installs packages on this machine).
+check-deb:
+	sh tests/check_deb.sh
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \
