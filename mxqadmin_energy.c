@@ -28,6 +28,7 @@
 #include "mx_db.h"
 #include "mx_time.h"
 #include "mxq_json.h"
+#include "mxq_table.h"
 #include "mx_util.h"
 #include "mxqadmin.h"
 
@@ -206,15 +207,30 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		return print_json(doc) < 0 ? 1 : 0;
 	}
 	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
-	printf("%-24s %14s %10s %10s %9s %8s\n", "HOST", "ENERGY_J", "KWH", "AVG_W", "PEAK_W", "COVERED");
-	for (size_t i = 0; i < n_hosts; i++) {
-		const struct host_usage *h = &hosts[i];
-		printf("%-24s %14.1f %10.4f %10.1f %9.1f %7.0f%%\n", h->host, h->energy_j,
-		       h->energy_j / 3.6e6, h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
-		       h->peak_w, 100.0 * h->covered_s / window);
+	{
+		struct mxq_table *t = mxq_table_new("HOST|ENERGY_J>|KWH>|AVG_W>|PEAK_W>|COVERED>");
+		int r = t ? 0 : -ENOMEM;
+#define C MXQ_TABLE_SEP
+		for (size_t i = 0; r == 0 && i < n_hosts; i++) {
+			const struct host_usage *h = &hosts[i];
+			r = mxq_table_addf(t, "%s" C "%.1f" C "%.4f" C "%.1f" C "%.1f" C "%.0f%%", h->host,
+					   h->energy_j, h->energy_j / 3.6e6,
+					   h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
+					   h->peak_w, 100.0 * h->covered_s / window);
+		}
+		if (r == 0)
+			r = mxq_table_addf(t, "total" C "%.1f" C "%.4f" C "%.1f" C "-" C "", total_j,
+					   total_j / 3.6e6, total_j / window);
+#undef C
+		if (r == 0)
+			r = mxq_table_print(t, stdout);
+		mxq_table_free(t);
+		if (r < 0) {
+			free(hosts);
+			fprintf(stderr, "mxqadmin: power usage: %s\n", strerror(-r));
+			return 1;
+		}
 	}
-	printf("%-24s %14.1f %10.4f %10.1f %9s\n", "total", total_j, total_j / 3.6e6, total_j / window,
-	       "-");
 	if (n_hosts == 0)
 		printf("(no node samples in this window)\n");
 	free(hosts);

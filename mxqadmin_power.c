@@ -51,6 +51,7 @@
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_config.h"
+#include "mxq_table.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxqadmin.h"
@@ -316,22 +317,21 @@ static int list_json(const struct mxq_power_db_snapshot *s)
 
 static int list_table(const struct mxq_power_db_snapshot *s)
 {
+	struct mxq_table *t;
 	char flags[64];
-	int w = 4, fw = 5;
+	int r = 0;
 
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		if ((int)strlen(s->nodes[i].hostname) > w)
-			w = (int)strlen(s->nodes[i].hostname);
-		node_flags(&s->nodes[i], &s->hosts[i], flags, sizeof(flags));
-		if ((int)strlen(flags) > fw)
-			fw = (int)strlen(flags);
+	if (s->snap.n_nodes == 0) {
+		printf("(no managed hosts: mxq_power is empty)\n");
+		return 0;
 	}
-	printf("%-*s  %-12s %7s %4s %9s %7s %6s %4s %-10s %-*s %s\n", w, "HOST", "STATE", "SINCE",
-	       "JOBS", "SLOTS", "IDLE", "WATTS", "RANK", "TRANSPORT", fw, "FLAGS", "REASON");
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+	t = mxq_table_new("HOST|STATE|SINCE>|JOBS>|SLOTS>|IDLE>|WATTS>|RANK>|TRANSPORT|FLAGS|REASON");
+	if (!t)
+		return -errno;
+	for (size_t i = 0; r == 0 && i < s->snap.n_nodes; i++) {
 		const struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
-		char since[AGE_LEN], idle[AGE_LEN], slots[24], watts[32], transport[40], cut[64];
+		char since[AGE_LEN], idle[AGE_LEN], cut[64];
 		int64_t is = idle_since(n);
 
 		format_age(s->now - n->state_since, since, sizeof(since));
@@ -339,20 +339,21 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 			snprintf(idle, sizeof(idle), "-");
 		else
 			format_age(s->now - is, idle, sizeof(idle));
-		snprintf(slots, sizeof(slots), "%" PRIu32 "/%" PRIu32, n->used_slots,
-			 h->slots_total);
-		snprintf(watts, sizeof(watts), "%.0f", h->current_watts);
-		snprintf(transport, sizeof(transport), "%s/%s", dash(h->transport_on),
-			 dash(h->transport_off));
 		node_flags(n, h, flags, sizeof(flags));
-		printf("%-*s  %-12s %7s %4" PRIu32 " %9s %7s %6s %4" PRId32 " %-10s %-*s %s\n",
-		       w, n->hostname, state_name(n->state), since, n->jobs_running, slots, idle,
-		       watts, n->efficiency_rank, transport, fw, dash(flags),
-		       truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH, cut, sizeof(cut)));
+#define C MXQ_TABLE_SEP
+		r = mxq_table_addf(t, "%s" C "%s" C "%s" C "%" PRIu32 C "%" PRIu32 "/%" PRIu32 C "%s" C
+				   "%.0f" C "%" PRId32 C "%s/%s" C "%s" C "%s",
+				   n->hostname, state_name(n->state), since, n->jobs_running,
+				   n->used_slots, h->slots_total, idle, h->current_watts,
+				   n->efficiency_rank, dash(h->transport_on), dash(h->transport_off),
+				   dash(flags), truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH,
+							  cut, sizeof(cut)));
+#undef C
 	}
-	if (s->snap.n_nodes == 0)
-		printf("(no managed hosts: mxq_power is empty)\n");
-	return 0;
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	return r;
 }
 
 static int list_once(struct mx_db *db, const struct power_args *a)

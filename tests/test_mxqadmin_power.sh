@@ -120,7 +120,7 @@ printf '# test policy\nmin_off_time = 5m\nresume_rate = 10\nmax_booting = 10\n' 
 out=$(admin power list)
 is "list: exit 0" "$?" 0
 contains "list: header" "$out" "HOST   STATE"
-contains "list: busy host with job and slots" "$(echo "$out" | grep '^cpu1 ')" " 1      4/16       -"
+is "list: busy host with job and slots" "$(echo "$out" | awk '$1 == "cpu1" {print $4, $5, $6}')" "1 4/16 -"
 is "list: watts, rank, transport" "$(echo "$out" | awk '$1 == "cpu1" {print $7, $8, $9}')" \
 	"180 50 exec/self"
 contains "list: idle time from the last job end" "$(echo "$out" | grep '^idle1 ')" "15m0"
@@ -129,6 +129,13 @@ contains "list: FAILED state" "$(echo "$out" | grep '^cpu2 ')" "FAILED"
 contains "list: long reason cut in the table" "$(echo "$out" | grep '^gpu1 ')" \
 	"suspended: idle for 35m, longer than the idle..."
 not_contains "list: cut reason does not run on" "$(echo "$out" | grep '^gpu1 ')" "most expensive"
+
+long=a-very-long-host-name-that-used-to-break-the-columns.example.org
+mxq_sql "INSERT INTO mxq_power (hostname, state) VALUES ('$long', 'UNKNOWN')"
+out=$(admin power list)
+is "list: columns sized to the longest host name (STATE at one offset on every line)" \
+	"$(echo "$out" | awk 'NR == 1 { o = index($0, "STATE") } NR > 1 { print (index($0, $2) == o) }' | sort -u)" 1
+mxq_sql "DELETE FROM mxq_power WHERE hostname = '$long'"
 
 json=$(admin power list --json)
 is "list --json: states" "$(echo "$json" |
