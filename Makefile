@@ -138,7 +138,6 @@ bench: $(PROGRAMS) $(BENCHES)
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
-mxqd: ALL_LDLIBS += -pthread
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim

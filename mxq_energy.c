@@ -9,6 +9,7 @@
 #include "mxq_energy.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,74 @@ enum mxq_energy_completeness mxq_energy_job_acc_completeness(const struct mxq_en
 double mxq_energy_job_acc_avg_watts(const struct mxq_energy_job_acc *acc)
 {
 	return acc->measured_ms ? acc->energy_j * 1000.0 / (double)acc->measured_ms : 0;
+}
+
+/* ------------------------------------------------------------ boot energy */
+
+static bool boot_id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == ':' || c == '-';
+}
+
+int mxq_energy_boot_parse(const char *s, struct mxq_energy_boot_spec *ret)
+{
+	struct mxq_energy_boot_spec spec = { 0 };
+	const char *at;
+	double epoch;
+	size_t len;
+
+	if (strcmp(s, "kernel") == 0) {
+		spec.mode = MXQ_ENERGY_BOOT_KERNEL;
+	} else if (strcmp(s, "none") == 0) {
+		spec.mode = MXQ_ENERGY_BOOT_NONE;
+	} else {
+		at = strchr(s, '@');
+		len = at ? (size_t)(at - s) : 0;
+		if (len == 0 || len >= sizeof(spec.id))
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++)
+			if (!boot_id_char(s[i]))
+				return -EINVAL;
+		if (mx_strtod(at + 1, &epoch) < 0 || !(epoch >= 0) || epoch > 1e11)
+			return -EINVAL;
+		spec.mode = MXQ_ENERGY_BOOT_GIVEN;
+		memcpy(spec.id, s, len);
+		spec.at_ms = (uint64_t)(epoch * 1000.0 + 0.5);
+	}
+	*ret = spec;
+	return 0;
+}
+
+int mxq_energy_boot_identify(const struct mxq_energy_boot_spec *spec, const char *kernel_boot_id,
+			     double kernel_uptime_s, uint64_t now_real_ms,
+			     char ret_id[MXQ_ENERGY_BOOT_ID_MAX], double *ret_since_s)
+{
+	switch (spec->mode) {
+	case MXQ_ENERGY_BOOT_KERNEL:
+		if (!kernel_boot_id || !kernel_boot_id[0] ||
+		    strlen(kernel_boot_id) >= MXQ_ENERGY_BOOT_ID_MAX)
+			return -ENOENT;
+		snprintf(ret_id, MXQ_ENERGY_BOOT_ID_MAX, "%s", kernel_boot_id);
+		*ret_since_s = kernel_uptime_s;
+		return 0;
+	case MXQ_ENERGY_BOOT_GIVEN:
+		snprintf(ret_id, MXQ_ENERGY_BOOT_ID_MAX, "%s", spec->id);
+		*ret_since_s = ((double)now_real_ms - (double)spec->at_ms) / 1000.0;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+double mxq_energy_boot_j(const char *boot_id, const char *counted_id, double since_boot_s,
+			 double window_s, double watts)
+{
+	if (!boot_id[0] || strcmp(boot_id, counted_id) == 0)
+		return 0;
+	if (!(since_boot_s > 0) || since_boot_s > window_s || !(watts > 0))
+		return 0;
+	return since_boot_s * watts;
 }
 
 /* ----------------------------------------------------------------- config */

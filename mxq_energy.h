@@ -3,8 +3,8 @@
  *
  * Counter arithmetic (wrap at max_energy_range_uj), integration of power
  * readings, a bounded ring buffer of node samples, the split of one
- * sampling interval's energy among the jobs running in it, and the per-job
- * accumulator. No I/O, no clock, no logging: every time is an argument, so
+ * sampling interval's energy among the jobs running in it, the per-job
+ * accumulator, and the once-per-boot decision on boot overhead. No I/O, no clock, no logging: every time is an argument, so
  * the unit tests drive it with tables (test_energy.c). The sources, the
  * sampling loop and the database writes live in mxqd_energy.c.
  *
@@ -151,6 +151,61 @@ void mxq_energy_job_acc_gap(struct mxq_energy_job_acc *acc, uint64_t dt_ms);
 enum mxq_energy_completeness mxq_energy_job_acc_completeness(const struct mxq_energy_job_acc *acc);
 /* Average power over the measured time (0 when none). */
 double mxq_energy_job_acc_avg_watts(const struct mxq_energy_job_acc *acc);
+
+/* ----------------------------------------------------------- boot energy */
+
+/*
+ * Boot overhead: the energy a node used from its boot until the first
+ * sample of its mxqd, counted once per boot. Which boot a node is in, and
+ * how long ago it began, comes from one of three sources (mxqd
+ * --energy-boot):
+ *   kernel  the kernel's boot_id and CLOCK_BOOTTIME (a real node)
+ *   none    no boot overhead: simulated or container nodes that share one
+ *           kernel, whose boot is not theirs
+ *   ID@EPOCH  a boot named ID that began at EPOCH (realtime seconds): a
+ *           simulated node whose power switch knows when it was switched on
+ */
+enum mxq_energy_boot_mode {
+	MXQ_ENERGY_BOOT_KERNEL = 0,
+	MXQ_ENERGY_BOOT_NONE,
+	MXQ_ENERGY_BOOT_GIVEN,
+};
+
+#define MXQ_ENERGY_BOOT_ID_MAX 64   /* bytes of a boot id, with the NUL */
+
+struct mxq_energy_boot_spec {
+	enum mxq_energy_boot_mode mode;
+	char id[MXQ_ENERGY_BOOT_ID_MAX]; /* GIVEN: the boot's name */
+	uint64_t at_ms;                  /* GIVEN: realtime of its start */
+};
+
+/*
+ * Parse an --energy-boot value: "kernel", "none" or "ID@EPOCH" (ID 1..63
+ * characters of A-Z a-z 0-9 . _ : -, EPOCH non-negative seconds, decimals
+ * allowed). 0 or -EINVAL; *ret untouched on failure.
+ */
+int mxq_energy_boot_parse(const char *s, struct mxq_energy_boot_spec *ret);
+
+/*
+ * The boot this node is in and the seconds from its start to NOW_REAL_MS:
+ * for kernel, KERNEL_BOOT_ID and KERNEL_UPTIME_S (the caller reads them:
+ * /proc/sys/kernel/random/boot_id and CLOCK_BOOTTIME, so tests inject
+ * any); for ID@EPOCH, the spec's ID and NOW_REAL_MS - EPOCH. 0, or
+ * -ENOENT when there is no boot to count (none; an empty kernel boot id).
+ */
+int mxq_energy_boot_identify(const struct mxq_energy_boot_spec *spec, const char *kernel_boot_id,
+			     double kernel_uptime_s, uint64_t now_real_ms,
+			     char ret_id[MXQ_ENERGY_BOOT_ID_MAX], double *ret_since_s);
+
+/*
+ * Boot overhead (J) to record: SINCE_BOOT_S (boot start to mxqd's baseline
+ * sample) x WATTS (the first measured power) when BOOT_ID is not
+ * COUNTED_ID (the boot an earlier mxqd of this node recorded; "" none) and
+ * SINCE_BOOT_S is in (0, WINDOW_S] (an mxqd started long after its boot
+ * did not see it). 0 otherwise, also for negative WATTS.
+ */
+double mxq_energy_boot_j(const char *boot_id, const char *counted_id, double since_boot_s,
+			 double window_s, double watts);
 
 /* ---------------------------------------------------------------- config */
 

@@ -90,17 +90,19 @@ struct host_usage {
 };
 
 /*
- * Fold the samples of one host (time order) into its usage over [from,
- * to]: each pair of consecutive samples is a segment of known energy;
- * the part of it inside the window counts, linearly. A decreasing
- * cumulative value (the node's row was reset) makes that segment unknown.
+ * Fold one segment of a host's samples into its usage over [from, to]:
+ * two consecutive rows the later of which says (prev_time) that it
+ * continues the earlier one, so the energy between them is measured; the
+ * part inside the window counts, linearly. Segments without that mark are
+ * gaps (mxqd was not running, the source failed): never covered, whatever
+ * their energy values.
  */
 static void usage_add_segment(struct host_usage *u, double t0, double e0, double t1, double e1,
 			      double from, double to)
 {
 	double a = t0 > from ? t0 : from, b = t1 < to ? t1 : to, frac, w;
 
-	if (t1 <= t0 || b <= a || e1 < e0)
+	if (t1 <= t0 || b <= a)
 		return;
 	frac = (b - a) / (t1 - t0);
 	u->energy_j += (e1 - e0) * frac;
@@ -108,6 +110,12 @@ static void usage_add_segment(struct host_usage *u, double t0, double e0, double
 	w = (e1 - e0) / (t1 - t0);
 	if (w > u->peak_w)
 		u->peak_w = w;
+}
+
+/* AVG_W: the host's energy over the time its samples cover (0 when none). */
+static double usage_avg_w(const struct host_usage *u)
+{
+	return u->covered_s > 0 ? u->energy_j / u->covered_s : 0.0;
 }
 
 static bool host_selected(const char *hosts, const char *host)
@@ -134,7 +142,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	struct mx_db_result *res = NULL;
 	struct host_usage *hosts = NULL, *u = NULL;
 	size_t n_hosts = 0;
-	double prev_t = 0, prev_e = 0, total_j = 0, total_peak = 0, window;
+	double prev_t = 0, prev_e = 0, total_j = 0, total_avg = 0, window;
 	char from_s[32], to_s[32];
 	int64_t n;
 
@@ -146,7 +154,9 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	/* one sample before the window and one after it bound the edges; a
 	 * day of margin covers any sane flush interval */
 	n = mx_db_query(db, &res,
-		"SELECT hostname, UNIX_TIMESTAMP(sample_time), energy_j, watts FROM mxq_power_sample"
+		"SELECT hostname, UNIX_TIMESTAMP(sample_time), energy_j,"
+		" COALESCE(prev_time = LAG(sample_time) OVER (PARTITION BY hostname ORDER BY sample_time), 0)"
+		" FROM mxq_power_sample"
 		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY"
 		" AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
 		" ORDER BY hostname, sample_time", "dd", a->from, a->to);
@@ -172,7 +182,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 			u = &hosts[n_hosts++];
 			*u = (struct host_usage) { 0 };
 			snprintf(u->host, sizeof(u->host), "%s", host);
-		} else {
+		} else if (mx_db_u64(res, 3)) {
 			usage_add_segment(u, prev_t, prev_e, t, e, a->from, a->to);
 		}
 		if (t >= a->from && t <= a->to)
@@ -184,9 +194,11 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 
 	format_time(a->from, from_s, sizeof(from_s));
 	format_time(a->to, to_s, sizeof(to_s));
+	/* AVG_W, everywhere: energy over the covered time (the average power
+	 * while measured); the total row adds up the host rows */
 	for (size_t i = 0; i < n_hosts; i++) {
 		total_j += hosts[i].energy_j;
-		total_peak += hosts[i].peak_w;
+		total_avg += usage_avg_w(&hosts[i]);
 	}
 	if (a->json) {
 		json_t *doc = json_object(), *arr = json_array();
@@ -194,7 +206,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 			const struct host_usage *h = &hosts[i];
 			json_array_append_new(arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}",
 				"host", h->host, "energy_j", h->energy_j,
-				"avg_watts", h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
+				"avg_watts", usage_avg_w(h),
 				"peak_watts", h->peak_w, "coverage", h->covered_s / window,
 				"samples", (json_int_t)h->samples));
 		}
@@ -202,7 +214,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		mxq_json_set_time(doc, "to", a->to);
 		json_object_set_new(doc, "hosts", arr);
 		json_object_set_new(doc, "energy_j", json_real(total_j));
-		json_object_set_new(doc, "avg_watts", json_real(total_j / window));
+		json_object_set_new(doc, "avg_watts", json_real(total_avg));
 		free(hosts);
 		return print_json(doc) < 0 ? 1 : 0;
 	}
@@ -215,12 +227,11 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 			const struct host_usage *h = &hosts[i];
 			r = mxq_table_addf(t, "%s" C "%.1f" C "%.4f" C "%.1f" C "%.1f" C "%.0f%%", h->host,
 					   h->energy_j, h->energy_j / 3.6e6,
-					   h->covered_s > 0 ? h->energy_j / h->covered_s : 0.0,
-					   h->peak_w, 100.0 * h->covered_s / window);
+					   usage_avg_w(h), h->peak_w, 100.0 * h->covered_s / window);
 		}
 		if (r == 0)
 			r = mxq_table_addf(t, "total" C "%.1f" C "%.4f" C "%.1f" C "-" C "", total_j,
-					   total_j / 3.6e6, total_j / window);
+					   total_j / 3.6e6, total_avg);
 #undef C
 		if (r == 0)
 			r = mxq_table_print(t, stdout);

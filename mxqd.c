@@ -129,6 +129,8 @@ static void usage(FILE *f)
 "      --energy-buffer S         history held in memory (default 3600)\n"
 "      --energy-ipmi TARGET      BMC for the ipmi source: device (default /dev/ipmi0) or HOST[:PORT]\n"
 "      --energy-ipmi-workarounds NAMES  ipmipower -W names for a BMC over the LAN\n"
+"      --energy-boot kernel|none|ID@EPOCH  whose boot overhead to count once (default kernel;\n"
+"                                nodes sharing one kernel: none, or their own boot ID@EPOCH)\n"
 "  -h, --help, -V, --version\n");
 }
 
@@ -213,6 +215,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
 		{ "energy-ipmi",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI },
 		{ "energy-ipmi-workarounds", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI_WORKAROUNDS },
+		{ "energy-boot",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BOOT },
 		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
 		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
 		{ "power-soft-off-deadline", required_argument, NULL, OPT_PT_SOFT_OFF },
@@ -599,11 +602,13 @@ static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
 			mx_log_notice("SIGTERM: no new jobs; exiting when %u running job(s) are done",
 				      s->jobs_running);
 		s->accepting = false;
+		mxqd_energy_shutdown_begins(s);
 		break;
 	case SIGINT:
 		mx_notify("STOPPING=1");
 		mx_log_notice("SIGINT: terminating %u running job(s), then exiting", s->jobs_running);
 		s->accepting = false;
+		mxqd_energy_shutdown_begins(s);
 		mxqd_jobs_kill_all(s);
 		break;
 	case SIGQUIT:
@@ -669,8 +674,10 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			r = mxqd_power_node_tick(s);
 			if (r < 0)
 				db_failed(s, &ls, r, "power state of this node");
-			else if (r == 1)
+			else if (r == 1) {
 				ls.quit_now = true; /* this node powers off */
+				mxqd_energy_shutdown_begins(s);
+			}
 		}
 		if (ls.db_ok && (r = mxqd_power_leader_tick(s)) < 0)
 			db_failed(s, &ls, r, "power manager tick");
@@ -784,7 +791,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* after daemonize: the BMC reader thread would not survive its fork */
+	/* after daemonize: the BMC reader process is this process's child */
 	opt.energy.secrets_path = opt.power.secrets_path;
 	if (mxqd_energy_init(&server, &opt.energy, errbuf, sizeof(errbuf)) < 0) {
 		fail("%s", errbuf);
@@ -800,6 +807,7 @@ int main(int argc, char **argv)
 	r = mxqd_jobs_recover(&server);
 	if (r < 0)
 		mx_log_err("recovery incomplete: %s", mx_db_error(server.db));
+	mxqd_energy_adopt(&server);
 	r = mxqd_power_node_register(&server);
 	if (r < 0)
 		mx_log_err("power: cannot register this node in mxq_power: %s (is the schema upgraded? "

@@ -14,7 +14,8 @@
  *          power*_input or power*_average (µW, integrated by trapezoid);
  *   ipmi   the BMC's DCMI power reading (mxqd_energy_ipmi.c: in-band
  *          through /dev/ipmi0, or --energy-ipmi HOST[:PORT] over the LAN),
- *          taken by a thread and integrated like hwmon power readings;
+ *          taken by a reader process and integrated like hwmon power
+ *          readings;
  *   model  --energy-model IDLE_W:PER_SLOT_W x busy slots: an estimate.
  *
  * Sampling runs in the main loop (mxqd_energy_tick), not in a thread: every
@@ -35,7 +36,22 @@
  * away, as far as the ring reaches back. CPU time per job is the sum of
  * utime, stime, cutime and cstime of the processes in its session (sid =
  * job_pid), read from /proc; the last interval of an ended job uses its
- * rusage from the reaper's outcome.
+ * rusage from the reaper's outcome (jobs_cpu_read: the one place to swap
+ * that source). Jobs re-adopted from an earlier mxqd are tracked from the
+ * baseline sample (mxqd_energy_adopt), which reads their CPU time, so the
+ * first interval holds only what they used in it.
+ *
+ * Boot overhead: once per boot, the time from the boot's start to the
+ * baseline sample times the first measured power, booked as its own
+ * record (mxq_power.energy_boot_joules and the total), never into a node
+ * sample. The boot is the kernel's boot_id with CLOCK_BOOTTIME, or what
+ * --energy-boot says (none; ID@EPOCH for simulated nodes sharing one
+ * kernel). SPOOL/energy.boot names the boot already recorded, written
+ * once the boot is in mxq_power, so a restarted mxqd does not count it
+ * again. An mxqd started more than BOOT_WINDOW_S after the boot books none.
+ *
+ * Shutdown overhead: from mxqd_energy_shutdown_begins() (SIGTERM, SIGINT,
+ * power-off) on, the energy not attributed to jobs; before it, idle.
  *
  * Errors: a failing source makes the interval unmeasured (jobs running in
  * it become "partial") and is logged once until it works again. Database
@@ -52,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mx_log.h"
@@ -62,10 +79,12 @@
 #include "mxqd_ipmi.h"
 
 #define BOOT_WINDOW_S 600       /* mxqd started this soon after boot: count boot energy */
+#define BOOT_MARK_FILE "energy.boot" /* in the spool: the boot whose overhead is recorded */
 #define PRUNE_INTERVAL_MS (3600 * 1000ULL)
 #define UPGRADE_INTERVAL_MS (5 * 1000ULL) /* how often a preferred source is tried again */
 #define IDLE_LEARN_WEIGHT 0.2   /* weight of a new idle interval in the learned baseline */
 #define IPMI_TIMEOUT_MS 2000    /* one request to the BMC */
+#define MAX_CLOCK_SKEW_MS 500   /* sample times follow the wall clock this closely */
 
 /* A job whose energy is being accumulated. */
 struct tracked {
@@ -75,8 +94,10 @@ struct tracked {
 	uint32_t slots;
 	uint64_t start_ms;      /* realtime of its first sample */
 	uint64_t end_ms;        /* realtime of its last sample; 0 while running */
-	uint64_t cpu_us;        /* session CPU time at the last sample */
-	uint64_t cpu_now_us;    /* scratch: this sample's reading */
+	uint64_t since_ms;      /* realtime from which this mxqd accounts it */
+	uint64_t cpu_us;        /* CPU time at the last sample */
+	bool cpu_base;          /* cpu_us is a reading (adopted jobs: not before their first) */
+	uint64_t cpu_now_us;    /* scratch: this sample's reading, UINT64_MAX unknown */
 	unsigned procs;         /* scratch: processes found in its session */
 	struct mxq_energy_job_acc acc;
 	double timeline_j;      /* energy at the last timeline row */
@@ -98,21 +119,30 @@ static struct {
 	bool started;
 	uint64_t last_mono_ms;
 	uint64_t last_real_ms;
+	int64_t real_offset_ms;   /* sample times: monotonic + this (sample_time_ms) */
 	uint64_t next_sample_ms;
 	uint64_t next_flush_ms;
 	uint64_t next_prune_ms;
 	uint64_t next_upgrade_ms;
-	double energy_j;        /* node energy measured by this mxqd (plus boot estimate) */
+	double energy_j;        /* node energy measured by this mxqd (samples: no boot) */
 	double base_j;          /* mxq_power.energy_joules when this mxqd started */
 	bool base_loaded;
 	double watts;
 	double idle_w;          /* idle baseline: model idle, or learned from idle intervals */
 	bool idle_learned;
-	bool boot_counted;
+	/* boot overhead: decided at the baseline, booked at the first measured interval */
+	bool boot_pending;      /* a boot to book at the first measured interval */
+	char boot_id[MXQ_ENERGY_BOOT_ID_MAX];
+	double boot_since_s;    /* boot start to the baseline sample */
+	char boot_counted[MXQ_ENERGY_BOOT_ID_MAX]; /* the spool's mark: recorded earlier */
+	bool boot_mark_due;     /* booked: write the mark once it is in mxq_power */
+	bool shutdown;          /* shutdown began: unattributed energy is overhead */
 	/* node increments not yet in mxq_power */
 	double pend_total, pend_jobs, pend_idle, pend_boot, pend_shutdown;
 	bool db_failing;
-	uint64_t node_written_ms;  /* last node sample in mxq_power_sample */
+	bool node_written_any;     /* this mxqd wrote a node sample */
+	uint64_t node_written_seq; /* its ring sequence number (mxq_energy_ring.pushed - 1 then) */
+	uint64_t node_written_ms;  /* its time */
 	double node_written_j;
 	struct tracked *jobs;
 	size_t n_jobs;
@@ -137,6 +167,7 @@ void mxqd_energy_options_init(struct mxqd_energy_options *opt)
 		.buffer_s = 3600,
 		.ipmi_target = "/dev/ipmi0",
 		.ipmi_workarounds = "",
+		.boot = { .mode = MXQ_ENERGY_BOOT_KERNEL },
 	};
 }
 
@@ -204,6 +235,11 @@ int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt whi
 		if (mxqd_ipmi_workarounds_check(arg, errbuf, errlen) < 0)
 			return -EINVAL;
 		opt->ipmi_workarounds = arg;
+		return 0;
+	case MXQD_ENERGY_OPT_BOOT:
+		if (mxq_energy_boot_parse(arg, &opt->boot) < 0)
+			return opt_fail(errbuf, errlen, "--energy-boot", arg,
+					"kernel, none or BOOTID@EPOCH (a simulated node's boot)");
 		return 0;
 	default:
 		snprintf(errbuf, errlen, "unknown energy option");
@@ -288,26 +324,6 @@ static void maybe_upgrade_source(void)
 
 /* ---------------------------------------------------------------- sampling */
 
-/* Each tracked running job's session CPU time into cpu_now_us and procs. */
-static int read_job_cpu(void)
-{
-	size_t n = 0, i = 0;
-	int r;
-
-	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next)
-		if (!t->end_ms)
-			en.sids[n++] = t->sid;
-	r = mxq_energy_sessions_cpu(en.sids, n, en.cpu, en.procs);
-	for (struct tracked *t = en.jobs; t && i < n; t = t->next) {
-		if (t->end_ms)
-			continue;
-		t->cpu_now_us = r < 0 ? 0 : en.cpu[i];
-		t->procs = r < 0 ? 0 : en.procs[i];
-		i++;
-	}
-	return r;
-}
-
 /*
  * CPU time of a job whose session has no process left but whose end has
  * not been handled yet (several jobs ending together): the rusage its
@@ -321,6 +337,34 @@ static uint64_t gone_job_cpu(const struct mxqd_server *server, const struct trac
 	if (mxqd_outcome_read(server->spooldir, t->job_id, &o) < 0)
 		return UINT64_MAX;
 	return o.utime_us + o.stime_us;
+}
+
+/*
+ * THE CPU-time source of the energy split, the one function to change for
+ * another one (cgroup cpu.stat usage_usec, say): each running tracked
+ * job's cumulative CPU time in microseconds into t->cpu_now_us, UINT64_MAX
+ * when it cannot be known now. Only differences between two readings of a
+ * job are used, so the origin does not matter. Today: utime + stime +
+ * cutime + cstime of the processes in the job's session (sid = job_pid)
+ * from one pass over /proc; a job whose processes are all gone: the
+ * rusage its reaper left in the spool.
+ */
+static void jobs_cpu_read(const struct mxqd_server *server)
+{
+	size_t n = 0, i = 0;
+	int r;
+
+	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next)
+		if (!t->end_ms)
+			en.sids[n++] = t->sid;
+	r = mxq_energy_sessions_cpu(en.sids, n, en.cpu, en.procs);
+	for (struct tracked *t = en.jobs; t && i < n; t = t->next) {
+		if (t->end_ms)
+			continue;
+		t->procs = r < 0 ? 0 : en.procs[i];
+		t->cpu_now_us = r < 0 ? UINT64_MAX : t->procs ? en.cpu[i] : gone_job_cpu(server, t);
+		i++;
+	}
 }
 
 static uint32_t busy_slots(void)
@@ -365,22 +409,96 @@ static int ensure_scratch(void)
 	return 0;
 }
 
-static void count_boot(double watts)
-{
-	char buf[64];
-	double up;
+/* ------------------------------------------------------------------- boot */
 
-	en.boot_counted = true;
-	if (mx_read_first_line("/proc/uptime", buf, sizeof(buf)) < 0)
+static void boot_mark_path(const struct mxqd_server *server, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", server->spooldir, BOOT_MARK_FILE);
+}
+
+/* At the baseline sample: which boot this is, how long ago it began, and
+ * whether an earlier mxqd of this node (same spool) recorded it already. */
+static void boot_identify(const struct mxqd_server *server, uint64_t now_real_ms)
+{
+	const char *kernel_id = strcmp(server->boot_id, "unknown") == 0 ? "" : server->boot_id;
+	struct timespec ts;
+	char path[4096];
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		ts = (struct timespec) { 0 };
+	if (mxq_energy_boot_identify(&en.opt.boot, kernel_id, (double)ts.tv_sec + ts.tv_nsec / 1e9,
+				     now_real_ms, en.boot_id, &en.boot_since_s) < 0)
 		return;
-	up = strtod(buf, NULL);
-	if (up <= 0 || up > BOOT_WINDOW_S)
+	boot_mark_path(server, path, sizeof(path));
+	if (mx_read_first_line(path, en.boot_counted, sizeof(en.boot_counted)) < 0)
+		en.boot_counted[0] = '\0';
+	en.boot_pending = true;
+}
+
+/*
+ * At the first measured interval: the boot's overhead is the time from the
+ * boot to the baseline sample at the power of that interval. Its own
+ * record (mxq_power.energy_boot_joules and the total), never part of a
+ * sample: samples carry measured power only.
+ */
+static void boot_book(double watts)
+{
+	double j = mxq_energy_boot_j(en.boot_id, en.boot_counted, en.boot_since_s, BOOT_WINDOW_S, watts);
+
+	en.boot_pending = false;
+	if (strcmp(en.boot_id, en.boot_counted) == 0) {
+		mx_log_info("energy: boot %s is recorded already (an earlier mxqd of this node)", en.boot_id);
 		return;
-	/* mxqd starts at boot on managed nodes: the time since the kernel
-	 * started, at the first measured power, is the boot's overhead */
-	en.pend_boot += up * watts;
-	en.pend_total += up * watts;
-	en.energy_j += up * watts;
+	}
+	if (j <= 0) {
+		mx_log_info("energy: boot %s began %.1f s before mxqd (more than %d s): no boot overhead",
+			    en.boot_id, en.boot_since_s, BOOT_WINDOW_S);
+		return;
+	}
+	mx_log_info("energy: boot %s began %.1f s before mxqd: %.1f J of boot overhead at %.1f W",
+		    en.boot_id, en.boot_since_s, j, watts);
+	en.pend_boot += j;
+	en.pend_total += j;
+	en.boot_mark_due = true;
+}
+
+/* Once the boot is in mxq_power: remember it in the spool, so that a
+ * restarted mxqd does not record it again. */
+static void boot_mark(const struct mxqd_server *server)
+{
+	char path[4096], tmp[4100];
+	FILE *f;
+
+	boot_mark_path(server, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%s\n", en.boot_id) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
+		mx_log_warning("energy: cannot write %s: %m; a restarted mxqd records this boot again",
+			       path);
+		if (f)
+			unlink(tmp);
+	}
+	snprintf(en.boot_counted, sizeof(en.boot_counted), "%s", en.boot_id);
+	en.boot_mark_due = false;
+}
+
+/*
+ * The wall-clock time of a sample: the monotonic clock plus an offset, so
+ * that the time between two samples is the time their energy was measured
+ * over (node rows' watts = energy / time exactly), re-anchored to the
+ * wall clock when the two differ by more than MAX_CLOCK_SKEW_MS (a clock
+ * step or a long slew).
+ */
+static uint64_t sample_time_ms(uint64_t now_mono)
+{
+	uint64_t real = mx_now_realtime_ms(), t = now_mono + (uint64_t)en.real_offset_ms;
+	int64_t skew = (int64_t)(t - real);
+
+	if (!en.started || skew > MAX_CLOCK_SKEW_MS || skew < -MAX_CLOCK_SKEW_MS) {
+		en.real_offset_ms = (int64_t)(real - now_mono);
+		t = real;
+	}
+	return t;
 }
 
 /*
@@ -391,10 +509,10 @@ static void count_boot(double watts)
 static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64_t ended_cpu_us)
 {
 	struct mxq_energy_sample smp = { 0 };
-	uint64_t now_mono = mx_now_monotonic_ms(), now_real = mx_now_realtime_ms(), dt;
+	uint64_t now_mono = mx_now_monotonic_ms(), now_real = sample_time_ms(now_mono), dt;
 	size_t n = 0;
 	double interval_j = 0, unattributed = 0;
-	bool cpu_ok, valid;
+	bool valid;
 	int r;
 
 	if (ensure_scratch() < 0)
@@ -420,19 +538,23 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 		en.failing = false;
 	}
 	valid = en.started && r == 0;
-	cpu_ok = read_job_cpu() == 0;
+	if (!en.started)
+		boot_identify(server, now_real);
+	jobs_cpu_read(server);
 
 	for (struct tracked *t = en.jobs; t && n < en.scratch_len; t = t->next) {
 		uint64_t now_cpu;
 
 		if (t->end_ms)
 			continue;
-		now_cpu = t == ended ? ended_cpu_us : t->procs ? t->cpu_now_us : gone_job_cpu(server, t);
+		now_cpu = t == ended ? ended_cpu_us : t->cpu_now_us;
 		en.in[n].slots = t->slots;
-		en.in[n].cpu_known = cpu_ok && now_cpu != UINT64_MAX;
+		en.in[n].cpu_known = t->cpu_base && now_cpu != UINT64_MAX;
 		en.in[n].cpu_us = en.in[n].cpu_known && now_cpu > t->cpu_us ? now_cpu - t->cpu_us : 0;
-		if (en.in[n].cpu_known)
+		if (now_cpu != UINT64_MAX) {
 			t->cpu_us = now_cpu;
+			t->cpu_base = true;
+		}
 		en.order_t[n++] = t;
 	}
 	if (valid && mxq_energy_attribute(interval_j, dt, en.idle_w, server->slots, en.in, n, en.out,
@@ -447,17 +569,17 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 				     en.order_t[i]->job_id, en.in[i].cpu_known ? "" : "unknown ",
 				     en.in[i].cpu_us, en.out[i].energy_j, en.out[i].active_j);
 		}
-		if (!en.boot_counted && dt > 0)
-			count_boot(interval_j * 1000.0 / (double)dt);
+		en.watts = dt ? interval_j * 1000.0 / (double)dt : en.watts;
+		if (en.boot_pending && dt > 0)
+			boot_book(en.watts);
 		en.energy_j += interval_j;
 		en.pend_total += interval_j;
 		en.pend_jobs += jobs_j;
-		if (n == 0 && !server->accepting)
+		if (en.shutdown)
 			en.pend_shutdown += unattributed;
 		else
 			en.pend_idle += unattributed;
-		en.watts = dt ? interval_j * 1000.0 / (double)dt : en.watts;
-		if (n == 0 && !en.opt.model_set && dt > 0) {
+		if (n == 0 && !en.opt.model_set && !en.shutdown && dt > 0) {
 			en.idle_w = en.idle_learned ? (1 - IDLE_LEARN_WEIGHT) * en.idle_w +
 						      IDLE_LEARN_WEIGHT * en.watts : en.watts;
 			en.idle_learned = true;
@@ -489,6 +611,7 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 static int load_earlier(struct mxqd_server *server, struct tracked *t)
 {
 	struct mx_db_result *res = NULL;
+	double earlier_j = 0;
 	int64_t n;
 
 	n = mx_db_query(server->db, &res,
@@ -500,6 +623,7 @@ static int load_earlier(struct mxqd_server *server, struct tracked *t)
 		double e = mx_db_double(res, 0), avg = mx_db_double(res, 4);
 		uint64_t start = (uint64_t)mx_db_double(res, 5);
 
+		earlier_j = e;
 		t->acc.energy_j += e;
 		t->acc.active_j += mx_db_double(res, 1);
 		t->acc.samples += (uint32_t)mx_db_u64(res, 2);
@@ -511,7 +635,23 @@ static int load_earlier(struct mxqd_server *server, struct tracked *t)
 			t->start_ms = start;
 	}
 	mx_db_result_free(res);
-	t->load_earlier = false;
+	t->load_earlier = false; /* added: never twice, whatever fails below */
+	/* the timeline goes on from the earlier mxqd's last row, or from
+	 * here when it wrote none */
+	t->timeline_ms = t->since_ms;
+	t->timeline_j = earlier_j;
+	if (en.opt.timeline) {
+		n = mx_db_query(server->db, &res,
+			"SELECT UNIX_TIMESTAMP(sample_time) * 1000, energy_j FROM mxq_power_job_sample"
+			" WHERE job_id = ? ORDER BY sample_time DESC LIMIT 1", "U", t->job_id);
+		if (n < 0)
+			return (int)n;
+		if (n > 0 && mx_db_next(res)) {
+			t->timeline_ms = (uint64_t)(mx_db_double(res, 0) + 0.5);
+			t->timeline_j = mx_db_double(res, 1);
+		}
+		mx_db_result_free(res);
+	}
 	return 0;
 }
 
@@ -541,9 +681,12 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 	if (n < 0)
 		return (int)n;
 	if (en.opt.timeline && en.last_real_ms > t->timeline_ms) {
+		/* watts since the previous row (the first: since the job
+		 * started), so rows' watts x their intervals add up to energy_j */
 		uint64_t at = t->end_ms ? t->end_ms : en.last_real_ms;
-		double w = (a->energy_j - t->timeline_j) * 1000.0 /
-			   (double)(at - (t->timeline_ms ? t->timeline_ms : t->start_ms) + 1);
+		uint64_t from = t->timeline_ms ? t->timeline_ms : t->start_ms;
+		double w = at > from ? (a->energy_j - t->timeline_j) * 1000.0 / (double)(at - from) : 0;
+
 		n = mx_db_exec(server->db,
 			"INSERT IGNORE INTO mxq_power_job_sample (job_id, sample_time, energy_j, watts)"
 			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
@@ -559,31 +702,50 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 /*
  * Node samples from the ring: one per flush interval since the last one
  * written, so a database outage shorter than the ring leaves no gap in
- * mxq_power_sample. Each row's watts is the average since the previous row.
+ * mxq_power_sample, plus one at each edge of a stretch of unmeasured
+ * intervals. A row's prev_time is the previous row's sample_time when
+ * every interval between them was measured by this mxqd, NULL when not
+ * (its first row, a source that failed, ring samples overwritten before
+ * they were written): the gaps are explicit, `mxqadmin power usage` never
+ * guesses them from energy values. watts: the average since prev_time (0
+ * after a gap).
  */
 static int write_node_samples(struct mxqd_server *server)
 {
 	uint64_t step = (uint64_t)(en.opt.flush_s * 1000 * 0.9);
+	uint64_t first_seq = en.ring.pushed - en.ring.count;
+	bool gap = !en.node_written_any || first_seq > en.node_written_seq + 1;
 
 	for (size_t i = 0; i < en.ring.count; i++) {
 		const struct mxq_energy_sample *smp = mxq_energy_ring_get(&en.ring, i);
-		bool newest = i + 1 == en.ring.count;
-		double watts = smp->watts;
+		const struct mxq_energy_sample *next = mxq_energy_ring_get(&en.ring, i + 1);
+		uint64_t prev_ms = gap ? 0 : en.node_written_ms;
+		double watts = 0;
 		int64_t n;
 
-		if (smp->t_ms <= en.node_written_ms || (!newest && smp->t_ms < en.node_written_ms + step))
+		if (en.node_written_any && (first_seq + i <= en.node_written_seq ||
+					    smp->t_ms <= en.node_written_ms))
 			continue;
-		if (en.node_written_ms && smp->t_ms > en.node_written_ms)
-			watts = (smp->energy_j - en.node_written_j) * 1000.0 /
-				(double)(smp->t_ms - en.node_written_ms);
+		if (!smp->valid) {
+			gap = true;
+			prev_ms = 0;
+		}
+		if (next && next->valid == smp->valid && smp->t_ms < en.node_written_ms + step)
+			continue;
+		if (prev_ms)
+			watts = (smp->energy_j - en.node_written_j) * 1000.0 / (double)(smp->t_ms - prev_ms);
 		n = mx_db_exec(server->db,
-			"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts)"
-			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
-			"sUdd", server->hostname, smp->t_ms, en.base_j + smp->energy_j, watts);
+			"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts, prev_time)"
+			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?, IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))",
+			"sUddUU", server->hostname, smp->t_ms, en.base_j + smp->energy_j, watts, prev_ms,
+			prev_ms);
 		if (n < 0)
 			return (int)n;
+		en.node_written_any = true;
+		en.node_written_seq = first_seq + i;
 		en.node_written_ms = smp->t_ms;
 		en.node_written_j = smp->energy_j;
+		gap = false;
 	}
 	return 0;
 }
@@ -615,6 +777,8 @@ static int write_node(struct mxqd_server *server)
 	if (n < 0)
 		return (int)n;
 	en.pend_total = en.pend_jobs = en.pend_idle = en.pend_boot = en.pend_shutdown = 0;
+	if (en.boot_mark_due && n > 0)
+		boot_mark(server);
 	return write_node_samples(server);
 }
 
@@ -693,6 +857,8 @@ static struct tracked *track(const struct mxqd_job *job)
 	t->sid = job->job_pid;
 	t->slots = job->slots;
 	t->start_ms = en.last_real_ms;
+	t->since_ms = en.last_real_ms;
+	t->cpu_base = !job->adopted; /* a new session starts at (nearly) no CPU time */
 	mxq_energy_job_acc_init(&t->acc);
 	t->next = en.jobs;
 	en.jobs = t;
@@ -708,8 +874,9 @@ static void hook_job_started(void *ctx, struct mxqd_server *server, const struct
 
 /*
  * Jobs re-adopted after a restart of mxqd never pass job_started: account
- * them from now on, marked partial (the time without an mxqd is lost), on
- * top of what the earlier mxqd wrote (loaded before the first write).
+ * them from the next sample on (which reads their CPU baseline), marked
+ * partial (the time without an mxqd is lost), on top of what the earlier
+ * mxqd wrote (loaded before the first write).
  */
 static void track_adopted(struct mxqd_server *server)
 {
@@ -812,9 +979,31 @@ int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_option
 		return r;
 	}
 	en.enabled = true;
-	sample_now(server, NULL, 0); /* baseline */
+	/* the baseline sample is mxqd_energy_adopt's (or the first tick's) */
+	en.next_sample_ms = 0;
 	en.next_flush_ms = mx_now_monotonic_ms() + (uint64_t)(opt->flush_s * 1000);
 	return 0;
+}
+
+void mxqd_energy_adopt(struct mxqd_server *server)
+{
+	if (!en.enabled)
+		return;
+	if (en.started)
+		sample_now(server, NULL, 0); /* what came before is not theirs */
+	track_adopted(server);
+	sample_now(server, NULL, 0);    /* their CPU baseline (and the node's) */
+	for (struct tracked *t = en.jobs; t; t = t->next)
+		if (!t->since_ms)
+			t->start_ms = t->since_ms = en.last_real_ms; /* tracked before the first sample */
+}
+
+void mxqd_energy_shutdown_begins(struct mxqd_server *server)
+{
+	if (!en.enabled || en.shutdown)
+		return;
+	sample_now(server, NULL, 0);
+	en.shutdown = true;
 }
 
 void mxqd_energy_tick(struct mxqd_server *server, bool db_ok)
@@ -824,10 +1013,8 @@ void mxqd_energy_tick(struct mxqd_server *server, bool db_ok)
 	if (!en.enabled)
 		return;
 	now = mx_now_monotonic_ms();
-	if (now >= en.next_sample_ms) {
+	if (now >= en.next_sample_ms)
 		sample_now(server, NULL, 0);
-		track_adopted(server);
-	}
 	if (db_ok && now >= en.next_flush_ms)
 		flush(server);
 }

@@ -9,7 +9,8 @@
  * per-job energy to mxq_power_job (every flush interval while a job runs,
  * and at its end), node totals to mxq_power and node samples to
  * mxq_power_sample. It hooks into the job status hooks of mxqd.h; mxqd.c
- * calls init, one tick per loop and fini.
+ * calls init, adopt (after recovery), one tick per loop, shutdown_begins
+ * and fini.
  */
 #ifndef MXQD_ENERGY_H
 #define MXQD_ENERGY_H
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mxq_energy.h"
 #include "mxqd.h"
 
 /* The mxqd options of this module, in the order of mxqd --help. */
@@ -32,6 +34,7 @@ enum mxqd_energy_opt {
 	MXQD_ENERGY_OPT_BUFFER,         /* --energy-buffer SECONDS */
 	MXQD_ENERGY_OPT_IPMI,           /* --energy-ipmi DEVICE|HOST[:PORT] */
 	MXQD_ENERGY_OPT_IPMI_WORKAROUNDS, /* --energy-ipmi-workarounds NAMES */
+	MXQD_ENERGY_OPT_BOOT,           /* --energy-boot kernel|none|ID@EPOCH */
 	MXQD_ENERGY_OPT__COUNT,
 };
 
@@ -49,6 +52,7 @@ struct mxqd_energy_options {
 	const char *ipmi_target;/* ipmi source: device path or BMC host[:port], default /dev/ipmi0 */
 	const char *ipmi_workarounds; /* LAN: ipmipower -W names, as ipmi_workarounds of the transport */
 	const char *secrets_path; /* BMC credentials for a LAN ipmi_target (mxqd's --power-secrets) */
+	struct mxq_energy_boot_spec boot; /* where the boot comes from, default kernel */
 };
 
 /* The defaults above. */
@@ -69,6 +73,22 @@ int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt whi
  */
 int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_options *opt,
 		     char *errbuf, size_t errlen);
+
+/*
+ * After mxqd_jobs_recover(): the baseline sample, with the jobs re-adopted
+ * from an earlier mxqd tracked in it (their CPU time read there, so the
+ * first interval splits only what they use from now on). Boot overhead is
+ * decided at this sample (see mxq_energy_boot_j). Without this call the
+ * first tick takes the baseline and adopted jobs are not accounted.
+ */
+void mxqd_energy_adopt(struct mxqd_server *server);
+
+/*
+ * Shutdown begins now (SIGTERM, SIGINT, this node powers off): the
+ * interval so far is closed as before; from here on the energy not
+ * attributed to jobs is shutdown overhead. Idempotent.
+ */
+void mxqd_energy_shutdown_begins(struct mxqd_server *server);
 
 /*
  * Per main-loop call: take a sample when one is due (cheap sysfs and /proc

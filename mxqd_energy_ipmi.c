@@ -18,21 +18,29 @@
  * own statistics period are not: mxqd integrates its own samples). A BMC
  * that reports "no power measurement" gives -ENODATA, not 0 W.
  *
- * Thread: it owns the libfreeipmi context; the main loop and the thread
- * share only the latest result and its error text, under one mutex. The
- * thread does not log: mxqd forks while it runs, and a fork taken while the
- * thread held a libc lock (the time zone's, in the log's timestamp) would
- * leave the child stuck on it. The main loop logs, when it picks up a
- * result, a failure when one starts and the recovery when readings come
- * back, not every attempt. A failed request closes the session so the next
- * attempt opens a fresh one.
+ * Reader: a process, not a thread. mxqd forks a reaper for every job, and
+ * the reaper calls getpwuid() and initgroups() before it runs the job; a
+ * fork taken while a thread held a libc lock (NSS, the resolver libfreeipmi
+ * uses to look up the BMC, the time zone, malloc arenas of another
+ * library) would leave the child stuck on that lock for good. With the
+ * reader in a process of its own mxqd has no thread at all, so every fork
+ * is of a single-threaded process. It is forked once, at start (mxqd is
+ * single-threaded then), opens its own session, and sends each result as
+ * one fixed-size record through a pipe; the main loop reads what arrived
+ * when it samples, never waiting. The reader does not log (mxqd's main
+ * loop logs, when it picks up a result, a failure when one starts and the
+ * recovery when readings come back, not every attempt). A failed request
+ * closes the session so the next attempt opens a fresh one. If the reader
+ * dies, the source reports -EIO until mxqd restarts.
  */
 #define _GNU_SOURCE
 #include "mxqd_energy_ipmi.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,12 +54,10 @@
 #include "mxqd_ipmi.h"
 
 static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;            /* signalled to stop the thread */
-	pthread_t thread;
+	pid_t pid;                      /* the reader process */
+	int fd;                         /* its results (non-blocking read end) */
 	bool running;
-	bool stop;
-	/* the BMC: owned by the thread while it runs */
+	/* the BMC: the reader's (mxqd's own only for the first reading) */
 	bool lan;
 	char target[256];
 	char workarounds[256];
@@ -61,14 +67,14 @@ static struct {
 	struct mxqd_power_transport_config tc;
 	uint64_t interval_ms;
 	uint64_t stale_ms;
-	/* the latest result, under lock */
+	/* the latest result */
 	double watts;
 	uint64_t at_ms;                 /* monotonic time of the last good reading */
 	int err;                        /* the last attempt: 0 or a negative errno */
 	char errmsg[512];               /* its reason */
 	/* the main loop's: what it logged last */
 	int logged;
-} bmc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} bmc = { .fd = -1 };
 
 /* Open the in-band device: 0, -ENOENT, or another negative errno. */
 static int open_inband(char *errbuf, size_t errlen)
@@ -146,54 +152,77 @@ static int take_reading(double *ret_watts, char *errbuf, size_t errlen)
 	return r;
 }
 
-static void publish(int r, double watts, const char *err)
-{
-	pthread_mutex_lock(&bmc.lock);
-	bmc.err = r;
-	if (r == 0) {
-		bmc.watts = watts;
-		bmc.at_ms = mx_now_monotonic_ms();
-	} else {
-		snprintf(bmc.errmsg, sizeof(bmc.errmsg), "%s", err);
-	}
-	pthread_mutex_unlock(&bmc.lock);
-}
+/* One reading, as the reader process hands it over: written with one
+ * write() below PIPE_BUF, so it arrives whole. */
+struct reading {
+	int32_t err;                    /* 0 or a negative errno */
+	double watts;
+	uint64_t at_ms;                 /* CLOCK_MONOTONIC (system-wide) of the answer */
+	char errmsg[512];
+};
 
-static void *reader(void *arg)
+/*
+ * The reader process: one reading per interval into FD until mxqd closes
+ * its end (or dies: PR_SET_PDEATHSIG) or stops it with SIGTERM. It holds
+ * nothing of mxqd's (descriptors closed, signals unblocked), so neither
+ * the database socket nor the spool lock outlives mxqd in it.
+ */
+static _Noreturn void reader_main(int fd, pid_t parent)
 {
-	char err[512];
 	uint64_t next = mx_now_monotonic_ms() + bmc.interval_ms;
+	sigset_t none;
 
-	(void)arg;
-	pthread_mutex_lock(&bmc.lock);
-	while (!bmc.stop) {
+	mx_log_close_other_fds(fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(0);
+	for (;;) {
+		struct reading rd = { 0 };
 		uint64_t now = mx_now_monotonic_ms();
-		double w = 0;
-		struct timespec ts;
-		int r;
 
 		if (now < next) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += (time_t)((next - now) / 1000);
-			ts.tv_nsec += (long)((next - now) % 1000) * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&bmc.wake, &bmc.lock, &ts);
+			struct timespec ts = { .tv_sec = (time_t)((next - now) / 1000),
+					       .tv_nsec = (long)((next - now) % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
 			continue;
 		}
-		pthread_mutex_unlock(&bmc.lock);
-		r = take_reading(&w, err, sizeof(err));
-		publish(r, w, err);
-		now = mx_now_monotonic_ms();
+		rd.err = take_reading(&rd.watts, rd.errmsg, sizeof(rd.errmsg));
+		rd.at_ms = mx_now_monotonic_ms();
+		if (write(fd, &rd, sizeof(rd)) != (ssize_t)sizeof(rd))
+			_exit(0);       /* mxqd is gone (EPIPE) */
 		next += bmc.interval_ms;
-		if (next <= now)
-			next = now + bmc.interval_ms;
-		pthread_mutex_lock(&bmc.lock);
+		if (next <= rd.at_ms)
+			next = rd.at_ms + bmc.interval_ms;
 	}
-	pthread_mutex_unlock(&bmc.lock);
-	return NULL;
+}
+
+/* Take every reading the reader process sent since the last call. */
+static void drain(void)
+{
+	struct reading rd;
+	ssize_t n;
+
+	while ((n = read(bmc.fd, &rd, sizeof(rd))) == (ssize_t)sizeof(rd)) {
+		bmc.err = rd.err;
+		if (rd.err == 0) {
+			bmc.watts = rd.watts;
+			bmc.at_ms = rd.at_ms;
+		} else {
+			rd.errmsg[sizeof(rd.errmsg) - 1] = '\0';
+			snprintf(bmc.errmsg, sizeof(bmc.errmsg), "%s", rd.errmsg);
+		}
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || (n > 0 && n < (ssize_t)sizeof(rd))) {
+		bmc.err = -EIO;
+		snprintf(bmc.errmsg, sizeof(bmc.errmsg), "the BMC reader process (pid %d) ended",
+			 (int)bmc.pid);
+		close(bmc.fd);
+		bmc.fd = -1;
+	}
 }
 
 static void release(void)
@@ -207,11 +236,10 @@ static void release(void)
 
 int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errbuf, size_t errlen)
 {
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	const char *why;
+	pid_t parent, pid;
 	double w = 0;
-	int r, e;
+	int r, fd;
 
 	if (bmc.running)
 		return -EALREADY;
@@ -253,22 +281,21 @@ int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errb
 	bmc.logged = r;         /* the caller logs this first result */
 	bmc.watts = w;
 	bmc.at_ms = r == 0 ? mx_now_monotonic_ms() : 0;
-	bmc.stop = false;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&bmc.wake, &ca);
-	pthread_condattr_destroy(&ca);
-	/* every signal stays with the main loop */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	e = pthread_create(&bmc.thread, NULL, reader, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (e != 0) {
-		snprintf(errbuf, errlen, "cannot start the BMC reader thread: %s", strerror(e));
-		pthread_cond_destroy(&bmc.wake);
+	/* the reader opens its own session: this one is mxqd's and closed */
+	mxqd_ipmi_close(bmc.ctx);
+	bmc.ctx = NULL;
+	parent = getpid();
+	pid = mx_fork_with_pipe(&fd);
+	if (pid < 0) {
+		snprintf(errbuf, errlen, "cannot start the BMC reader process: %s", strerror((int)-pid));
 		release();
 		return -EAGAIN;
 	}
+	if (pid == 0)
+		reader_main(fd, parent);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	bmc.pid = pid;
+	bmc.fd = fd;
 	bmc.running = true;
 	return r;
 }
@@ -277,13 +304,14 @@ int mxqd_energy_ipmi_watts(double *ret_watts)
 {
 	int r;
 
-	pthread_mutex_lock(&bmc.lock);
+	if (bmc.running && bmc.fd >= 0)
+		drain();
 	if (!bmc.running)
 		r = -ENOENT;
 	else if (bmc.err < 0)
 		r = bmc.err;
 	else if (mx_now_monotonic_ms() - bmc.at_ms > bmc.stale_ms)
-		r = -ESTALE;        /* the thread hangs in a request */
+		r = -ESTALE;        /* the reader hangs in a request */
 	else
 		r = 0;
 	if (r == 0)
@@ -299,7 +327,6 @@ int mxqd_energy_ipmi_watts(double *ret_watts)
 			mx_log_notice("energy: BMC %s reads again (%.0f W)", bmc.target, bmc.watts);
 		bmc.logged = r;
 	}
-	pthread_mutex_unlock(&bmc.lock);
 	return r;
 }
 
@@ -312,12 +339,12 @@ void mxqd_energy_ipmi_stop(void)
 {
 	if (!bmc.running)
 		return;
-	pthread_mutex_lock(&bmc.lock);
-	bmc.stop = true;
-	pthread_cond_signal(&bmc.wake);
-	pthread_mutex_unlock(&bmc.lock);
-	pthread_join(bmc.thread, NULL);
-	pthread_cond_destroy(&bmc.wake);
+	kill(bmc.pid, SIGTERM);
+	while (waitpid(bmc.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (bmc.fd >= 0)
+		close(bmc.fd);
+	bmc.fd = -1;
 	bmc.running = false;
 	release();
 }

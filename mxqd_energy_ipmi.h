@@ -4,9 +4,11 @@
  * device (/dev/ipmi0) or over the LAN to the node's own BMC.
  *
  * A BMC can take seconds to answer (or not answer at all), so readings
- * are taken by a thread of their own, one per sampling interval; the main
- * loop only picks up the latest one (mxqd_energy_ipmi_watts, the ipmi_watts
- * callback of struct mxq_energy_source_config) and never waits for the BMC.
+ * are taken by a reader process of their own (not a thread: mxqd forks
+ * job reapers, which must not inherit a lock held by a thread), one per
+ * sampling interval; the main loop only picks up the latest one
+ * (mxqd_energy_ipmi_watts, the ipmi_watts callback of struct
+ * mxq_energy_source_config) and never waits for the BMC.
  */
 #ifndef MXQD_ENERGY_IPMI_H
 #define MXQD_ENERGY_IPMI_H
@@ -24,30 +26,33 @@ struct mxqd_energy_ipmi_config {
 };
 
 /*
- * Open the BMC, take a first reading and start the reader thread.
+ * Open the BMC, take a first reading and start the reader process (call
+ * it while mxqd has no thread; the process is reaped by stop, or by
+ * mxqd's waitpid(-1) when it dies).
  * 0: readings are coming. -ENOENT: the device does not exist (no BMC, or
  * the kernel modules are not loaded). Other negative errnos with one line
  * in errbuf: -EACCES (login rejected, device not accessible),
  * -EOPNOTSUPP (the BMC has no DCMI power reading), -EINVAL (bad target or
- * secrets): no thread is started for those, retrying cannot help. A BMC
+ * secrets): no reader is started for those, retrying cannot help. A BMC
  * that does not answer yet (-ETIMEDOUT, -ENODATA: no measurement yet, -EIO)
- * leaves the thread running: it returns that error with the reason in
+ * leaves the reader running: it returns that error with the reason in
  * errbuf, and readings appear when the BMC answers.
  */
 int mxqd_energy_ipmi_start(const struct mxqd_energy_ipmi_config *cfg, char *errbuf, size_t errlen);
 
 /*
- * The latest reading in watts. 0; -ENOENT when the thread is not running;
+ * The latest reading in watts. 0; -ENOENT when the reader is not running;
+ * -EIO when it died;
  * the error of the last attempt (see above) when it failed; -ESTALE when the
  * last good reading is older than three intervals plus the timeout. Main
  * loop only: it logs when readings stop and when they come back.
  */
 int mxqd_energy_ipmi_watts(double *ret_watts);
 
-/* Whether the reader thread runs (started, not stopped). */
+/* Whether the reader process runs (started, not stopped). */
 bool mxqd_energy_ipmi_running(void);
 
-/* Stop the thread (waits for at most one request) and close the BMC. */
+/* Stop the reader (SIGTERM, reaped) and forget the BMC. */
 void mxqd_energy_ipmi_stop(void);
 
 #endif

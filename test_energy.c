@@ -5,7 +5,8 @@
  * slots, active energy by CPU share, fallback to slots); whole profiles of
  * a node with jobs over many intervals (3:1 CPU split, conservation of
  * energy, model source); completeness; the ring buffer and its
- * interpolation; the model option parser.
+ * interpolation; the model option parser; boot overhead once per boot
+ * (restarts, reboots, late starts; the boot's identity and age injected).
  */
 #include <check.h>
 #include <errno.h>
@@ -340,6 +341,121 @@ START_TEST(test_parse_model)
 }
 END_TEST
 
+/* ------------------------------------------------------------ boot energy */
+
+#define BOOT_A "6d1c1a52-3b1f-4c55-9a3e-0d6e2f3b9a11"
+#define BOOT_B "0f0e7c11-2222-4c55-9a3e-aaaaaaaaaaaa"
+
+/* Restarts of mxqd within one boot, new boots, late starts, no boot. The
+ * boot's timing comes in as arguments: the injected "boot-time source". */
+static const struct {
+	const char *boot, *counted;
+	double since_s, watts, want_j;
+} boot_cases[] = {
+	{ BOOT_A, "", 30, 100, 3000 },          /* first mxqd of this boot: counted */
+	{ BOOT_A, BOOT_A, 45, 100, 0 },         /* restarted: recorded already */
+	{ BOOT_A, BOOT_A, 50, 100, 0 },         /* restarted again */
+	{ BOOT_B, BOOT_A, 20, 80, 1600 },       /* rebooted: the new boot counts */
+	{ BOOT_A, "", 600, 10, 6000 },          /* at the edge of the window */
+	{ BOOT_A, "", 601, 10, 0 },             /* installed later: not this mxqd's boot */
+	{ BOOT_A, "", 0, 100, 0 },              /* no time since boot */
+	{ BOOT_A, "", -3, 100, 0 },             /* a boot "in the future" (clock step) */
+	{ BOOT_A, "", 30, 0, 0 },               /* no power measured */
+	{ "", "", 30, 100, 0 },                 /* no boot id */
+	{ "sim-42-1764000000.5", "sim-41-1763999000.0", 2.5, 60, 150 }, /* simulated power-on */
+};
+
+START_TEST(test_boot_j)
+{
+	double j = mxq_energy_boot_j(boot_cases[_i].boot, boot_cases[_i].counted, boot_cases[_i].since_s,
+				     600, boot_cases[_i].watts);
+
+	ck_assert_msg(fabs(j - boot_cases[_i].want_j) < 1e-9, "case %d: %g J, want %g", _i, j,
+		      boot_cases[_i].want_j);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	int ret;
+	enum mxq_energy_boot_mode mode;
+	const char *id;
+	uint64_t at_ms;
+} boot_spec_cases[] = {
+	{ "kernel", 0, MXQ_ENERGY_BOOT_KERNEL, "", 0 },
+	{ "none", 0, MXQ_ENERGY_BOOT_NONE, "", 0 },
+	{ "node7-1@1764000000.25", 0, MXQ_ENERGY_BOOT_GIVEN, "node7-1", 1764000000250ULL },
+	{ "a:b_c.d@0", 0, MXQ_ENERGY_BOOT_GIVEN, "a:b_c.d", 0 },
+	{ "@1764000000", -EINVAL, 0, "", 0 },   /* no id */
+	{ "node7", -EINVAL, 0, "", 0 },         /* no time */
+	{ "node7@", -EINVAL, 0, "", 0 },
+	{ "node7@-5", -EINVAL, 0, "", 0 },
+	{ "node7@soon", -EINVAL, 0, "", 0 },
+	{ "no de@5", -EINVAL, 0, "", 0 },       /* a blank in the id */
+	{ "x'y@5", -EINVAL, 0, "", 0 },
+	{ "Kernel", -EINVAL, 0, "", 0 },
+	{ "", -EINVAL, 0, "", 0 },
+	{ "0123456789012345678901234567890123456789012345678901234567890123@5", -EINVAL, 0, "", 0 },
+};
+
+START_TEST(test_boot_parse)
+{
+	struct mxq_energy_boot_spec spec = { .mode = MXQ_ENERGY_BOOT_NONE, .id = "untouched" };
+	int r = mxq_energy_boot_parse(boot_spec_cases[_i].text, &spec);
+
+	ck_assert_msg(r == boot_spec_cases[_i].ret, "'%s': %d", boot_spec_cases[_i].text, r);
+	if (r < 0) {
+		ck_assert_str_eq(spec.id, "untouched");
+		return;
+	}
+	ck_assert_int_eq(spec.mode, boot_spec_cases[_i].mode);
+	ck_assert_str_eq(spec.id, boot_spec_cases[_i].id);
+	ck_assert_uint_eq(spec.at_ms, boot_spec_cases[_i].at_ms);
+}
+END_TEST
+
+/* Where the boot and its age come from: the kernel's (injected here), a
+ * given boot's start against the clock, or none. */
+START_TEST(test_boot_identify)
+{
+	struct mxq_energy_boot_spec spec;
+	char id[MXQ_ENERGY_BOOT_ID_MAX] = "";
+	double since = -1;
+
+	ck_assert_int_eq(mxq_energy_boot_parse("kernel", &spec), 0);
+	ck_assert_int_eq(mxq_energy_boot_identify(&spec, BOOT_A, 42.5, 1764000000000ULL, id, &since), 0);
+	ck_assert_str_eq(id, BOOT_A);
+	ck_assert_double_eq(since, 42.5);
+	ck_assert_int_eq(mxq_energy_boot_identify(&spec, "", 42.5, 0, id, &since), -ENOENT);
+
+	ck_assert_int_eq(mxq_energy_boot_parse("sim-1@1764000000", &spec), 0);
+	ck_assert_int_eq(mxq_energy_boot_identify(&spec, BOOT_A, 9999, 1764000002500ULL, id, &since), 0);
+	ck_assert_str_eq(id, "sim-1");
+	ck_assert_double_eq(since, 2.5);
+
+	ck_assert_int_eq(mxq_energy_boot_parse("none", &spec), 0);
+	ck_assert_int_eq(mxq_energy_boot_identify(&spec, BOOT_A, 42.5, 0, id, &since), -ENOENT);
+}
+END_TEST
+
+/* A node restarted twice within a minute of its boot, at 100 W: the boot
+ * is booked once, by the first mxqd (its mark is in the spool then). */
+START_TEST(test_boot_restarts)
+{
+	const double starts[] = { 8, 23.5, 41 }; /* seconds after boot */
+	char counted[MXQ_ENERGY_BOOT_ID_MAX] = "";
+	double total = 0;
+
+	for (size_t i = 0; i < NELEM(starts); i++) {
+		double j = mxq_energy_boot_j(BOOT_A, counted, starts[i], 600, 100);
+		if (j > 0)
+			snprintf(counted, sizeof(counted), "%s", BOOT_A);
+		total += j;
+	}
+	ck_assert_double_eq(total, 800);
+}
+END_TEST
+
 static Suite *energy_suite(void)
 {
 	Suite *s = suite_create("energy");
@@ -362,6 +478,13 @@ static Suite *energy_suite(void)
 	tc = tcase_create("ring and config");
 	tcase_add_test(tc, test_ring);
 	tcase_add_loop_test(tc, test_parse_model, 0, NELEM(model_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("boot");
+	tcase_add_loop_test(tc, test_boot_j, 0, NELEM(boot_cases));
+	tcase_add_loop_test(tc, test_boot_parse, 0, NELEM(boot_spec_cases));
+	tcase_add_test(tc, test_boot_identify);
+	tcase_add_test(tc, test_boot_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,7 +7,9 @@
 # (ipmi_sim), Wake-on-LAN, ssh and a script switch (exec). A workload with
 # bursts and idle gaps, GPU-, bigmem- and ssd-restricted groups included,
 # goes through while a live view shows node power states and the queue.
-# The summary: jobs, power cycles, energy against an always-on cluster.
+# The summary: jobs, power cycles, and each node's accounted energy (jobs,
+# idle, boots, shutdowns) against the same nodes always on over the same
+# interval.
 # Everything lives in a temporary directory and is removed at the end,
 # also on Ctrl-C. Needs root for nothing; talks only to 127.0.0.1.
 #
@@ -67,7 +69,7 @@ fi
 if cluster_has energy; then
 	echo "  every node's mxqd accounts job energy with its power model (IDLE:PER_SLOT watts)"
 else
-	echo "  energy accounting is not in this mxqd: energy figures below are modelled"
+	echo "  energy accounting is not in this mxqd: no energy figures below"
 fi
 
 say "powering on every node (boot takes ${CLUSTER_BOOT_DELAY}s), then two power manager candidates"
@@ -179,55 +181,60 @@ mxq_sql "SELECT g.group_name, j.host_hostname, COUNT(*),
 	awk -F'\t' '{ printf "  %-8s on %-5s %3s jobs, waited %5ss on average\n", $1, $2, $3, $4 }'
 
 echo
-echo "power per node (on-time and cycles from the simulated power switches):"
-printf '  %-5s %-6s %9s %8s %10s %12s %12s\n' HOST STATE POWER-ONS "ON (s)" "IDLE W" \
-	"MODEL (kJ)" "ALWAYS (kJ)"
-total_model=0
-total_always=0
+echo "power per node (from the simulated power switches):"
+printf '  %-5s %-6s %9s %8s\n' HOST STATE POWER-ONS "ON (s)"
 for n in std1 std2 big1 ssd1 gpu1 old1; do
-	w=$(cat "$CLUSTER_DIR/nodes/$n/watts")
-	idle=${w%%:*}
-	slot=${w#*:}
-	on=$(cluster_on_seconds "$n")
-	# modelled: idle watts while switched on, plus slot watts while jobs ran
-	busy=$(mxq_sql "SELECT COALESCE(SUM(host_slots * TIMESTAMPDIFF(MICROSECOND, date_start,
-		date_end)) / 1e6, 0) FROM mxq_job WHERE host_hostname = '$n' AND date_end IS NOT NULL")
-	model=$(awk -v on="$on" -v i="$idle" -v s="$slot" -v b="$busy" 'BEGIN { printf "%.1f", (on * i + b * s) / 1000 }')
-	always=$(awk -v d="$duration" -v i="$idle" -v s="$slot" -v b="$busy" 'BEGIN { printf "%.1f", (d * i + b * s) / 1000 }')
-	total_model=$(awk -v a="$total_model" -v b="$model" 'BEGIN { print a + b }')
-	total_always=$(awk -v a="$total_always" -v b="$always" 'BEGIN { print a + b }')
-	printf '  %-5s %-6s %9s %8s %10s %12s %12s\n' "$n" "$(cluster_state "$n")" \
-		"$(cluster_power_ons "$n")" "$on" "$idle" "$model" "$always"
+	printf '  %-5s %-6s %9s %8s\n' "$n" "$(cluster_state "$n")" "$(cluster_power_ons "$n")" \
+		"$(cluster_on_seconds "$n")"
 done
-awk -v m="$total_model" -v a="$total_always" 'BEGIN {
-	printf "  energy (MODELLED: on-time x idle watts + job slot-seconds x slot watts):\n"
-	printf "    with power management %.1f kJ, always on %.1f kJ: %.0f%% saved\n",
-		m, a, (a > 0 ? 100 * (a - m) / a : 0) }'
 
 if cluster_has energy; then
+	# The interval: from the first power-on of any node to now (every node
+	# is off again). Each node's mxqd accounted its part of it: boots (from
+	# power-on to its first sample, once per power-on), jobs, idle, and
+	# shutdowns (from SIGTERM to its exit); it measured nothing while the
+	# node was off, which is the point. Always on: the same nodes running
+	# the whole interval at their idle baseline, plus the same jobs' energy
+	# above the baseline.
+	t_first_on=$(cat "$CLUSTER_DIR"/nodes/*/power.log 2>/dev/null |
+		awk '$2 == "on" && (m == "" || $1 < m) { m = $1 } END { print m }')
+	span=$(awk -v a="$t_first_on" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	echo
-	echo "energy as accounted by the nodes' mxqd (mxq_power; power model source):"
-	mxq_sql "SELECT hostname, ROUND(energy_joules / 1000, 1), ROUND(energy_jobs_joules / 1000, 1),
-		ROUND(energy_idle_joules / 1000, 1), energy_method FROM mxq_power ORDER BY efficiency_rank" |
-		awk -F'\t' 'BEGIN { printf "  %-5s %10s %10s %10s  %s\n", "HOST", "TOTAL kJ", "JOBS kJ", "IDLE kJ", "METHOD" }
-			{ printf "  %-5s %10s %10s %10s  %s\n", $1, $2, $3, $4, $5; t += $2 }
-			END { printf "  total %.1f kJ while mxqd ran (boot time before mxqd starts is not measured)\n", t }'
-	# always on: every node's idle baseline for the whole run plus the jobs'
-	# energy above it; with power management: what the nodes accounted plus
-	# the boots they could not measure (modelled: boot delay x idle watts)
-	boots=0
+	echo "energy as accounted by each node's mxqd (mxq_power; power model source), kJ,"
+	echo "over the ${span}s since the first power-on:"
+	mxq_sql "SELECT p.hostname, p.energy_joules, p.energy_jobs_joules, p.energy_idle_joules,
+		p.energy_boot_joules, p.energy_shutdown_joules, p.idle_baseline_watts,
+		(SELECT COALESCE(SUM(j.active_energy_j), 0) FROM mxq_power_job j WHERE j.hostname = p.hostname)
+		FROM mxq_power p WHERE p.energy_method <> '' ORDER BY p.efficiency_rank" |
+	awk -F'\t' -v span="$span" '
+		BEGIN {
+			printf "  %-5s %7s   %6s   %6s   %6s   %8s %s  %7s %8s   %7s\n", "HOST", "TOTAL", "JOBS",
+				"IDLE", "BOOT", "SHUTDOWN", "", "IDLE W", "ACTIVE", "ALWAYS"
+		}
+		{
+			parts = $3 + $4 + $5 + $6
+			always_n = $7 * span + $8
+			d = $2 - parts; if (d < 0) d = -d
+			printf "  %-5s %7.2f = %6.2f + %6.2f + %6.2f + %8.2f %s  %7.0f %8.2f   %7.2f\n",
+				$1, $2 / 1000, $3 / 1000, $4 / 1000, $5 / 1000, $6 / 1000,
+				(d <= 1e-6 * $2 + 0.001 ? "ok" : "!!"), $7, $8 / 1000, always_n / 1000
+			used += $2; always += always_n; if (d > 1e-6 * $2 + 0.001) bad++
+		}
+		END {
+			printf "  (ok: TOTAL = JOBS + IDLE + BOOT + SHUTDOWN exactly; ALWAYS = IDLE W x %ss + ACTIVE,\n", span
+			printf "   ACTIVE = the energy of the node'"'"'s jobs above its idle baseline; time a node is\n"
+			printf "   switched on without a running mxqd, after mxqd exited and before the switch is off, is in no TOTAL)\n"
+			if (bad)
+				printf "  %d node(s) whose parts do not add up to their total (!!)\n", bad
+			printf "  with power management %.2f kJ (the TOTALs), always on %.2f kJ (the ALWAYS): %.0f%% saved\n",
+				used / 1000, always / 1000, (always > 0 ? 100 * (always - used) / always : 0)
+		}'
 	for n in std1 std2 big1 ssd1 gpu1 old1; do
-		w=$(cat "$CLUSTER_DIR/nodes/$n/watts")
-		boots=$(awk -v a="$boots" -v c="$(cluster_power_ons "$n")" -v d="$CLUSTER_BOOT_DELAY" \
-			-v i="${w%%:*}" 'BEGIN { print a + c * d * i }')
+		[ -n "$(mxq_sql "SELECT hostname FROM mxq_power WHERE hostname = '$n' AND energy_method <> ''")" ] &&
+			continue
+		echo "  $n: no node totals (its mxqd runs with --no-power-node, so it has no mxq_power row);"
+		echo "    left out of both sides; its jobs' energy is in mxq_power_job"
 	done
-	mxq_sql "SELECT (SELECT SUM(energy_joules) FROM mxq_power),
-		(SELECT SUM(idle_baseline_watts) FROM mxq_power),
-		(SELECT COALESCE(SUM(active_energy_j), 0) FROM mxq_power_job)" |
-	awk -F'\t' -v d="$duration" -v b="$boots" '{
-		used = $1 + b; always = $2 * d + $3
-		printf "  accounted %.1f kJ + boots %.1f kJ (modelled) = %.1f kJ; always on (idle baseline x %ss + jobs above it) %.1f kJ: %.0f%% saved\n",
-			$1 / 1000, b / 1000, used / 1000, d, always / 1000, (always > 0 ? 100 * (always - used) / always : 0) }'
 	echo
 	echo "energy of the first job of each group (mxq_power_job):"
 	printf '  %-6s %-8s %-5s %9s %10s %7s  %s\n' JOB GROUP HOST "ENERGY J" "ACTIVE J" "AVG W" "METHOD"
@@ -245,7 +252,7 @@ if cluster_has energy; then
 		mxqadmin power job "$j" 2>&1 | sed 's/^/    /'
 	fi
 else
-	echo "(per-job energy: the energy accounting has not landed in this mxqd)"
+	echo "(energy: the energy accounting has not landed in this mxqd)"
 fi
 
 echo

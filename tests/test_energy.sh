@@ -22,95 +22,35 @@
 #      1/4 of the wall time (both below a core, so both can hold it on a
 #      busy machine): active energy splits 3:1 within 2 %
 #   5. a job re-adopted by a restarted mxqd keeps the earlier energy,
-#      adds the rest and is partial
+#      adds the rest and is partial; its timeline rows' watts are since the
+#      previous row, so watts x intervals add up to its energy
 #   6. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 
+. "$MXQ_SRC_DIR/tests/lib/fake-rapl.sh"
+
 mxqadmin_bin=$MXQ_BUILD_DIR/mxqadmin
 mxqdump_bin=$MXQ_BUILD_DIR/mxqdump
 W=$MXQ_TEST_DIR/work
-SYS=$MXQ_TEST_DIR/sys
-PC=$SYS/class/powercap
-mkdir -p "$W" "$PC/intel-rapl:0" "$PC/intel-rapl:0:0" "$PC/intel-rapl:1"
-echo package-0 >"$PC/intel-rapl:0/name"
-echo core >"$PC/intel-rapl:0:0/name"
-echo dram >"$PC/intel-rapl:1/name"
-echo 100000000 >"$PC/intel-rapl:0/max_energy_range_uj"    # 100 J: wraps every few seconds
-echo 65532610987 >"$PC/intel-rapl:1/max_energy_range_uj"
-echo 262143328850 >"$PC/intel-rapl:0:0/max_energy_range_uj"
-
+mkdir -p "$W"
 SCHED=$W/schedule
-TRUTH=$W/truth
-STOP=$W/writer.stop
-now_ms() {
-	_t=$(date +%s%N)
-	echo $((_t / 1000000))
-}
 echo "0 40" >"$SCHED"
-
-# The writer: every 10 ms integrate the scheduled power (the last schedule
-# line whose time has come) and publish the counters atomically (rename),
-# unless ZONE.gone exists; log "EPOCH_MS TOTAL_UJ".
-perl -MTime::HiRes=time,sleep -e '
-	my ($pc, $sched, $truth, $stop) = @ARGV;
-	my @zones = (["intel-rapl:0", 0.7, 100000000], ["intel-rapl:1", 0.3, 65532610987],
-		     ["intel-rapl:0:0", 0.5, 262143328850]);
-	my %e = map { $_->[0] => 5000000 } @zones;   # counters start somewhere
-	my ($total, $last) = (0, time);
-	open(my $log, ">", $truth) or die; select((select($log), $| = 1)[0]);
-	while (!-e $stop) {
-		my $now = time;
-		my $w = 0;
-		if (open(my $s, "<", $sched)) {
-			while (<$s>) { my ($t, $p) = split; $w = $p if $t <= $now * 1000; }
-			close $s;
-		}
-		my $d = $w * ($now - $last) * 1e6;
-		$total += $d;
-		$last = $now;
-		for my $z (@zones) {
-			my ($n, $share, $max) = @$z;
-			$e{$n} = ($e{$n} + $d * $share) % $max;
-			next if -e "$pc/$n.gone";
-			open(my $f, ">", "$pc/$n/energy_uj.tmp") or next;
-			printf $f "%d\n", $e{$n};
-			close $f;
-			rename("$pc/$n/energy_uj.tmp", "$pc/$n/energy_uj");
-		}
-		printf $log "%.3f %.0f\n", $now * 1000, $total;
-		sleep 0.01;
-	}' "$PC" "$SCHED" "$TRUTH" "$STOP" &
-writer_pid=$!
 
 mxq_test_cleanup_hook() {
 	mxqd_cleanup
-	: >"$STOP"
-	kill "$writer_pid" 2>/dev/null
-	wait "$writer_pid" 2>/dev/null
+	fake_rapl_stop
 }
 
-# True energy (J) between two epoch times in ms (decimals allowed),
-# interpolated in the writer's log.
-truth_between() {
-	awk -v a="$1" -v b="$2" '
-		function at(t,   i) {
-			for (i = 2; i <= n; i++)
-				if (T[i] >= t)
-					return E[i-1] + (E[i] - E[i-1]) * (t - T[i-1]) / (T[i] - T[i-1])
-			return -1e18
-		}
-		{ n++; T[n] = $1; E[n] = $2 }
-		END { printf "%.3f\n", (at(b) - at(a)) / 1e6 }' "$TRUTH"
-}
+fake_rapl_start "$W" || not_ok "the writer publishes counters"
+SYS=$FAKE_RAPL_SYS
+PC=$FAKE_RAPL_PC
 
 sql1() {
 	mxq_sql "$@" | head -n 1
 }
-
-wait_until 10 test -s "$PC/intel-rapl:0/energy_uj" || not_ok "the writer publishes counters"
 
 E_OPTS="--energy-sysfs-root $SYS --energy-interval 0.25 --energy-flush-interval 1 --energy-model 10:0"
 
@@ -188,24 +128,6 @@ is "node samples stored" "$samples" 1
 # ------------------------------------------------- 4. 3:1 CPU split
 
 section "4. two jobs, 3:1 CPU time"
-cat >"$W/burn.pl" <<'EOF'
-# burn.pl T0 T1 FRACTION: from T0 to T1 (epoch seconds) use FRACTION of a
-# CPU, steered by the process's own CPU time (times()), so late wake-ups
-# do not change the share: behind the target it burns 5 ms, else naps 5 ms.
-use strict;
-use Time::HiRes qw(time sleep);
-my ($t0, $t1, $fraction) = @ARGV;
-sleep($t0 - time) if $t0 > time;
-while ((my $now = time) < $t1) {
-	my ($user, $sys) = times;
-	if ($user + $sys < ($now - $t0) * $fraction) {
-		my $until = $now + 0.005;
-		1 while time < $until;
-	} else {
-		sleep(0.005);
-	}
-}
-EOF
 check "start mxqd enode2" mxqd_start enode2 --slots 2 $E_OPTS --energy-interval 2 --debug
 t0=$(( $(now_ms) + 2500 ))
 t1=$(( t0 + 12000 ))
@@ -213,8 +135,8 @@ t1=$(( t0 + 12000 ))
 { echo "$(now_ms) 10"; echo "$t0 40"; echo "$t1 10"; } >>"$SCHED"
 ts0=$(awk -v t="$t0" 'BEGIN { printf "%.3f", t / 1000 }')
 ts1=$(awk -v t="$t1" 'BEGIN { printf "%.3f", t / 1000 }')
-ja=$(submit -N busy -t 10m perl "$W/burn.pl" "$ts0" "$ts1" 0.75)
-jb=$(submit -N third -t 10m perl "$W/burn.pl" "$ts0" "$ts1" 0.25)
+ja=$(submit -N busy -t 10m perl "$MXQ_SRC_DIR/tests/lib/burn.pl" "$ts0" "$ts1" 0.75)
+jb=$(submit -N third -t 10m perl "$MXQ_SRC_DIR/tests/lib/burn.pl" "$ts0" "$ts1" 0.25)
 wait_for 30 "SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($ja, $jb) AND date_end IS NOT NULL"
 row=$(mxq_sql "SELECT a.active_energy_j, b.active_energy_j, a.active_energy_j / b.active_energy_j
 	FROM mxq_power_job a, mxq_power_job b WHERE a.job_id = $ja AND b.job_id = $jb")
@@ -253,7 +175,7 @@ sleep 1.5
 mxqd_stop enode3 QUIT
 before=$(sql1 "SELECT energy_j FROM mxq_power_job WHERE job_id = $j4 AND date_end IS NULL")
 check "SIGQUIT flushed the running job's energy" awk -v a="$before" 'BEGIN { exit !(a > 10) }'
-check "restart mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS
+check "restart mxqd enode3" mxqd_start enode3 --slots 1 $E_OPTS --energy-timeline
 wait_for 20 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j4"
 row=$(mxq_sql "SELECT completeness, energy_j FROM mxq_power_job WHERE job_id = $j4")
 set -- $row
@@ -263,6 +185,14 @@ check "re-adopted job keeps the earlier energy and adds the rest" \
 	awk -v a="$2" -v b="$before" 'BEGIN { exit !(a > b + 10) }'
 check "timeline rows of the job, increasing" test "$(sql1 "SELECT COUNT(*) >= 2 AND
 	MIN(energy_j) < MAX(energy_j) FROM mxq_power_job_sample WHERE job_id = $j4")" = 1
+# each row's watts is since the previous row (the first: since the job
+# started), also the first row after the re-adoption: they add up
+tl=$(mxq_sql "SELECT UNIX_TIMESTAMP(sample_time) * 1000, watts FROM mxq_power_job_sample
+	WHERE job_id = $j4 ORDER BY sample_time" | awk -v t0="$(sql1 "SELECT UNIX_TIMESTAMP(date_start) * 1000
+	FROM mxq_power_job WHERE job_id = $j4")" '{ e += $2 * ($1 - t0) / 1000; t0 = $1 } END { printf "%.3f", e }')
+echo "# timeline: watts x intervals add up to $tl J"
+check "timeline watts x intervals add up to the job's energy (also after the re-adoption)" \
+	within "$tl" "$2" 1
 mxqd_stop enode3
 
 # ------------------------------------------------------- 6. queries

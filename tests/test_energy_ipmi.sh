@@ -15,6 +15,7 @@
 #   6. no BMC answering at start: the model measures, and the ipmi source
 #      takes over once the BMC comes up
 #   7. --energy-ipmi bad input: one clear line, exit 1 (nothing started)
+#   (1 also: mxqd has one thread, the BMC reader is a child process)
 # The in-band path (/dev/ipmi0) differs only in how the session opens; no
 # kernel IPMI device exists here to test it.
 
@@ -84,6 +85,11 @@ echo 200 >"$WATTS"
 check "BMC with DCMI starts on 127.0.0.1:$PORT" bmc_up
 check "start mxqd enode" mxqd_start enode --slots 1 $E_OPTS --power-secrets "$D/secrets"
 contains "mxqd measures with ipmi" "$(log_of enode)" "measuring with ipmi (power, 1 input(s))"
+# fork safety: the BMC reader is a child process, mxqd itself has one thread
+is "mxqd runs single-threaded (the BMC reader is a process)" \
+	"$(ls "/proc/$(mxqd_pid enode)/task" | wc -l)" 1
+kids=$(grep -l "^PPid:[[:space:]]*$(mxqd_pid enode)\$" /proc/[0-9]*/status 2>/dev/null | wc -l)
+is "the BMC reader is mxqd's one child (no job runs yet)" "$kids" 1
 j=$(run_job 3)
 check "job 1 ran" test -n "$j"
 set -- $(job_row "$j")

@@ -13,8 +13,11 @@
 #       Start `mxqd --hostname HOST` as a child of the test shell with every
 #       path explicit under $MXQ_TEST_DIR/mxqd/HOST/ (spool/, tmp/,
 #       mxqd.log, mxqd.pid, stderr), --poll-interval 0.1,
-#       --heartbeat-interval 1 and the test database; extra options are
-#       appended (later options win). Waits (bounded) until the daemon has
+#       --heartbeat-interval 1, --energy-boot none (test nodes share this
+#       machine's kernel: its boot is not theirs) and the test database;
+#       extra options are appended (later options win). $mxqd_wrap, when
+#       set, is a command that execs mxqd (e.g. "unshare --time --boottime
+#       N": the PID stays mxqd's). Waits (bounded) until the daemon has
 #       registered its mxq_daemon row. Returns 0 when it runs, 1 when it
 #       exited or did not register in time (its stderr and log tail are
 #       shown as TAP diagnostics). A HOST can be started again after it
@@ -54,6 +57,7 @@ mxqd_bin=$MXQ_BUILD_DIR/mxqd
 mxqsub_bin=$MXQ_BUILD_DIR/mxqsub
 mxqkill_bin=$MXQ_BUILD_DIR/mxqkill
 mxqd__hosts=
+mxqd_wrap=
 
 # ------------------------------------------------------------------ TAP
 
@@ -170,10 +174,11 @@ mxqd_start() {
 	_d=$(mxqd_dir "$_host")
 	mkdir -p "$_d/spool" "$_d/tmp" || return 1
 	: >"$_d/stderr"
-	"$mxqd_bin" --hostname "$_host" \
+	# shellcheck disable=SC2086
+	$mxqd_wrap "$mxqd_bin" --hostname "$_host" \
 		--spool "$_d/spool" --tmpdir "$_d/tmp" \
 		--log "$_d/mxqd.log" --pid-file "$_d/mxqd.pid" \
-		--poll-interval 0.1 --heartbeat-interval 1 \
+		--poll-interval 0.1 --heartbeat-interval 1 --energy-boot none \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$_d/stderr" 2>&1 &
 	_pid=$!

@@ -33,7 +33,10 @@
 # (ipmi_sim, mxqd, a detached helper) need not carry the test's environment.
 #
 # A node's "power supply" is one process group (setsid): a shell that
-# waits out the boot delay, then runs the node's mxqd and waits for it.
+# waits out the boot delay, then runs the node's mxqd and waits for it,
+# with --energy-boot sim-SUPPLYPID-ONTIME@ONTIME: each power-on is a boot
+# of its own, whose overhead (power-on to mxqd's first sample) that node's
+# mxqd records once, also when it is restarted (mxq_energy(7)).
 # Power on = that group exists; power off = SIGTERM to mxqd, wait (bounded)
 # until the group is gone, SIGKILL to the group after POWER_OFF_WAIT
 # seconds (default 10; a hard off at the BMC: 2). The group's PID is in
@@ -130,7 +133,8 @@ power_on() {
 		shift 3
 		cd "$d" || exit 1
 		echo $$ >"$d/pid"
-		echo "$(date +%s.%N) on" >>"$d/power.log"
+		on_t=$(date +%s.%N)
+		echo "$on_t on" >>"$d/power.log"
 		sleep "$delay"
 		if [ -e "$flag" ]; then
 			# a machine that hangs in its firmware: on, but never boots
@@ -139,7 +143,9 @@ power_on() {
 		# like systemd with Restart=on-failure: mxqd exits 1 when it
 		# cannot start (database down); any other end powers off
 		while :; do
-			"$@" </dev/null >>"$d/stderr" 2>&1 &
+			# this power-on is the boot of the node: mxqd counts the
+			# time from here to its first sample once (restarts too)
+			"$@" --energy-boot "sim-$$-$on_t@$on_t" </dev/null >>"$d/stderr" 2>&1 &
 			m=$!
 			echo $m >"$d/mxqd.pid"
 			echo "$(date +%s.%N) up" >>"$d/power.log"

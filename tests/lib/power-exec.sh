@@ -10,7 +10,9 @@
 #   power-exec.sh HOST selfoff  for --poweroff-command of the node's mxqd
 #                               (transport "self"): only logged, harmless
 #
-# A "node" is a directory $MXQ_POWER_TEST_DIR/nodes/HOST/ written by
+# Its mxqd gets --energy-boot none (it shares this machine's kernel, whose
+# boot is not the node's). A "node" is a directory
+# $MXQ_POWER_TEST_DIR/nodes/HOST/ written by
 # tests/lib/power.sh:
 #   opts      extra mxqd options, one per line (e.g. "--tags" "gpu")
 #   pid       PID of the running mxqd (written here)
@@ -115,7 +117,7 @@ on)
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
 		--spool "$dir/spool" --tmpdir "$dir/tmp" \
 		--log "$dir/mxqd.log" --pid-file "$dir/mxqd.pid" \
-		--poll-interval 0.2 --heartbeat-interval 1 \
+		--poll-interval 0.2 --heartbeat-interval 1 --energy-boot none \
 		--poweroff-command "$0 $host selfoff" \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$dir/stderr" 2>&1 &

@@ -1,0 +1,32 @@
+# tests/lib/burn.pl T0 T1 FRACTION [REPORT]: from T0 to T1 (epoch seconds)
+# use FRACTION of a CPU, steered by the process's own CPU time (times()),
+# so late wake-ups do not change the share: behind the target it burns
+# 5 ms, else naps 5 ms. Before T0 it sleeps. With REPORT, it appends
+# "EPOCH CPU_SECONDS" there about every 0.25 s and at the end: the CPU time
+# the job really got, as the job itself saw it.
+use strict;
+use Time::HiRes qw(time sleep);
+my ($t0, $t1, $fraction, $report) = @ARGV;
+my $next_report = 0;
+sub report {
+	return unless $report;
+	my ($user, $sys) = times;
+	open(my $f, ">>", $report) or return;
+	printf $f "%.3f %.4f\n", time, $user + $sys;
+	close $f;
+}
+sleep($t0 - time) if $t0 > time;
+while ((my $now = time) < $t1) {
+	my ($user, $sys) = times;
+	if ($now >= $next_report) {
+		report();
+		$next_report = $now + 0.25;
+	}
+	if ($user + $sys < ($now - $t0) * $fraction) {
+		my $until = $now + 0.005;
+		1 while time < $until;
+	} else {
+		sleep(0.005);
+	}
+}
+report();
