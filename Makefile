@@ -26,8 +26,8 @@ LOCALSTATEDIR ?= /var
 # Trust boundary (README "Security model"): the account the client tools
 # are set-id to (empty: install without set-id bits, as for staging a
 # package, whose maintainer scripts set the modes) and the admin group.
-# Without DESTDIR a missing account is created; staging (DESTDIR) never
-# creates accounts and needs MXQ_USER= or an existing account.
+# A missing account is created (also for a DESTDIR: the files carry its
+# uid); stage packages with MXQ_USER=.
 MXQ_USER    ?= mxq
 ADMIN_GROUP ?= mxqadmin
 
@@ -173,8 +173,6 @@ INSTALL_DIRS = $(BINDIR) $(SBINDIR) $(SYSCONFDIR)/mxq $(SYSCONFDIR)/default \
 install: all
 	@set -e; u='$(MXQ_USER)'; \
 	if [ -n "$$u" ] && ! getent passwd "$$u" >/dev/null; then \
-		if [ -n "$(DESTDIR)" ]; then echo "install: no account $$u to stage set-id tools for" \
-			"(create it, or stage with MXQ_USER= and set the modes at install)" >&2; exit 1; fi; \
 		useradd --system --user-group --no-create-home --home-dir /nonexistent \
 			--shell /usr/sbin/nologin "$$u"; \
 	fi; \
