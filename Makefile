@@ -3,6 +3,7 @@
 #   make                 build every tool
 #   make check           unit tests (Check) then integration tests (private MariaDB)
 #   make check-unit      unit tests only
+#   make check-galera    integration tests against one-node Galera clusters
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
@@ -69,7 +70,7 @@ FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
 SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration bench bench-sim fuzz install uninstall deb check-deb clean
+.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install uninstall deb check-deb clean
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -125,6 +126,11 @@ check-unit: $(TESTS)
 check-integration: $(PROGRAMS) tests/ipmi_sim_dcmi.so
 	sh tests/run.sh
 
+# The whole integration suite with every private MariaDB run as a one-node
+# Galera cluster (nothing may depend on plain-server behaviour).
+check-galera: $(PROGRAMS) tests/ipmi_sim_dcmi.so
+	MXQ_TEST_DB_GALERA=1 sh tests/run.sh
+
 # Test-only ipmi_sim plugin: the simulated BMC answers DCMI power readings.
 tests/ipmi_sim_dcmi.so: tests/ipmi_sim_dcmi.c
 	@pkg-config --exists OpenIPMI || { \
@@ -135,6 +141,7 @@ bench: $(PROGRAMS) $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
 	sh tests/bench_throughput.sh
 	sh tests/bench_tick.sh
+	sh tests/bench_galera.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread

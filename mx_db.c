@@ -6,9 +6,25 @@
  * the client library would silently ignore it and try the default socket as
  * the current user, which only ever produces a confusing message.
  *
+ * Several servers: the group's `host` may be a comma-separated list
+ * (HOST[:PORT],...), e.g. the nodes of a Galera cluster. Connecting tries
+ * them in turn, starting with the one that worked last; a server that is up
+ * but not ready for clients (a Galera node outside the primary component,
+ * wsrep_ready OFF) is skipped like one that does not answer.
+ *
+ * Galera: sessions on a Galera node get wsrep_sync_wait = 3, so a read or
+ * an UPDATE/DELETE sees every transaction the cluster committed before it
+ * started (causal reads, as on one server).
+ *
  * Errors: the server's message is kept in db->error for mx_db_error(); the
  * return value is a negative errno. A lost connection (-ENOTCONN) is
- * re-established by the next call, never by retrying the failed statement.
+ * re-established by the next call, never by retrying the failed statement
+ * (it may have committed). A deadlock or Galera certification failure
+ * (-EAGAIN) is different: the server guarantees the statement had no
+ * effect, so a statement outside a transaction is run again, a bounded
+ * number of times with a growing pause. Inside a transaction the server
+ * has rolled the whole transaction back; every further statement fails
+ * with -EAGAIN until the caller calls mx_db_rollback() and starts over.
  */
 #define _GNU_SOURCE
 #include "mx_db.h"
@@ -19,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <errmsg.h>
@@ -29,10 +46,24 @@ struct mx_db {
 	MYSQL *mysql;
 	char *defaults_file;
 	char *group;
+	struct mx_db_hosts hosts;  /* empty: the defaults file's host/socket */
+	size_t host_next;          /* where the next connect starts */
+	unsigned io_timeout_s;     /* read/write timeout; 0: the library's */
 	bool connected;
+	bool galera;               /* the server is a Galera node */
+	bool in_txn;
+	bool txn_aborted;          /* rolled back by the server inside in_txn */
 	uint64_t insert_id;
+	struct mx_db_stats stats;
+	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
 };
+
+/* Autocommit statements that lost a deadlock/certification are run again
+ * this many times; pauses grow from RETRY_FIRST_MS, doubling. */
+#define RETRY_MAX 8
+#define RETRY_FIRST_MS 5
+#define RETRY_MAX_PAUSE_MS 400
 
 struct mx_db_result {
 	unsigned ncols;
@@ -63,10 +94,19 @@ static int map_error(struct mx_db *db, unsigned code, const char *msg)
 	case CR_COMMANDS_OUT_OF_SYNC:
 	case ER_CONNECTION_KILLED:
 	case ER_SERVER_SHUTDOWN:
+	case ER_UNKNOWN_COM_ERROR:  /* Galera: "WSREP has not yet prepared node" */
 		db->connected = false;
+		db->in_txn = db->txn_aborted = false;
 		return -ENOTCONN;
-	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_DEADLOCK:      /* also Galera's certification failure */
 	case ER_LOCK_WAIT_TIMEOUT:
+		if (db->in_txn) {
+			/* a lock wait timeout rolls back only the statement: make
+			 * the whole transaction go, as a deadlock does */
+			if (code == ER_LOCK_WAIT_TIMEOUT && db->mysql)
+				mysql_query(db->mysql, "ROLLBACK");
+			db->txn_aborted = true;
+		}
 		return -EAGAIN;
 	case ER_DUP_ENTRY:
 		return -EEXIST;
@@ -82,24 +122,185 @@ static int map_error(struct mx_db *db, unsigned code, const char *msg)
 	}
 }
 
-static int do_connect(struct mx_db *db)
+/* ------------------------------------------------------ the host list */
+
+void mx_db_hosts_free(struct mx_db_hosts *hosts)
 {
-	unsigned int timeout = 10;
-	my_bool reconnect = 0;
-	MYSQL *m;
+	if (!hosts)
+		return;
+	for (size_t i = 0; i < hosts->n; i++)
+		free(hosts->host[i]);
+	hosts->n = 0;
+}
 
-	if (db->mysql) {
-		mysql_close(db->mysql);
-		db->mysql = NULL;
+/* Strip blanks and one level of quotes. */
+static char *trim_value(char *v)
+{
+	size_t len;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	len = strlen(v);
+	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t' || v[len - 1] == '\n' ||
+		       v[len - 1] == '\r'))
+		v[--len] = '\0';
+	if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+		v[len - 1] = '\0';
+		v++;
 	}
-	db->connected = false;
+	return v;
+}
 
-	if (access(db->defaults_file, R_OK) < 0) {
-		int r = -errno;
-		snprintf(db->error, sizeof(db->error), "cannot read MySQL defaults file %s: %s",
-			 db->defaults_file, strerror(errno));
+static bool group_is_read(const char *name, const char *group)
+{
+	return strcmp(name, group) == 0 || strcmp(name, "client") == 0 ||
+	       strcmp(name, "client-server") == 0 || strcmp(name, "client-mariadb") == 0;
+}
+
+int mx_db_hosts_parse(struct mx_db_hosts *ret, const char *value, unsigned default_port,
+		      char *errbuf, size_t errlen)
+{
+	struct mx_db_hosts h = { .n = 0 };
+	char *copy, *rest, *tok;
+	int r = 0;
+
+	copy = rest = strdup(value);
+	if (!copy)
+		return -ENOMEM;
+	while ((tok = strsep(&rest, ","))) {
+		char *host = trim_value(tok), *colon;
+		unsigned long port = default_port;
+
+		if (!*host) {
+			snprintf(errbuf, errlen, "empty entry in host list '%s'", value);
+			r = -EINVAL;
+			break;
+		}
+		if (h.n >= MX_DB_MAX_HOSTS) {
+			snprintf(errbuf, errlen, "more than %d hosts in '%s'", MX_DB_MAX_HOSTS, value);
+			r = -E2BIG;
+			break;
+		}
+		colon = strrchr(host, ':');
+		if (colon && !strchr(colon + 1, ']') && strchr(host, ':') == colon) {
+			char *end;
+			errno = 0;
+			port = strtoul(colon + 1, &end, 10);
+			if (errno || end == colon + 1 || *end || port == 0 || port > 65535) {
+				snprintf(errbuf, errlen, "bad port in host list entry '%s'", host);
+				r = -EINVAL;
+				break;
+			}
+			*colon = '\0';
+		}
+		if (!*host) {
+			snprintf(errbuf, errlen, "missing host name in host list '%s'", value);
+			r = -EINVAL;
+			break;
+		}
+		h.host[h.n] = strdup(host);
+		if (!h.host[h.n]) {
+			r = -ENOMEM;
+			break;
+		}
+		h.port[h.n++] = (unsigned)port;
+	}
+	free(copy);
+	if (r < 0) {
+		mx_db_hosts_free(&h);
 		return r;
 	}
+	*ret = h;
+	return 0;
+}
+
+/* The servers the defaults file names for GROUP: only when its `host` is a
+ * list or HOST:PORT (a plain host name, or an IPv6 address, is left to the
+ * client library, as always). */
+static int read_host_list(struct mx_db *db)
+{
+	char line[1024], section[128] = "", host[1024] = "";
+	unsigned port = 3306;
+	long io_timeout = -1;
+	FILE *f;
+
+	f = fopen(db->defaults_file, "re");
+	if (!f)
+		return 0;  /* do_connect reports an unreadable file */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = trim_value(line), *eq, *key;
+
+		if (*p == '[') {
+			char *end = strchr(p, ']');
+			if (end) {
+				*end = '\0';
+				snprintf(section, sizeof(section), "%s", trim_value(p + 1));
+			}
+			continue;
+		}
+		if (!*p || *p == '#' || *p == ';' || !group_is_read(section, db->group))
+			continue;
+		eq = strchr(p, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		key = trim_value(p);
+		if (strcmp(key, "host") == 0)
+			snprintf(host, sizeof(host), "%s", trim_value(eq + 1));
+		else if (strcmp(key, "port") == 0)
+			port = (unsigned)strtoul(trim_value(eq + 1), NULL, 10);
+		else if (strcmp(key, "read-timeout") == 0 || strcmp(key, "read_timeout") == 0)
+			io_timeout = strtol(trim_value(eq + 1), NULL, 10);
+	}
+	fclose(f);
+	/* with several servers, one that stops answering (stalled or cut off)
+	 * must not hold a client forever: 30 s unless the file says */
+	db->io_timeout_s = io_timeout >= 0 ? (unsigned)io_timeout : 0;
+	mx_db_hosts_free(&db->hosts);
+	if (!strchr(host, ',')) {
+		const char *colon = strchr(host, ':');
+		if (!colon || strchr(colon + 1, ':'))
+			return 0;
+	}
+	if (io_timeout < 0)
+		db->io_timeout_s = 30;
+	return mx_db_hosts_parse(&db->hosts, host, port ? port : 3306, db->error, sizeof(db->error));
+}
+
+/* Is the server ready for clients? Galera nodes outside the primary
+ * component answer but refuse queries; plain servers are always ready. */
+static int check_ready(struct mx_db *db, MYSQL *m)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	bool on = false, ready = true;
+
+	db->galera = false;
+	if (mysql_query(m, "SELECT @@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+			   " WHERE VARIABLE_NAME = 'WSREP_READY')") != 0)
+		return 0;  /* not MariaDB with wsrep: a plain server */
+	res = mysql_store_result(m);
+	if (res && (row = mysql_fetch_row(res))) {
+		on = row[0] && strcmp(row[0], "1") == 0;
+		ready = !on || (row[1] && strcasecmp(row[1], "ON") == 0);
+	}
+	mysql_free_result(res);
+	if (!ready)
+		return -EAGAIN;
+	db->galera = on;
+	if (on && mysql_query(m, "SET SESSION wsrep_sync_wait = 3") != 0)
+		return map_error(db, mysql_errno(m), mysql_error(m));
+	return 0;
+}
+
+/* One connection attempt to HOST:PORT (NULL: what the defaults file says). */
+static int connect_one(struct mx_db *db, const char *host, unsigned port)
+{
+	unsigned int timeout = 10, io_timeout = db->io_timeout_s;
+	unsigned int tcp = MYSQL_PROTOCOL_TCP;
+	my_bool reconnect = 0;
+	MYSQL *m;
+	int r;
 
 	m = mysql_init(NULL);
 	if (!m) {
@@ -111,22 +312,80 @@ static int do_connect(struct mx_db *db)
 	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(m, MYSQL_OPT_RECONNECT, &reconnect);
 	mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-
-	if (!mysql_real_connect(m, NULL, NULL, NULL, NULL, 0, NULL, 0)) {
-		snprintf(db->error, sizeof(db->error), "cannot connect to the database (defaults file %s, group [%s]): %s",
-			 db->defaults_file, db->group, mysql_error(m));
+	if (host)
+		mysql_options(m, MYSQL_OPT_PROTOCOL, &tcp);
+	if (io_timeout) {
+		if (io_timeout < timeout)
+			mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &io_timeout);
+		mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+		mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+	}
+	if (!mysql_real_connect(m, host, NULL, NULL, NULL, host ? port : 0, NULL, 0)) {
+		snprintf(db->error, sizeof(db->error), "cannot connect to the database%s%s%s%.0u"
+			 " (defaults file %s, group [%s]): %s", host ? " at " : "", host ? host : "",
+			 host ? ":" : "", host ? port : 0, db->defaults_file, db->group, mysql_error(m));
 		mysql_close(m);
 		return -ENOTCONN;
 	}
-	db->mysql = m;
-	if (mysql_query(m, session_setup) != 0) {
-		int r = map_error(db, mysql_errno(m), mysql_error(m));
+	r = check_ready(db, m);
+	if (r == 0 && mysql_query(m, session_setup) != 0)
+		r = map_error(db, mysql_errno(m), mysql_error(m));
+	if (r == -EAGAIN)
+		snprintf(db->error, sizeof(db->error), "database server %s:%u is not ready for"
+			 " clients (Galera node outside the primary component)", host ? host : "", port);
+	if (r < 0) {
 		mysql_close(m);
+		return r == -EAGAIN ? -ENOTCONN : r;
+	}
+	db->mysql = m;
+	db->connected = true;
+	db->in_txn = db->txn_aborted = false;
+	db->stats.connects++;
+	if (host)
+		snprintf(db->server, sizeof(db->server), "%s:%u", host, port);
+	else
+		snprintf(db->server, sizeof(db->server), "%s", mysql_get_host_info(m));
+	return 0;
+}
+
+static int do_connect(struct mx_db *db)
+{
+	int r;
+
+	if (db->mysql) {
+		mysql_close(db->mysql);
 		db->mysql = NULL;
+	}
+	db->connected = false;
+	db->in_txn = db->txn_aborted = false;
+
+	if (access(db->defaults_file, R_OK) < 0) {
+		r = -errno;
+		snprintf(db->error, sizeof(db->error), "cannot read MySQL defaults file %s: %s",
+			 db->defaults_file, strerror(errno));
 		return r;
 	}
-	db->connected = true;
-	return 0;
+	r = read_host_list(db);
+	if (r < 0)
+		return r;
+	if (db->hosts.n == 0)
+		return connect_one(db, NULL, 0);
+	r = -ENOTCONN;
+	for (size_t k = 0; k < db->hosts.n; k++) {
+		size_t i = (db->host_next + k) % db->hosts.n;
+		r = connect_one(db, db->hosts.host[i], db->hosts.port[i]);
+		if (r == 0) {
+			if (db->stats.connects > 1 && i != db->host_next)
+				db->stats.failovers++;
+			db->host_next = i;
+			return 0;
+		}
+		if (r != -ENOTCONN)
+			return r;  /* e.g. access denied: the same everywhere */
+	}
+	/* next time, start after the one that failed first */
+	db->host_next = (db->host_next + 1) % db->hosts.n;
+	return r;
 }
 
 int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
@@ -161,6 +420,7 @@ void mx_db_close(struct mx_db *db)
 		return;
 	if (db->mysql)
 		mysql_close(db->mysql);
+	mx_db_hosts_free(&db->hosts);
 	free(db->defaults_file);
 	free(db->group);
 	free(db);
@@ -176,6 +436,64 @@ int mx_db_ensure(struct mx_db *db)
 	if (db->connected)
 		return 0;
 	return do_connect(db);
+}
+
+const char *mx_db_server(const struct mx_db *db)
+{
+	return db->connected ? db->server : "(not connected)";
+}
+
+bool mx_db_is_galera(const struct mx_db *db)
+{
+	return db->connected && db->galera;
+}
+
+const struct mx_db_stats *mx_db_stats(const struct mx_db *db)
+{
+	return &db->stats;
+}
+
+/* Pause before retry ATTEMPT (0-based) after a deadlock: doubling from
+ * RETRY_FIRST_MS up to RETRY_MAX_PAUSE_MS, each pause drawn from [1/2, 3/2)
+ * of that, so that the losers of one conflict do not collide again in step
+ * (on Galera every node's writers compete for the same group rows). */
+static void retry_pause(unsigned attempt)
+{
+	static unsigned seed;
+	unsigned base = RETRY_FIRST_MS << (attempt < 10 ? attempt : 10), us;
+	struct timespec ts;
+
+	if (base > RETRY_MAX_PAUSE_MS)
+		base = RETRY_MAX_PAUSE_MS;
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	us = base * 500 + (unsigned)(rand_r(&seed) % (base * 1000));
+	ts.tv_sec = us / 1000000;
+	ts.tv_nsec = (long)(us % 1000000) * 1000L;
+	nanosleep(&ts, NULL);
+}
+
+int mx_db_transaction(struct mx_db *db, int (*body)(struct mx_db *db, void *ctx), void *ctx)
+{
+	for (unsigned attempt = 0;; attempt++) {
+		int r = mx_db_begin(db);
+
+		if (r == 0) {
+			r = body(db, ctx);
+			if (r >= 0) {
+				int c = mx_db_commit(db);
+				if (c == 0)
+					return r;
+				r = c;
+			} else {
+				mx_db_rollback(db);
+			}
+		}
+		if (r != -EAGAIN || attempt + 1 >= MX_DB_TXN_ATTEMPTS)
+			return r;
+		db->stats.retries++;
+		retry_pause(attempt);
+	}
 }
 
 /* Parameter values live here while the statement executes. */
@@ -198,6 +516,10 @@ static int prepare_and_bind(struct mx_db *db, MYSQL_STMT **ret_stmt, const char 
 	r = mx_db_ensure(db);
 	if (r < 0)
 		return r;
+	if (db->txn_aborted) {
+		snprintf(db->error, sizeof(db->error), "transaction was rolled back (deadlock)");
+		return -EAGAIN;
+	}
 	stmt = mysql_stmt_init(db->mysql);
 	if (!stmt) {
 		snprintf(db->error, sizeof(db->error), "out of memory");
@@ -301,15 +623,32 @@ static int64_t vexec(struct mx_db *db, const char *sql, const char *pfmt, va_lis
 	return affected < 0 ? 0 : affected;
 }
 
+/* After attempt ATTEMPT of a statement ended with R: true (after a pause)
+ * when it lost a write conflict outside a transaction and may run again. */
+static bool retry_statement(struct mx_db *db, int64_t r, unsigned attempt)
+{
+	if (r != -EAGAIN || db->in_txn || attempt >= RETRY_MAX) {
+		if (r == -EAGAIN)
+			db->stats.deadlocks++;
+		return false;
+	}
+	db->stats.retries++;
+	retry_pause(attempt);
+	return true;
+}
+
 int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...)
 {
 	va_list ap;
 	int64_t r;
 
-	va_start(ap, pfmt);
-	r = vexec(db, sql, pfmt, ap);
-	va_end(ap);
-	return r;
+	for (unsigned attempt = 0;; attempt++) {
+		va_start(ap, pfmt);
+		r = vexec(db, sql, pfmt, ap);
+		va_end(ap);
+		if (!retry_statement(db, r, attempt))
+			return r;
+	}
 }
 
 uint64_t mx_db_insert_id(const struct mx_db *db)
@@ -473,6 +812,22 @@ fail:
 	return r;
 }
 
+/* vquery with the same retry rule as mx_db_exec(). */
+static int64_t vquery_retry(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+			    const char *pfmt, va_list ap)
+{
+	int64_t r;
+
+	for (unsigned attempt = 0;; attempt++) {
+		va_list aq;
+		va_copy(aq, ap);
+		r = vquery(db, ret_res, sql, pfmt, aq);
+		va_end(aq);
+		if (!retry_statement(db, r, attempt))
+			return r;
+	}
+}
+
 int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,
 		    const char *sql, const char *pfmt, ...)
 {
@@ -480,7 +835,7 @@ int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,
 	int64_t r;
 
 	va_start(ap, pfmt);
-	r = vquery(db, ret_res, sql, pfmt, ap);
+	r = vquery_retry(db, ret_res, sql, pfmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -492,7 +847,7 @@ int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql, const char
 	int64_t n;
 
 	va_start(ap, pfmt);
-	n = vquery(db, &res, sql, pfmt, ap);
+	n = vquery_retry(db, &res, sql, pfmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return (int)n;
@@ -571,9 +926,43 @@ static int simple(struct mx_db *db, const char *sql)
 	return 0;
 }
 
-int mx_db_begin(struct mx_db *db)    { return simple(db, "START TRANSACTION"); }
-int mx_db_commit(struct mx_db *db)   { return simple(db, "COMMIT"); }
-int mx_db_rollback(struct mx_db *db) { return simple(db, "ROLLBACK"); }
+int mx_db_begin(struct mx_db *db)
+{
+	int r = simple(db, "START TRANSACTION");
+
+	if (r == 0) {
+		db->in_txn = true;
+		db->txn_aborted = false;
+	}
+	return r;
+}
+
+int mx_db_commit(struct mx_db *db)
+{
+	int r;
+
+	if (db->txn_aborted) {
+		db->in_txn = db->txn_aborted = false;
+		snprintf(db->error, sizeof(db->error), "transaction was rolled back (deadlock)");
+		db->stats.deadlocks++;
+		return -EAGAIN;
+	}
+	r = simple(db, "COMMIT");  /* Galera reports a lost certification here */
+	if (r == -EAGAIN)
+		db->stats.deadlocks++;
+	db->in_txn = db->txn_aborted = false;
+	return r;
+}
+
+int mx_db_rollback(struct mx_db *db)
+{
+	bool aborted = db->txn_aborted;
+
+	db->in_txn = db->txn_aborted = false;
+	if (aborted || !db->connected)
+		return 0;  /* the server rolled it back already */
+	return simple(db, "ROLLBACK");
+}
 
 /* Run one script statement as plain text (DDL, triggers) and drain results. */
 static int run_script_statement(struct mx_db *db, const char *sql, size_t len)

@@ -10,9 +10,18 @@
  * Results are read row by row; every column is fetched as text and converted
  * on access, which keeps the binding code small and the callers readable.
  *
+ * Several servers: `host=H1[:P1],H2[:P2],...` in the defaults group names
+ * a list (a Galera cluster); connecting tries them in turn and skips a
+ * server that is not ready (Galera node outside the primary component).
+ *
  * Errors: functions return a negative errno. -ENOTCONN means the connection
- * was lost; the next call reconnects (a statement is never retried
- * silently, because a claim UPDATE must not run twice). mx_db_error() gives
+ * was lost; the next call reconnects (such a statement is never retried
+ * silently: it may have committed, and a claim UPDATE must not run twice).
+ * -EAGAIN is a deadlock or a Galera certification failure, after which the
+ * server guarantees the statement or transaction had no effect: a
+ * statement outside a transaction has then already been retried a bounded
+ * number of times; inside one, the transaction is gone and every further
+ * statement fails with -EAGAIN until mx_db_rollback(). mx_db_error() gives
  * the server's message for the last failure. Nothing here logs.
  */
 #ifndef MX_DB_H
@@ -24,6 +33,22 @@
 
 struct mx_db;
 struct mx_db_result;
+
+/* A list of database servers, from a defaults file's `host` list. */
+#define MX_DB_MAX_HOSTS 16
+struct mx_db_hosts {
+	size_t n;
+	char *host[MX_DB_MAX_HOSTS];
+	unsigned port[MX_DB_MAX_HOSTS];
+};
+
+/* Counters of one connection's life, for benchmarks and logs. */
+struct mx_db_stats {
+	uint64_t connects;   /* successful connects, the first included */
+	uint64_t failovers;  /* reconnects that went to another server */
+	uint64_t retries;    /* autocommit statements run again after -EAGAIN */
+	uint64_t deadlocks;  /* -EAGAIN returned to the caller */
+};
 
 /* Defaults for clients and the daemon, as in MXQ. */
 #define MX_DB_DEFAULT_FILE "/etc/mxq/mysql.cnf"
@@ -43,6 +68,21 @@ void mx_db_close(struct mx_db *db);
 const char *mx_db_error(const struct mx_db *db);
 /* Reconnect if the connection was lost. 0 or negative errno. */
 int mx_db_ensure(struct mx_db *db);
+/* The server of the current connection, for log lines (never NULL). */
+const char *mx_db_server(const struct mx_db *db);
+/* True when connected to a Galera node. */
+bool mx_db_is_galera(const struct mx_db *db);
+/* The connection's counters. */
+const struct mx_db_stats *mx_db_stats(const struct mx_db *db);
+
+/*
+ * Parse "H1[:P1],H2[:P2],..." (ports default to default_port) into *ret.
+ * On error *ret is untouched, errbuf says why; -EINVAL, -E2BIG or -ENOMEM.
+ * Free with mx_db_hosts_free().
+ */
+int mx_db_hosts_parse(struct mx_db_hosts *ret, const char *value, unsigned default_port,
+		      char *errbuf, size_t errlen);
+void mx_db_hosts_free(struct mx_db_hosts *hosts);
 
 /*
  * Run a statement without result set. Returns affected rows (>= 0) or a
@@ -76,8 +116,24 @@ void mx_db_result_free(struct mx_db_result *res);
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql,
 		    const char *pfmt, ...);
 
-/* Transactions. */
+/* Transactions. mx_db_commit() may return -EAGAIN (deadlock, Galera
+ * certification failure): nothing was committed, start over. After any
+ * failed statement inside a transaction call mx_db_rollback(), which is a
+ * no-op when the server already rolled it back. */
 int mx_db_begin(struct mx_db *db);
+
+/*
+ * Run BODY(db, ctx) in a transaction: begin, body, commit. A body that
+ * returns < 0 is rolled back and that error returned. When the body or the
+ * commit fails with -EAGAIN (deadlock, Galera certification failure: the
+ * server has undone everything) the whole transaction is run again, up to
+ * MX_DB_TXN_ATTEMPTS times with growing, jittered pauses; BODY must
+ * therefore read what it decides on inside the transaction and keep no
+ * state from an earlier attempt. Returns BODY's result (>= 0) after a
+ * successful commit, or a negative errno.
+ */
+#define MX_DB_TXN_ATTEMPTS 10
+int mx_db_transaction(struct mx_db *db, int (*body)(struct mx_db *db, void *ctx), void *ctx);
 int mx_db_commit(struct mx_db *db);
 int mx_db_rollback(struct mx_db *db);
 

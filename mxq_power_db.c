@@ -88,6 +88,11 @@ int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease)
 
 /* The fence every leader statement carries (leader row aliased l). */
 #define FENCE " l.id = 1 AND l.epoch = ? AND l.holder = ? AND l.lease_expires > NOW(3)"
+/* Every fenced write also writes the leader row. On one server the row
+ * lock alone orders a takeover after our commit; Galera certifies only
+ * written rows, so without this a takeover committed on another database
+ * node would not conflict with a write we certify after it. */
+#define FENCE_TOUCH " l.fence_writes = l.fence_writes + 1"
 
 int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 			 const struct mxq_power_state *st, const char *summary)
@@ -100,7 +105,7 @@ int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 		 st->boot_failures, st->last_boot_failure_at, st->breaker_open_until);
 	n = mx_db_exec(db,
 		"UPDATE mxq_power_leader l SET l.policy_state = ?, l.tick_summary = LEFT(?, 1000),"
-		" l.last_tick_at = NOW(3) WHERE" FENCE,
+		" l.last_tick_at = NOW(3)," FENCE_TOUCH " WHERE" FENCE,
 		"ssUs", text, summary ? summary : "", lease->epoch, lease->holder);
 	if (n < 0)
 		return (int)n;
@@ -489,69 +494,79 @@ static int insert_event(struct mx_db *db, const char *hostname, const char *from
 	return n < 0 ? (int)n : 0;
 }
 
-int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
-			    const char *hostname, enum mxq_power_node_state from,
-			    enum mxq_power_node_state to, const char *reason)
-{
-	const char *from_s = mxq_power_state_to_string(from), *to_s = mxq_power_state_to_string(to);
-	const char *desired = desired_for(to);
-	int64_t n;
-	int r;
+struct transition_tx {
+	const struct mxq_power_lease *lease;
+	const char *hostname, *from_s, *to_s, *desired, *reason;
+	enum mxq_power_node_state from, to;
+};
 
-	if (!from_s || !to_s)
-		return -EINVAL;
-	if (to == MXQ_POWER_FAILED && from == MXQ_POWER_POWERING_ON)
-		desired = "ON";  /* a boot failed: nothing to keep closed */
+/* The body of one fenced transition (mx_db_transaction() runs it again
+ * after a deadlock or a Galera certification failure, when the fence and
+ * the state are read afresh). 1 when done, 0 when fenced off or the node
+ * has moved on. */
+static int transition_body(struct mx_db *db, void *ctx)
+{
+	const struct transition_tx *t = ctx;
+	const struct mxq_power_lease *lease = t->lease;
+	const char *reason = t->reason ? t->reason : "";
+	int64_t n;
+
 	if (!mxq_power_lease_valid(lease))
-		return 0;
-	r = mx_db_begin(db);
-	if (r < 0)
-		return r;
-	/* hold the leader row (shared) until commit: a takeover, which updates
-	 * it, waits for this transaction, so nothing of ours lands after it */
-	{
-		uint64_t one;
-		r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power_leader l WHERE" FENCE
-				    " LOCK IN SHARE MODE", "Us", lease->epoch, lease->holder);
-		if (r < 0) {
-			mx_db_rollback(db);
-			return r == -ENOENT ? 0 : r; /* fenced off */
-		}
-	}
+		return 0;  /* retries must not outlast the lease */
+	/* write the leader row first and hold it until commit: a takeover,
+	 * which updates it, waits for this transaction (one server) or
+	 * conflicts with it at certification (Galera), so nothing of ours
+	 * lands after it */
+	n = mx_db_exec(db, "UPDATE mxq_power_leader l SET" FENCE_TOUCH " WHERE" FENCE,
+		       "Us", lease->epoch, lease->holder);
+	if (n <= 0)
+		return (int)n; /* 0: fenced off */
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.state = ?, p.state_since = NOW(3),"
 		" p.desired_state = ?, p.reason = LEFT(?, 1000), p.writer_epoch = l.epoch"
 		" WHERE p.hostname = ? AND p.state = ? AND" FENCE,
-		"sssssUs", to_s, desired, reason ? reason : "", hostname, from_s, lease->epoch,
+		"sssssUs", t->to_s, t->desired, reason, t->hostname, t->from_s, lease->epoch,
 		lease->holder);
-	if (n <= 0) {
-		mx_db_rollback(db);
-		return n < 0 ? (int)n : 0;
-	}
+	if (n <= 0)
+		return (int)n;
 	/* details that depend on the kind of transition, inside the fence */
-	if (to == MXQ_POWER_DRAINING)
+	if (t->to == MXQ_POWER_DRAINING)
 		n = mx_db_exec(db, "UPDATE mxq_power SET node_ack = '', node_ack_at = NULL WHERE hostname = ?",
-			       "s", hostname);
-	else if (to == MXQ_POWER_POWERING_ON && from != to)
+			       "s", t->hostname);
+	else if (t->to == MXQ_POWER_POWERING_ON && t->from != t->to)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET cycles_today = IF(cycles_day = CURDATE(), cycles_today + 1, 1),"
-			" cycles_day = CURDATE() WHERE hostname = ?", "s", hostname);
-	else if (to == MXQ_POWER_FAILED)
+			" cycles_day = CURDATE() WHERE hostname = ?", "s", t->hostname);
+	else if (t->to == MXQ_POWER_FAILED)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET failure_count = failure_count + 1, failure_reason = LEFT(?, 1000)"
-			" WHERE hostname = ?", "ss", reason ? reason : "", hostname);
-	else if (to == MXQ_POWER_ON && from == MXQ_POWER_POWERING_ON)
+			" WHERE hostname = ?", "ss", reason, t->hostname);
+	else if (t->to == MXQ_POWER_ON && t->from == MXQ_POWER_POWERING_ON)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3)"
-			" WHERE hostname = ?", "s", hostname);
+			" WHERE hostname = ?", "s", t->hostname);
 	if (n >= 0)
-		n = insert_event(db, hostname, from_s, to_s, reason, lease->epoch, "leader");
-	if (n < 0) {
-		mx_db_rollback(db);
-		return (int)n;
-	}
-	r = mx_db_commit(db);
-	return r < 0 ? r : 1;
+		n = insert_event(db, t->hostname, t->from_s, t->to_s, reason, lease->epoch, "leader");
+	return n < 0 ? (int)n : 1;
+}
+
+int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
+			    const char *hostname, enum mxq_power_node_state from,
+			    enum mxq_power_node_state to, const char *reason)
+{
+	struct transition_tx t = {
+		.lease = lease, .hostname = hostname, .reason = reason, .from = from, .to = to,
+		.from_s = mxq_power_state_to_string(from), .to_s = mxq_power_state_to_string(to),
+		.desired = desired_for(to),
+	};
+
+	if (!t.from_s || !t.to_s)
+		return -EINVAL;
+	if (to == MXQ_POWER_FAILED && from == MXQ_POWER_POWERING_ON)
+		t.desired = "ON";  /* a boot failed: nothing to keep closed */
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	return mx_db_transaction(db, transition_body, &t);
 }
 
 int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
@@ -562,8 +577,8 @@ int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 	if (!mxq_power_lease_valid(lease))
 		return 0;
 	n = mx_db_exec(db,
-		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000)"
-		" WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
+		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000),"
+		FENCE_TOUCH " WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
 		"sssUs", explanation ? explanation : "", hostname, explanation ? explanation : "",
 		lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
@@ -578,7 +593,7 @@ int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lea
 		return 0;
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.admin_request = '',"
-		" p.admin_off = ? WHERE p.hostname = ? AND" FENCE,
+		" p.admin_off = ?," FENCE_TOUCH " WHERE p.hostname = ? AND" FENCE,
 		"isUs", admin_off ? 1 : 0, hostname, lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
 }

@@ -591,7 +591,20 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
+	uint64_t db_connects;   /* mx_db's connect count at the last look */
 };
+
+/* Say once when the database layer reconnected, and to which server: any
+ * statement reconnects after a lost connection, with a server list
+ * possibly to another server. */
+static void note_reconnect(struct mxqd_server *s, struct loop_state *ls)
+{
+	uint64_t n = mx_db_stats(s->db)->connects;
+
+	if (ls->db_connects && n != ls->db_connects)
+		mx_log_notice("database: reconnected, now on server %s", mx_db_server(s->db));
+	ls->db_connects = n;
+}
 
 static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
 {
@@ -628,12 +641,19 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
 {
 	uint64_t now = mx_now_monotonic_ms();
 
+	if (r == -EAGAIN) {
+		/* a deadlock or Galera certification conflict that outlasted
+		 * mx_db's retries: nothing was written, the connection is fine;
+		 * the next round of the loop tries again */
+		mx_log_info("database: %s lost a write conflict (%s); next round", what,
+			    mx_db_error(s->db));
+		return;
+	}
 	if (ls->db_ok)
 		mx_log_err("database: %s failed: %s; retrying", what, mx_db_error(s->db));
 	ls->db_ok = false;
 	ls->backoff_s = ls->backoff_s ? (ls->backoff_s * 2 > 30 ? 30 : ls->backoff_s * 2) : 1;
 	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
-	(void)r;
 }
 
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
@@ -657,6 +677,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 				db_failed(s, &ls, -ENOTCONN, "reconnect");
 			}
 		}
+		note_reconnect(s, &ls);
 		if (ls.db_ok) {
 			r = mxqd_jobs_reap(s);
 			if (r < 0 && r != -ENOMEM)
@@ -827,6 +848,12 @@ int main(int argc, char **argv)
 	if (daemon_unregister(&server) < 0)
 		mx_log_err("cannot mark daemon %" PRIu64 " EXITED: %s", server.daemon_id,
 			   mx_db_error(server.db));
+	{
+		const struct mx_db_stats *st = mx_db_stats(server.db);
+		mx_log_info("database: %" PRIu64 " connect(s), %" PRIu64 " to another server,"
+			    " %" PRIu64 " write conflict(s) retried, %" PRIu64 " given up",
+			    st->connects, st->failovers, st->retries, st->deadlocks);
+	}
 	mx_log_info("exiting (%u job(s) left running)", server.jobs_running);
 	if (opt.pid_file)
 		unlink(opt.pid_file);

@@ -64,6 +64,8 @@ struct mxqd_server {
 	uint64_t memory_running_mib;
 	bool accepting;             /* false after SIGTERM/SIGINT (a power drain is
 	                               enforced by the claim guard instead) */
+	bool claim_uncertain;       /* a claim UPDATE failed without an answer (lost
+	                               connection): it may have committed */
 };
 
 /* One job this daemon runs (or re-adopted after a restart). */

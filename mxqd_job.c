@@ -617,6 +617,40 @@ static int claim_one(struct mxqd_server *server, const struct candidate *c)
 	return n < 0 ? (int)n : (int)n;
 }
 
+/* A claim whose answer was lost (the database server died, or a Galera
+ * node left the cluster, during the UPDATE) may have committed: such a job
+ * is ASSIGNED to us but we never started it. Put every such job back in
+ * the queue (conditional on ASSIGNED, so a job we did start, whose RUNNING
+ * update failed, is not touched: it is in our list and skipped). */
+static int requeue_uncertain_claims(struct mxqd_server *server)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+
+	n = mx_db_query(server->db, &res,
+		"SELECT job_id FROM mxq_job WHERE daemon_id = ? AND job_status = ?",
+		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		uint64_t job_id = mx_db_u64(res, 0);
+		int r;
+
+		if (find_job(server, job_id))
+			continue;
+		r = requeue_claimed_job(server, job_id);
+		if (r < 0) {
+			mx_db_result_free(res);
+			return r;
+		}
+		mx_log_info("job %" PRIu64 ": claimed while the database connection failed;"
+			    " back to the queue", job_id);
+	}
+	mx_db_result_free(res);
+	server->claim_uncertain = false;
+	return 0;
+}
+
 int mxqd_jobs_start_some(struct mxqd_server *server)
 {
 	struct candidate *cands = NULL;
@@ -624,6 +658,11 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 	size_t nusers = 0;
 	int n, started = 0, r = 0;
 
+	if (server->claim_uncertain) {
+		r = requeue_uncertain_claims(server);
+		if (r < 0)
+			return r;
+	}
 	if (!server->accepting || server->slots_running >= server->slots)
 		return 0;
 	n = load_candidates(server, &cands, &users, &nusers);
@@ -639,8 +678,10 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		r = claim_one(server, c);
 		if (r == -EAGAIN)
 			continue;       /* deadlock victim: the claim was rolled back */
-		if (r < 0)
+		if (r < 0) {
+			server->claim_uncertain = true;
 			break;
+		}
 		if (r == 0) {
 			c->exhausted = true; /* others took the rest */
 			continue;

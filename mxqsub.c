@@ -573,21 +573,25 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 	return 0;
 }
 
+struct submit_tx {
+	const struct submission *sub;
+	uint64_t group_id, job_id;
+};
+
 /*
- * Group and job in one transaction. The SELECT ... FOR UPDATE keeps the
- * chosen group from being closed or cancelled under us before the job row
- * exists. Returns 0 or a negative errno (-EAGAIN: deadlock, retry).
+ * Group and job, the body of one transaction (mx_db_transaction() runs it
+ * again after a deadlock). The SELECT ... FOR UPDATE keeps the chosen group
+ * from being closed or cancelled under us before the job row exists.
+ * Returns 0 or a negative errno.
  */
-static int submit(struct mx_db *db, const struct submission *sub,
-		  uint64_t *ret_group_id, uint64_t *ret_job_id)
+static int submit_body(struct mx_db *db, void *ctx)
 {
+	struct submit_tx *tx = ctx;
+	const struct submission *sub = tx->sub;
 	uint64_t group_id = 0;
 	int64_t n;
 	int r;
 
-	r = mx_db_begin(db);
-	if (r < 0)
-		return r;
 	/* BINARY: the column collation would call "Foo" and "foo " equal */
 	r = mx_db_query_u64(db, &group_id,
 		"SELECT group_id FROM mxq_group"
@@ -623,13 +627,11 @@ static int submit(struct mx_db *db, const struct submission *sub,
 			sub->job_command, sub->job_threads, sub->job_memory, sub->job_time,
 			sub->job_max_per_node, sub->job_tmpdir_size, sub->job_gpu,
 			sub->tags, sub->prerequisites, sub->whitelist, sub->blacklist);
-		if (n < 0) {
-			r = (int)n;
-			goto fail;
-		}
+		if (n < 0)
+			return (int)n;
 		group_id = mx_db_insert_id(db);
 	} else if (r < 0) {
-		goto fail;
+		return r;
 	}
 
 	n = mx_db_exec(db,
@@ -640,19 +642,11 @@ static int submit(struct mx_db *db, const struct submission *sub,
 		sub->job_priority, group_id, sub->workdir, sub->job_argc, sub->job_argv,
 		sub->job_stdout, sub->job_stderr, sub->job_umask, sub->host_submit,
 		sub->callback);
-	if (n < 0) {
-		r = (int)n;
-		goto fail;
-	}
-	*ret_job_id = mx_db_insert_id(db);
-	r = mx_db_commit(db);
-	if (r < 0)
-		goto fail;
-	*ret_group_id = group_id;
+	if (n < 0)
+		return (int)n;
+	tx->job_id = mx_db_insert_id(db);
+	tx->group_id = group_id;
 	return 0;
-fail:
-	mx_db_rollback(db);
-	return r;
 }
 
 int main(int argc, char **argv)
@@ -672,6 +666,7 @@ int main(int argc, char **argv)
 		.group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
 	};
 	uint64_t group_id = 0, job_id = 0;
+	struct submit_tx tx = { 0 };
 	struct mx_db *db = NULL;
 	int r, status = EXIT_FAILURE;
 
@@ -698,17 +693,17 @@ int main(int argc, char **argv)
 	r = mxq_client_connect(&db, dbo.defaults_file, dbo.group);
 	if (r < 0)
 		goto out;
-	/* a deadlock between two submitters creating groups is worth a retry */
-	for (int attempt = 0; attempt < 5; attempt++) {
-		r = submit(db, &sub, &group_id, &job_id);
-		if (r != -EAGAIN)
-			break;
-		usleep(20000u << attempt);
-	}
+	/* deadlocks between submitters creating groups, and on Galera
+	 * certification conflicts with daemons updating the group's counters,
+	 * are retried by mx_db_transaction() */
+	tx.sub = &sub;
+	r = mx_db_transaction(db, submit_body, &tx);
 	if (r < 0) {
 		mxq_complain("submitting the job failed: %s", mx_db_error(db));
 		goto out;
 	}
+	group_id = tx.group_id;
+	job_id = tx.job_id;
 	printf("mxq_group_id=%llu\nmxq_group_name=%s\nmxq_job_id=%llu\n",
 	       (unsigned long long)group_id, sub.group_name, (unsigned long long)job_id);
 	if (fflush(stdout) != 0) {

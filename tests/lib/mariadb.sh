@@ -61,6 +61,10 @@
 #                         (tests/run.sh sets it); unset: install per start
 #   MXQ_TEST_DB_TIMEOUT   seconds to wait for the server (default 30)
 #   MXQ_TEST_KEEP         non-empty: keep $MXQ_TEST_DIR after the test
+#   MXQ_TEST_DB_GALERA    non-empty: run every server as a one-node Galera
+#                         cluster (wsrep on, galera-4's provider), so that
+#                         the whole suite runs against Galera's rules
+#                         (`make check-galera`)
 #
 # Environment set (exported) by mxq_db_start
 #   MXQ_TEST_DIR              the temporary directory
@@ -212,6 +216,18 @@ mxq__server_launch() {
 	: >"$MXQ_TEST_DB_LOG"
 	set -- --no-defaults
 	mxq__is_root && set -- "$@" --user=root
+	if [ -n "${MXQ_TEST_DB_GALERA:-}" ]; then
+		# a one-node cluster, bootstrapped anew at every start (also
+		# after a kill -9, which leaves safe_to_bootstrap at 0)
+		[ -f "$_d/data/grastate.dat" ] &&
+			sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$_d/data/grastate.dat"
+		set -- "$@" --wsrep-on=ON \
+			--wsrep-provider="${MXQ_GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}" \
+			--wsrep-cluster-address=gcomm:// --wsrep-node-address=127.0.0.1 \
+			--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(mxq_free_port);gcache.size=16M" \
+			--binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+			--log-bin-trust-function-creators=1
+	fi
 	mariadbd "$@" \
 		--datadir="$_d/data" \
 		--socket="$_d/mysql.sock" \
@@ -385,7 +401,7 @@ mxq__cleanup() {
 	if command -v mxq_test_cleanup_hook >/dev/null 2>&1; then
 		mxq_test_cleanup_hook || true
 	fi
-	mxq_db_stop
+	${mxq__stop_servers:-mxq_db_stop}  # tests/lib/galera.sh: its cluster
 }
 
 mxq_db_start() {
@@ -434,22 +450,32 @@ EOF
 	mxq__write_defaults
 
 	if [ "$_schema" = yes ]; then
-		if [ ! -x "$MXQ_BUILD_DIR/mxqadmin" ]; then
-			mxq__err "$MXQ_BUILD_DIR/mxqadmin not found (run make first)"
-			return 1
-		fi
-		if ! "$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" -S mxqclient \
-			db upgrade >"$MXQ_TEST_DIR/schema.log" 2>&1; then
-			mxq__err "mxqadmin db upgrade failed:"
-			cat "$MXQ_TEST_DIR/schema.log" >&2
-			return 1
-		fi
+		mxq__load_schema "$MXQ_MYSQL_DEFAULT_FILE" || return 1
 	fi
 	return 0
 }
 
+# `mxqadmin db upgrade` through defaults file $1 (its log in schema.log).
+mxq__load_schema() {
+	if [ ! -x "$MXQ_BUILD_DIR/mxqadmin" ]; then
+		mxq__err "$MXQ_BUILD_DIR/mxqadmin not found (run make first)"
+		return 1
+	fi
+	if ! "$MXQ_BUILD_DIR/mxqadmin" -M "$1" -S mxqclient \
+		db upgrade >"$MXQ_TEST_DIR/schema.log" 2>&1; then
+		mxq__err "mxqadmin db upgrade failed:"
+		cat "$MXQ_TEST_DIR/schema.log" >&2
+		return 1
+	fi
+}
+
 mxq_db_stop() {
 	mxq__server_terminate
+	mxq__remove_test_dir
+}
+
+# Remove $MXQ_TEST_DIR (kept when MXQ_TEST_KEEP is set).
+mxq__remove_test_dir() {
 	if [ -n "${MXQ_TEST_DIR:-}" ] && [ -d "$MXQ_TEST_DIR" ]; then
 		if [ -n "${MXQ_TEST_KEEP:-}" ]; then
 			mxq__err "keeping $MXQ_TEST_DIR"
