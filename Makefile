@@ -7,6 +7,7 @@
 #   make bench           benchmarks: print figures, never fail on timing
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
+#                        (prerequisites parser; request targets and escaping)
 #   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR, MXQ_USER
 #   make uninstall       removes what install put there (same variables);
 #                        config files you changed stay
@@ -39,7 +40,7 @@ MYSQL_CFLAGS := $(shell mysql_config --cflags 2>/dev/null || pkg-config --cflags
 MYSQL_LIBS   := $(shell mysql_config --libs 2>/dev/null || pkg-config --libs libmariadb)
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
-EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson 2>/dev/null)
+EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson libcurl 2>/dev/null)
 
 # CPPFLAGS and LDFLAGS from the environment are honoured (dpkg-buildflags
 # passes the hardening flags through them).
@@ -50,7 +51,7 @@ ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
 
 VERSION := 0.9.0
 
-PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim
+PROGRAMS := mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web
 PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 
 # Library code (libmxq.a): mx_*, mxq_*, keywordset, the parser and
@@ -103,8 +104,8 @@ libmxq.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 define prog_rule
-$(1): $(call prog_objs,$(1)) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) libmxq.a $$(ALL_LDLIBS)
+$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
+	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
@@ -142,9 +143,15 @@ bench: $(PROGRAMS) $(BENCHES)
 	sh tests/bench_throughput.sh
 	sh tests/bench_tick.sh
 	sh tests/bench_galera.sh
+	sh tests/bench_web.sh
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
+# Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
+# groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
+# object rather than a copy of it.
+mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
+mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
 bench-sim: mxq-power-sim
@@ -157,7 +164,7 @@ FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 	@set -e; for f in $(FUZZ_SRCS:.c=); do \
 		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c; \
+			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c; \
 		mkdir -p fuzz-corpus/$$f; \
 		seeds=tests/fuzz-seeds/$${f#fuzz_}; [ -d $$seeds ] || seeds=; \
 		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
@@ -191,7 +198,9 @@ install: all
 		install -m 0755 $(CLIENT_TOOLS) mxqadmin $(DESTDIR)$(BINDIR); \
 	fi; \
 	install -m 0755 mxq-power-sim $(DESTDIR)$(BINDIR); \
-	install -m 0755 mxqd $(DESTDIR)$(SBINDIR); \
+	install -m 0755 mxqd mxq-web $(DESTDIR)$(SBINDIR); \
+	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
 	install -m 0644 $(SQL_FILES) $(GRANTS_SQL) $(DESTDIR)$(DATADIR)/mysql; \
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR); \
 	for m in $(MAN_PAGES); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}; done; \
@@ -216,7 +225,7 @@ install: all
 uninstall:
 	@set -e; \
 	for p in $(CLIENT_TOOLS) mxqadmin mxq-power-sim; do rm -f $(DESTDIR)$(BINDIR)/$$p; done; \
-	rm -f $(DESTDIR)$(SBINDIR)/mxqd; \
+	rm -f $(DESTDIR)$(SBINDIR)/mxqd $(DESTDIR)$(SBINDIR)/mxq-web $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
 	for f in $(notdir $(SQL_FILES) $(GRANTS_SQL)); do rm -f $(DESTDIR)$(DATADIR)/mysql/$$f; done; \
 	rm -f $(DESTDIR)$(DOCDIR)/README.md; \
 	for m in $(notdir $(MAN_PAGES)); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done; \

@@ -141,6 +141,17 @@ int mx_strtoi32(const char *s, int32_t *ret)
 	return 0;
 }
 
+int mx_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int mx_strtod(const char *s, double *ret)
 {
 	char *end;

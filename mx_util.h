@@ -29,6 +29,8 @@ int mx_strtou32(const char *s, uint32_t *ret);
 int mx_strtoi32(const char *s, int32_t *ret);
 /* Decimal floating point (strtod), whole string, finite. */
 int mx_strtod(const char *s, double *ret);
+/* Value of one hex digit (0-9, a-f, A-F), or -1 for any other character. */
+int mx_hex_digit(char c);
 
 /*
  * Memory/size string to MiB, rounded up: a sequence of NUMBER[UNIT] terms

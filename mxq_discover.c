@@ -1,10 +1,22 @@
 /*
  * mxq_discover - self-discovery of a node (see mxq_discover.h).
- * Reads /proc/net/route and /sys/class/net only; no logging.
+ * Reads /proc/net/route, /sys/class/net and /sys/firmware/dmi/entries
+ * only; no logging.
+ *
+ * SMBIOS type 42 (DSP0270): byte 4 interface type (0x40 network host
+ * interface), byte 5 the length N of the interface data that follows, then
+ * the number of protocol records, each: protocol type (0x04 Redfish over
+ * IP), data length, data. Redfish over IP data: service UUID (16), host IP
+ * assignment type, host IP address format, host IP address (16), host mask
+ * (16), service IP discovery type, service IP address format (1 IPv4,
+ * 2 IPv6), service IP address (16, IPv4 in the first 4), service mask
+ * (16), service port (2, little endian), VLAN (4), hostname length and
+ * hostname.
  */
 #define _GNU_SOURCE
 #include "mxq_discover.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -94,4 +106,94 @@ int mxq_discover_mac(const char *proc_root, const char *sysfs_root, char ret_mac
 	if (ret_iface)
 		snprintf(ret_iface, iface_len, "%s", iface);
 	return 0;
+}
+
+#define HI_NETWORK 0x40
+#define PROTO_REDFISH_OVER_IP 0x04
+#define RFIP_ADDR_FORMAT 51       /* offsets in the Redfish over IP data */
+#define RFIP_ADDR 52
+#define RFIP_PORT 84
+#define RFIP_MIN_LEN 91
+
+int mxq_discover_redfish_parse(const unsigned char *raw, size_t len, char *ret, size_t retlen)
+{
+	char ip[INET6_ADDRSTRLEN];
+	size_t off, n_records;
+	int n;
+
+	if (len >= 1 && raw[0] != 42)
+		return -ENOENT;
+	if (len < 7 || raw[1] > len)
+		return -EPROTO;
+	len = raw[1];           /* the formatted area; strings follow it */
+	if (raw[4] != HI_NETWORK)
+		return -ENOENT;
+	off = 6 + (size_t)raw[5];
+	if (off >= len)
+		return -EPROTO;
+	n_records = raw[off++];
+	for (size_t i = 0; i < n_records; i++) {
+		const unsigned char *d;
+		unsigned char type;
+		size_t dlen;
+		unsigned port;
+
+		if (off + 2 > len)
+			return -EPROTO;
+		type = raw[off];
+		dlen = raw[off + 1];
+		d = raw + off + 2;
+		if (off + 2 + dlen > len)
+			return -EPROTO;
+		off += 2 + dlen;
+		if (type != PROTO_REDFISH_OVER_IP)
+			continue;
+		if (dlen < RFIP_MIN_LEN)
+			return -EPROTO;
+		port = (unsigned)d[RFIP_PORT] | (unsigned)d[RFIP_PORT + 1] << 8;
+		if (d[RFIP_ADDR_FORMAT] == 1) {
+			if (!(d[RFIP_ADDR] | d[RFIP_ADDR + 1] | d[RFIP_ADDR + 2] | d[RFIP_ADDR + 3]))
+				return -EADDRNOTAVAIL;
+			inet_ntop(AF_INET, d + RFIP_ADDR, ip, sizeof(ip));
+			n = snprintf(ret, retlen, "%s:%u", ip, port ? port : 443);
+		} else if (d[RFIP_ADDR_FORMAT] == 2) {
+			static const unsigned char zero[16];
+
+			if (memcmp(d + RFIP_ADDR, zero, 16) == 0)
+				return -EADDRNOTAVAIL;
+			inet_ntop(AF_INET6, d + RFIP_ADDR, ip, sizeof(ip));
+			n = snprintf(ret, retlen, "[%s]:%u", ip, port ? port : 443);
+		} else {
+			return -EADDRNOTAVAIL;
+		}
+		return n < 0 || (size_t)n >= retlen ? -ENOSPC : 0;
+	}
+	return -ENOENT;
+}
+
+int mxq_discover_redfish(const char *sysfs_root, char *ret, size_t retlen)
+{
+	const char *sys = sysfs_root ? sysfs_root : "/sys";
+	int best = -ENOENT;
+
+	for (int i = 0; i < 16; i++) {
+		unsigned char raw[1024];
+		char path[512];
+		size_t n;
+		FILE *f;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/firmware/dmi/entries/42-%d/raw", sys, i);
+		f = fopen(path, "re");
+		if (!f)
+			break;
+		n = fread(raw, 1, sizeof(raw), f);
+		fclose(f);
+		r = mxq_discover_redfish_parse(raw, n, ret, retlen);
+		if (r == 0)
+			return 0;
+		if (best == -ENOENT)
+			best = r;
+	}
+	return best;
 }

@@ -6,9 +6,10 @@
  * core and uncore zones are inside their package and are not added again,
  * intel-rapl-mmio zones duplicate the package and are skipped. hwmon: the
  * energy*_input counters of all chips if there are any, else the sum of
- * their power*_input (or power*_average) readings. ipmi: the power
- * readings mxqd's BMC thread hands over through cfg.ipmi_watts (this file
- * knows nothing of IPMI), integrated like hwmon power readings.
+ * their power*_input (or power*_average) readings. ipmi, redfish: the
+ * power readings mxqd's BMC readers hand over through cfg.ipmi_watts and
+ * cfg.redfish_watts (this file knows nothing of IPMI or Redfish),
+ * integrated like hwmon power readings.
  *
  * Errors: negative errno; nothing here logs.
  */
@@ -27,7 +28,8 @@
 
 static const char *const source_names[MXQ_ENERGY_SRC__COUNT] = {
 	[MXQ_ENERGY_SRC_RAPL] = "rapl", [MXQ_ENERGY_SRC_HWMON] = "hwmon",
-	[MXQ_ENERGY_SRC_IPMI] = "ipmi", [MXQ_ENERGY_SRC_MODEL] = "model",
+	[MXQ_ENERGY_SRC_IPMI] = "ipmi", [MXQ_ENERGY_SRC_REDFISH] = "redfish",
+	[MXQ_ENERGY_SRC_MODEL] = "model",
 };
 
 const char *mxq_energy_source_kind_to_string(enum mxq_energy_source_kind k)
@@ -60,7 +62,7 @@ int mxq_energy_source_list_parse(const char *list, enum mxq_energy_source_kind *
 			;
 		if (k == MXQ_ENERGY_SRC__COUNT || j < n) {
 			snprintf(errbuf, errlen, "--energy-sources: unknown or repeated source '%s' "
-				 "(known: rapl, hwmon, ipmi, model; or none)", w);
+				 "(known: rapl, hwmon, ipmi, redfish, model; or none)", w);
 			return -EINVAL;
 		}
 		order[n++] = (enum mxq_energy_source_kind)k;
@@ -194,6 +196,13 @@ static int probe_hwmon(struct mxq_energy_source *s)
 	return s->n_zones ? 0 : -ENOENT;
 }
 
+/* The callback of a BMC source (ipmi, redfish), or NULL. */
+static int (*bmc_watts(const struct mxq_energy_source *s))(double *)
+{
+	return s->kind == MXQ_ENERGY_SRC_IPMI ? s->cfg.ipmi_watts :
+	       s->kind == MXQ_ENERGY_SRC_REDFISH ? s->cfg.redfish_watts : NULL;
+}
+
 int mxq_energy_source_probe(enum mxq_energy_source_kind kind,
 			    const struct mxq_energy_source_config *cfg, struct mxq_energy_source *s)
 {
@@ -203,17 +212,20 @@ int mxq_energy_source_probe(enum mxq_energy_source_kind kind,
 		return probe_rapl(s);
 	case MXQ_ENERGY_SRC_HWMON:
 		return probe_hwmon(s);
-	case MXQ_ENERGY_SRC_IPMI: {
+	case MXQ_ENERGY_SRC_IPMI:
+	case MXQ_ENERGY_SRC_REDFISH: {
+		int (*watts)(double *) = bmc_watts(s);
 		double w;
 		int r;
 
-		if (!cfg->ipmi_watts)
+		if (!watts)
 			return -ENOENT;
-		r = cfg->ipmi_watts(&w);
+		r = watts(&w);
 		if (r < 0)
 			return r;
 		s->method = MXQ_ENERGY_METHOD_POWER;
-		snprintf(s->zones[0].path, sizeof(s->zones[0].path), "DCMI power reading");
+		snprintf(s->zones[0].path, sizeof(s->zones[0].path), "%s", kind == MXQ_ENERGY_SRC_IPMI ?
+			 "DCMI power reading" : "Redfish chassis power reading");
 		s->n_zones = 1;
 		return 0;
 	}
@@ -239,8 +251,8 @@ int mxq_energy_source_read(struct mxq_energy_source *s, uint64_t dt_ms, uint32_t
 	if (s->method == MXQ_ENERGY_METHOD_POWER) {
 		double w;
 
-		if (s->kind == MXQ_ENERGY_SRC_IPMI) {
-			int r = s->cfg.ipmi_watts ? s->cfg.ipmi_watts(&w) : -ENOENT;
+		if (s->kind == MXQ_ENERGY_SRC_IPMI || s->kind == MXQ_ENERGY_SRC_REDFISH) {
+			int r = bmc_watts(s) ? bmc_watts(s)(&w) : -ENOENT;
 			if (r < 0) {
 				s->have_prev = false;
 				return r;

@@ -3,7 +3,7 @@
  * hwmon energy counters or power readings, the linear model; and the CPU
  * time of job sessions from /proc.
  *
- * Reads files only (the ipmi source asks a callback): no database, no
+ * Reads files only (the ipmi and redfish sources ask a callback): no database, no
  * clock (interval lengths are arguments), no logging. Used by mxqd (mxqd_energy.c) and bench_energy.
  * Sysfs paths are below a configurable root so tests use a fake tree.
  */
@@ -21,11 +21,12 @@ enum mxq_energy_source_kind {
 	MXQ_ENERGY_SRC_RAPL = 0,  /* class/powercap: package-N and dram zones */
 	MXQ_ENERGY_SRC_HWMON,     /* class/hwmon: energy*_input, else power*_input/_average */
 	MXQ_ENERGY_SRC_IPMI,      /* the BMC's DCMI power reading, through cfg.ipmi_watts */
+	MXQ_ENERGY_SRC_REDFISH,   /* the BMC's Redfish chassis power reading, cfg.redfish_watts */
 	MXQ_ENERGY_SRC_MODEL,     /* idle watts + watts per busy slot: an estimate */
 	MXQ_ENERGY_SRC__COUNT,
 };
 
-/* "rapl", "hwmon", "ipmi", "model"; NULL out of range. */
+/* "rapl", "hwmon", "ipmi", "redfish", "model"; NULL out of range. */
 const char *mxq_energy_source_kind_to_string(enum mxq_energy_source_kind k);
 
 /*
@@ -47,6 +48,8 @@ struct mxq_energy_source_config {
 	 * is no usable reading now. NULL: no BMC, the source is absent.
 	 */
 	int (*ipmi_watts)(double *ret_watts);
+	/* redfish: the same from the Redfish reader (mxqd_energy_redfish.c) */
+	int (*redfish_watts)(double *ret_watts);
 };
 
 #define MXQ_ENERGY_MAX_ZONES 64
@@ -71,7 +74,7 @@ struct mxq_energy_source {
 
 /*
  * Find the inputs of source KIND. 0 when it has at least one readable
- * input (ipmi: a current reading; model: configured), -ENOENT when not
+ * input (ipmi, redfish: a current reading; model: configured), -ENOENT when not
  * present, another negative errno from ipmi_watts. *ret is overwritten
  * either way.
  */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mx_util.h"
+#include "mxq_redfish.h"
 #include "mxq_status.h"
 
 #define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
@@ -792,6 +793,10 @@ void mxq_power_db_transport_extras_free(struct mxq_power_transport_extra *x, siz
 		free(x[i].hostname);
 		free(x[i].ipmi_workarounds);
 		free(x[i].ssh_address);
+		free(x[i].redfish_system);
+		free(x[i].redfish_ca);
+		free(x[i].redfish_tls);
+		free(x[i].redfish_auth);
 	}
 	free(x);
 }
@@ -804,8 +809,8 @@ int mxq_power_db_transport_extras(struct mx_db *db, struct mxq_power_transport_e
 	int64_t rows;
 	size_t i = 0;
 
-	rows = mx_db_query(db, &res, "SELECT hostname, ipmi_workarounds, ssh_address FROM mxq_power"
-			   " ORDER BY hostname", NULL);
+	rows = mx_db_query(db, &res, "SELECT hostname, ipmi_workarounds, ssh_address, redfish_system,"
+			   " redfish_ca, redfish_tls, redfish_auth FROM mxq_power ORDER BY hostname", NULL);
 	if (rows < 0)
 		return (int)rows;
 	x = calloc((size_t)rows + 1, sizeof(*x));
@@ -817,8 +822,14 @@ int mxq_power_db_transport_extras(struct mx_db *db, struct mxq_power_transport_e
 		x[i].hostname = mx_db_strdup(res, 0);
 		x[i].ipmi_workarounds = mx_db_strdup(res, 1);
 		x[i].ssh_address = mx_db_strdup(res, 2);
+		x[i].redfish_system = mx_db_strdup(res, 3);
+		x[i].redfish_ca = mx_db_strdup(res, 4);
+		x[i].redfish_tls = mx_db_strdup(res, 5);
+		x[i].redfish_auth = mx_db_strdup(res, 6);
 		i++;
-		if (!x[i - 1].hostname || !x[i - 1].ipmi_workarounds || !x[i - 1].ssh_address) {
+		if (!x[i - 1].hostname || !x[i - 1].ipmi_workarounds || !x[i - 1].ssh_address ||
+		    !x[i - 1].redfish_system || !x[i - 1].redfish_ca || !x[i - 1].redfish_tls ||
+		    !x[i - 1].redfish_auth) {
 			mx_db_result_free(res);
 			mxq_power_db_transport_extras_free(x, i);
 			return -ENOMEM;
@@ -877,13 +888,15 @@ static const struct { const char *key, *column; size_t max; } set_keys[] = {
 	{ "bmc", "bmc_address", 255 }, { "mac", "mac_address", 17 },
 	{ "broadcast", "broadcast_address", 64 }, { "rank", "efficiency_rank", 11 },
 	{ "class", "node_class", 64 }, { "ipmi_workarounds", "ipmi_workarounds", 255 },
-	{ "ssh", "ssh_address", 255 },
+	{ "ssh", "ssh_address", 255 }, { "redfish_system", "redfish_system", 255 },
+	{ "redfish_ca", "redfish_ca", 255 }, { "redfish_tls", "redfish_tls", 16 },
+	{ "redfish_auth", "redfish_auth", 16 },
 };
 
 int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, size_t errlen)
 {
-	static const char *const ons[] = { "exec", "ipmi", "wol", NULL };
-	static const char *const offs[] = { "self", "exec", "ipmi", "ssh", NULL };
+	static const char *const ons[] = { "exec", "ipmi", "redfish", "wol", NULL };
+	static const char *const offs[] = { "self", "exec", "ipmi", "redfish", "ssh", NULL };
 	size_t k;
 	int64_t rank;
 
@@ -891,7 +904,8 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 		;
 	if (k == sizeof(set_keys) / sizeof(set_keys[0])) {
 		snprintf(errbuf, errlen, "unknown key '%s' (known: transport_on, transport_off, bmc, mac, "
-			 "broadcast, rank, class, ipmi_workarounds, ssh)", key);
+			 "broadcast, rank, class, ipmi_workarounds, ssh, redfish_system, redfish_ca, "
+			 "redfish_tls, redfish_auth)", key);
 		return -EINVAL;
 	}
 	if (strlen(value) > set_keys[k].max) {
@@ -901,9 +915,12 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 	if ((!strcmp(key, "transport_on") && !one_of(value, ons)) ||
 	    (!strcmp(key, "transport_off") && !one_of(value, offs))) {
 		snprintf(errbuf, errlen, "%s: '%s' is not a transport (%s)", key, value,
-			 !strcmp(key, "transport_on") ? "exec, ipmi, wol" : "self, exec, ipmi, ssh");
+			 !strcmp(key, "transport_on") ? "exec, ipmi, redfish, wol" :
+			 "self, exec, ipmi, redfish, ssh");
 		return -EINVAL;
 	}
+	if (mxq_redfish_setting_check(key, value, errbuf, errlen) == -EINVAL)
+		return -EINVAL;
 	if (!strcmp(key, "mac") && value[0] && !valid_mac(value)) {
 		snprintf(errbuf, errlen, "mac: '%s' is not a MAC address like 00:11:22:33:44:55", value);
 		return -EINVAL;

@@ -164,6 +164,10 @@ struct mxq_power_transport_extra {
 	char *hostname;
 	char *ipmi_workarounds;    /* comma-separated libfreeipmi workaround names */
 	char *ssh_address;         /* host[:port]; empty: the hostname */
+	char *redfish_system;      /* /redfish/v1/Systems/ID; empty: the first member */
+	char *redfish_ca;          /* CA file of the BMC's certificate; empty: system CAs */
+	char *redfish_tls;         /* verify | insecure */
+	char *redfish_auth;        /* session | basic */
 };
 
 /*
@@ -187,8 +191,9 @@ int mxq_power_db_node_discovered(struct mx_db *db, const char *hostname, const c
 
 /*
  * Admin: set one per-host setting. KEY is one of transport_on, transport_off,
- * bmc, mac, broadcast, rank, class, ipmi_workarounds, ssh; VALUE is checked
- * (transport names, MAC syntax, integer rank). An event records the change
+ * bmc, mac, broadcast, rank, class, ipmi_workarounds, ssh, redfish_system,
+ * redfish_ca, redfish_tls, redfish_auth; VALUE is checked (transport names,
+ * MAC syntax, integer rank, mxq_redfish_setting_check()). An event records the change
  * (actor admin). Returns 0, -ENOENT for an unknown host, -EINVAL for a bad
  * key or value (why in errbuf), other negative errno on database errors.
  */

@@ -20,7 +20,8 @@
 
 #define SECRETS_MAX_BYTES (256 * 1024)
 
-enum { K_IPMI_USER, K_IPMI_PASSWORD, K_SSH_USER, K_SSH_KEY, K_SSH_KNOWN_HOSTS, K_COUNT };
+enum { K_IPMI_USER, K_IPMI_PASSWORD, K_SSH_USER, K_SSH_KEY, K_SSH_KNOWN_HOSTS, K_REDFISH_USER,
+       K_REDFISH_PASSWORD, K_COUNT };
 
 static const char *const key_names[K_COUNT] = {
 	[K_IPMI_USER] = "ipmi_user",
@@ -28,6 +29,8 @@ static const char *const key_names[K_COUNT] = {
 	[K_SSH_USER] = "ssh_user",
 	[K_SSH_KEY] = "ssh_key",
 	[K_SSH_KNOWN_HOSTS] = "ssh_known_hosts",
+	[K_REDFISH_USER] = "redfish_user",
+	[K_REDFISH_PASSWORD] = "redfish_password",
 };
 
 struct section {
@@ -159,7 +162,8 @@ static int parse(struct mxq_power_secrets *s, char *text, const char *path, char
 			;
 		if (k == K_COUNT) {
 			snprintf(errbuf, errlen, "%s:%u: unknown key '%s' (known: ipmi_user, "
-				 "ipmi_password, ssh_user, ssh_key, ssh_known_hosts)", path, lineno, key);
+				 "ipmi_password, ssh_user, ssh_key, ssh_known_hosts, redfish_user, redfish_password)",
+				 path, lineno, key);
 			return -EINVAL;
 		}
 		if (!s->n) {
@@ -266,5 +270,7 @@ void mxq_power_secrets_for(const struct mxq_power_secrets *s, const char *hostna
 		.ssh_user = v[K_SSH_USER],
 		.ssh_key = v[K_SSH_KEY],
 		.ssh_known_hosts = v[K_SSH_KNOWN_HOSTS],
+		.redfish_user = v[K_REDFISH_USER],
+		.redfish_password = v[K_REDFISH_PASSWORD],
 	};
 }

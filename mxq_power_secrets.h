@@ -11,7 +11,8 @@
  *   [node017]                 values for one host (full or short name),
  *   ipmi_password = ...       overriding [default] key by key
  *
- * Keys: ipmi_user, ipmi_password, ssh_user, ssh_key, ssh_known_hosts.
+ * Keys: ipmi_user, ipmi_password, ssh_user, ssh_key, ssh_known_hosts,
+ * redfish_user, redfish_password.
  * A value is the rest of the line after '=' with surrounding blanks removed.
  *
  * The file must be a regular file that neither group nor others can read or
@@ -33,6 +34,8 @@ struct mxq_power_host_secrets {
 	const char *ssh_user;
 	const char *ssh_key;
 	const char *ssh_known_hosts;
+	const char *redfish_user;
+	const char *redfish_password;
 };
 
 /*

@@ -16,16 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "mx_util.h"
 
 int mxq_wol_parse_mac(const char *text, uint8_t ret_mac[6])
 {
@@ -35,7 +26,7 @@ int mxq_wol_parse_mac(const char *text, uint8_t ret_mac[6])
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
 		const char *p = text + 3 * i;
-		int hi = hexval(p[0]), lo = hexval(p[1]);
+		int hi = mx_hex_digit(p[0]), lo = mx_hex_digit(p[1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

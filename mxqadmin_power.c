@@ -51,6 +51,7 @@
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_config.h"
+#include "mxq_power_json.h"
 #include "mxq_table.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
@@ -231,14 +232,6 @@ static int read_snapshot(struct mx_db *db, struct mxq_power_db_snapshot **ret)
 	return r;
 }
 
-/* Since when a node has been idle, or -1 when it is not idle. */
-static int64_t idle_since(const struct mxq_power_node *n)
-{
-	if (n->state != MXQ_POWER_ON || n->jobs_running > 0)
-		return -1;
-	return n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
-}
-
 /* "admin-off,excluded,request-OFF" or "" */
 static void node_flags(const struct mxq_power_node *n, const struct mxq_power_host *h,
 		       char *buf, size_t len)
@@ -255,43 +248,6 @@ static void node_flags(const struct mxq_power_node *n, const struct mxq_power_ho
 /* ------------------------------------------------------------------ */
 /* list                                                                */
 
-static json_t *node_json(const struct mxq_power_db_snapshot *s, size_t i)
-{
-	const struct mxq_power_node *n = &s->nodes[i];
-	const struct mxq_power_host *h = &s->hosts[i];
-	int64_t since = idle_since(n);
-	json_t *o = json_object();
-
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "hostname", json_string(n->hostname));
-	json_object_set_new(o, "state", json_string(state_name(n->state)));
-	json_object_set_new(o, "state_since", json_integer(n->state_since));
-	json_object_set_new(o, "state_age_s", json_integer(s->now - n->state_since));
-	json_object_set_new(o, "jobs_running", json_integer(n->jobs_running));
-	json_object_set_new(o, "slots_used", json_integer(n->used_slots));
-	json_object_set_new(o, "slots_total", json_integer(h->slots_total));
-	json_object_set_new(o, "idle_s", since < 0 ? json_null() : json_integer(s->now - since));
-	json_object_set_new(o, "last_job_end", n->last_job_end ? json_integer(n->last_job_end) :
-			    json_null());
-	json_object_set_new(o, "current_watts", json_real(h->current_watts));
-	json_object_set_new(o, "efficiency_rank", json_integer(n->efficiency_rank));
-	json_object_set_new(o, "node_class", json_str_or_null(n->node_class));
-	json_object_set_new(o, "transport_on", json_str_or_null(h->transport_on));
-	json_object_set_new(o, "transport_off", json_str_or_null(h->transport_off));
-	json_object_set_new(o, "admin_off", json_boolean(n->admin_off));
-	json_object_set_new(o, "excluded", json_boolean(n->excluded));
-	json_object_set_new(o, "admin_request", json_str_or_null(h->admin_request));
-	json_object_set_new(o, "admin_request_reason", json_str_or_null(h->admin_request_reason));
-	json_object_set_new(o, "failure_count", json_integer(n->failure_count));
-	json_object_set_new(o, "failure_reason", json_str_or_null(n->failure_reason));
-	json_object_set_new(o, "cycles_today", json_integer(n->cycles_today));
-	json_object_set_new(o, "registered", json_boolean(h->has_daemon));
-	json_object_set_new(o, "reason", json_string(h->reason ? h->reason : ""));
-	json_object_set_new(o, "explanation", json_string(h->explanation ? h->explanation : ""));
-	return o;
-}
-
 static int list_json(const struct mxq_power_db_snapshot *s)
 {
 	json_t *doc = json_object(), *arr = json_array();
@@ -303,7 +259,7 @@ static int list_json(const struct mxq_power_db_snapshot *s)
 	}
 	json_object_set_new(doc, "now", json_integer(s->now));
 	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		json_t *o = node_json(s, i);
+		json_t *o = mxq_power_node_json(s, i);
 		if (!o) {
 			json_decref(arr);
 			json_decref(doc);
@@ -332,7 +288,7 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 		const struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
 		char since[AGE_LEN], idle[AGE_LEN], cut[64];
-		int64_t is = idle_since(n);
+		int64_t is = mxq_power_node_idle_since(n);
 
 		format_age(s->now - n->state_since, since, sizeof(since));
 		if (is < 0)
@@ -740,10 +696,10 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 	}
 	const struct mxq_power_node *n = &s->nodes[i];
 	const struct mxq_power_host *h = &s->hosts[i];
-	int64_t is = idle_since(n);
+	int64_t is = mxq_power_node_idle_since(n);
 
 	if (a->json) {
-		json_t *o = node_json(s, (size_t)i);
+		json_t *o = mxq_power_node_json(s, (size_t)i);
 		if (!o)
 			goto out;
 		json_object_set_new(o, "node_ack", json_str_or_null(h->node_ack));
@@ -1174,7 +1130,7 @@ static const struct power_cmd power_cmds[] = {
 	{ "off",     cmd_admin,   P_REASON, 1, 1, "off HOST --reason R" },
 	{ "exclude", cmd_admin,   P_REASON, 1, 1, "exclude HOST [--reason R]" },
 	{ "include", cmd_admin,   P_REASON, 1, 1, "include HOST [--reason R]" },
-	{ "set",     cmd_set,     0, 2, 32, "set HOST KEY=VALUE... (transport_on transport_off bmc mac broadcast rank class ipmi_workarounds ssh)" },
+	{ "set",     cmd_set,     0, 2, 32, "set HOST KEY=VALUE... (transport_on transport_off bmc mac broadcast rank class ipmi_workarounds ssh redfish_system redfish_ca redfish_tls redfish_auth)" },
 };
 
 static void power_usage(FILE *f)

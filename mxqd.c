@@ -108,10 +108,12 @@ static void usage(FILE *f)
 "      --no-power-node           do not take part in power management as a node\n"
 "      --power-secrets FILE      BMC and ssh credentials, mode 0600 (default " SYSCONFDIR "/mxq/power-secrets)\n"
 "      --power-reconcile-interval S  compare recorded and real power states (default 60, 0 = never)\n"
-"      --power-soft-off-deadline S   ipmi: soft off, then hard off after S (default 120)\n"
+"      --power-soft-off-deadline S   ipmi, redfish: soft off, then hard off after S (default 120)\n"
 "      --power-ipmi-timeout S    one IPMI session attempt (default 5)\n"
 "      --power-ipmi-retries N    further attempts after a timeout (default 2)\n"
-"      --power-ipmi-verify S     how long power on/hard off may take to show (default 10)\n"
+"      --power-ipmi-verify S     how long power on/hard off may take to show (default 10; ipmi, redfish)\n"
+"      --power-redfish-timeout S one HTTPS request to a Redfish BMC (default 10)\n"
+"      --power-redfish-retries N further attempts after a timeout or a busy BMC (default 2)\n"
 "      --power-wol-port PORT     UDP port of Wake-on-LAN packets (default 9)\n"
 "      --power-wol-count N       magic packets per wake (default 3)\n"
 "      --power-ssh-timeout S     limit for one ssh command, connect included (default 10)\n"
@@ -119,7 +121,7 @@ static void usage(FILE *f)
 "      --power-ssh-poweroff-command CMD  ssh: power the node off (default poweroff)\n"
 "      --power-ssh-known-hosts FILE      default known_hosts (default " SYSCONFDIR "/mxq/power-known-hosts)\n"
 "\njob energy accounting (see mxq_energy(7)):\n"
-"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,model; none: off)\n"
+"      --energy-sources LIST     sources in order of preference (default rapl,hwmon,ipmi,redfish,model; none: off)\n"
 "      --energy-interval S       sampling interval (default 1)\n"
 "      --energy-flush-interval S running jobs and node totals to the database (default 60)\n"
 "      --energy-sysfs-root DIR   where class/powercap and class/hwmon are (default /sys)\n"
@@ -129,6 +131,8 @@ static void usage(FILE *f)
 "      --energy-buffer S         history held in memory (default 3600)\n"
 "      --energy-ipmi TARGET      BMC for the ipmi source: device (default /dev/ipmi0) or HOST[:PORT]\n"
 "      --energy-ipmi-workarounds NAMES  ipmipower -W names for a BMC over the LAN\n"
+"      --energy-redfish SPEC     BMC for the redfish source: HOST[:PORT][,chassis=PATH][,ca=FILE]\n"
+"                                [,tls=insecure][,auth=basic]\n"
 "      --energy-boot kernel|none|ID@EPOCH  whose boot overhead to count once (default kernel;\n"
 "                                nodes sharing one kernel: none, or their own boot ID@EPOCH)\n"
 "  -h, --help, -V, --version\n");
@@ -168,7 +172,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_POWER_NODE_TIMEOUT,
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
-		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS,
+		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -215,6 +219,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "energy-buffer",       required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BUFFER },
 		{ "energy-ipmi",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI },
 		{ "energy-ipmi-workarounds", required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_IPMI_WORKAROUNDS },
+		{ "energy-redfish",      required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_REDFISH },
 		{ "energy-boot",         required_argument, NULL, OPT_ENERGY + MXQD_ENERGY_OPT_BOOT },
 		{ "power-secrets",       required_argument, NULL, OPT_PT_SECRETS },
 		{ "power-reconcile-interval", required_argument, NULL, OPT_PT_RECONCILE },
@@ -222,6 +227,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "power-ipmi-timeout",  required_argument, NULL, OPT_PT_IPMI_TIMEOUT },
 		{ "power-ipmi-retries",  required_argument, NULL, OPT_PT_IPMI_RETRIES },
 		{ "power-ipmi-verify",   required_argument, NULL, OPT_PT_IPMI_VERIFY },
+		{ "power-redfish-timeout", required_argument, NULL, OPT_PT_REDFISH_TIMEOUT },
+		{ "power-redfish-retries", required_argument, NULL, OPT_PT_REDFISH_RETRIES },
 		{ "power-wol-port",      required_argument, NULL, OPT_PT_WOL_PORT },
 		{ "power-wol-count",     required_argument, NULL, OPT_PT_WOL_COUNT },
 		{ "power-ssh-timeout",   required_argument, NULL, OPT_PT_SSH_TIMEOUT },
@@ -347,6 +354,15 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			if (mx_strtou32(optarg, &u32) < 0 || u32 > 10)
 				return fail("--power-ipmi-retries: '%s' is not a number from 0 to 10", optarg);
 			o->power.ipmi_retries = u32;
+			break;
+		case OPT_PT_REDFISH_TIMEOUT:
+			if (parse_seconds("--power-redfish-timeout", optarg, 0.1, &o->power.redfish_timeout_s) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PT_REDFISH_RETRIES:
+			if (mx_strtou32(optarg, &u32) < 0 || u32 > 10)
+				return fail("--power-redfish-retries: '%s' is not a number from 0 to 10", optarg);
+			o->power.redfish_retries = u32;
 			break;
 		case OPT_PT_IPMI_VERIFY:
 			if (parse_seconds("--power-ipmi-verify", optarg, 0, &o->power.ipmi_verify_s) < 0)

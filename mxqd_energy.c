@@ -3,7 +3,7 @@
  *
  * Configuration: mxqd --energy-* options (struct mxqd_energy_options).
  * Sources (read by mxq_energy_source.c), tried in --energy-sources order
- * (default rapl,hwmon,ipmi,model),
+ * (default rapl,hwmon,ipmi,redfish,model),
  * the first one that reads is used, and on a failure the list is probed
  * again at the next sample:
  *   rapl   SYSFS/class/powercap/<zone>/energy_uj of every package-N and
@@ -76,6 +76,7 @@
 #include "mxq_energy.h"
 #include "mxq_energy_source.h"
 #include "mxqd_energy_ipmi.h"
+#include "mxqd_energy_redfish.h"
 #include "mxqd_ipmi.h"
 
 #define BOOT_WINDOW_S 600       /* mxqd started this soon after boot: count boot energy */
@@ -84,6 +85,7 @@
 #define UPGRADE_INTERVAL_MS (5 * 1000ULL) /* how often a preferred source is tried again */
 #define IDLE_LEARN_WEIGHT 0.2   /* weight of a new idle interval in the learned baseline */
 #define IPMI_TIMEOUT_MS 2000    /* one request to the BMC */
+#define REDFISH_TIMEOUT_MS 5000 /* one HTTPS request to the BMC */
 #define MAX_CLOCK_SKEW_MS 500   /* sample times follow the wall clock this closely */
 
 /* A job whose energy is being accumulated. */
@@ -159,7 +161,7 @@ static struct {
 void mxqd_energy_options_init(struct mxqd_energy_options *opt)
 {
 	*opt = (struct mxqd_energy_options) {
-		.sources = "rapl,hwmon,ipmi,model",
+		.sources = "rapl,hwmon,ipmi,redfish,model",
 		.interval_s = 1,
 		.flush_s = 60,
 		.sysfs_root = "/sys",
@@ -231,6 +233,14 @@ int mxqd_energy_option(struct mxqd_energy_options *opt, enum mxqd_energy_opt whi
 					"a device path or a BMC address HOST[:PORT]");
 		opt->ipmi_target = arg;
 		return 0;
+	case MXQD_ENERGY_OPT_REDFISH: {
+		struct mxqd_energy_redfish_spec spec;
+
+		if (mxqd_energy_redfish_parse(arg, &spec, errbuf, errlen) < 0)
+			return -EINVAL;
+		opt->redfish = arg;
+		return 0;
+	}
 	case MXQD_ENERGY_OPT_IPMI_WORKAROUNDS:
 		if (mxqd_ipmi_workarounds_check(arg, errbuf, errlen) < 0)
 			return -EINVAL;
@@ -275,6 +285,32 @@ static void start_ipmi(const struct mxqd_server *server)
 		mx_log_warning("energy: ipmi source not used: %s", err);
 	else if (r < 0)
 		mx_log_warning("energy: %s; the ipmi source is used once the BMC answers", err);
+}
+
+/* The Redfish reader, when redfish is listed and --energy-redfish given. */
+static void start_redfish(const struct mxqd_server *server)
+{
+	struct mxqd_energy_redfish_config c = {
+		.spec = en.opt.redfish, .hostname = server->hostname,
+		.secrets_path = en.opt.secrets_path, .interval_s = en.opt.interval_s,
+		.timeout_ms = REDFISH_TIMEOUT_MS, .sysfs_root = en.opt.sysfs_root,
+	};
+	char err[512] = "";
+	bool listed = false;
+	int r;
+
+	for (size_t i = 0; i < en.n_order; i++)
+		listed = listed || en.order[i] == MXQ_ENERGY_SRC_REDFISH;
+	if (!listed || !en.opt.redfish)
+		return;
+	en.cfg.redfish_watts = mxqd_energy_redfish_watts;
+	r = mxqd_energy_redfish_start(&c, err, sizeof(err));
+	if (r == -ENOENT)
+		mx_log_info("energy: redfish source absent: %s", err);
+	else if (r < 0 && !mxqd_energy_redfish_running())
+		mx_log_warning("energy: redfish source not used: %s", err);
+	else if (r < 0)
+		mx_log_warning("energy: %s; the redfish source is used once the BMC answers", err);
 }
 
 /* First source of the list that probes fine. */
@@ -959,6 +995,7 @@ int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_option
 	if (opt->model_set)
 		en.idle_w = opt->model_idle_w;
 	start_ipmi(server);
+	start_redfish(server);
 	r = select_source();
 	/* a preferred source that is not there yet is looked for again */
 	en.degraded = r < 0 || en.src.kind != en.order[0];
@@ -975,6 +1012,7 @@ int mxqd_energy_init(struct mxqd_server *server, const struct mxqd_energy_option
 	if (r < 0) {
 		snprintf(errbuf, errlen, "energy: cannot register status hooks: %s", strerror(-r));
 		mxqd_energy_ipmi_stop();
+		mxqd_energy_redfish_stop();
 		mxq_energy_ring_done(&en.ring);
 		return r;
 	}
@@ -1056,6 +1094,8 @@ void mxqd_energy_fini(struct mxqd_server *server)
 	en.scratch_len = 0;
 	mxqd_energy_ipmi_stop();
 	en.cfg.ipmi_watts = NULL;
+	mxqd_energy_redfish_stop();
+	en.cfg.redfish_watts = NULL;
 	mxq_energy_ring_done(&en.ring);
 	en.enabled = false;
 }

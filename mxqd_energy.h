@@ -2,7 +2,7 @@
  * mxqd_energy - job energy accounting inside mxqd.
  *
  * Every mxqd samples its node's energy (RAPL/powercap counters, hwmon
- * energy counters or power readings, the BMC's DCMI power reading, or a
+ * energy counters or power readings, the BMC's DCMI or Redfish power reading, or a
  * configured linear model as the last resort), keeps the samples in a
  * bounded ring buffer, splits each interval's energy among the jobs
  * running in it (mxq_energy.c) and writes
@@ -34,12 +34,13 @@ enum mxqd_energy_opt {
 	MXQD_ENERGY_OPT_BUFFER,         /* --energy-buffer SECONDS */
 	MXQD_ENERGY_OPT_IPMI,           /* --energy-ipmi DEVICE|HOST[:PORT] */
 	MXQD_ENERGY_OPT_IPMI_WORKAROUNDS, /* --energy-ipmi-workarounds NAMES */
+	MXQD_ENERGY_OPT_REDFISH,        /* --energy-redfish HOST[:PORT][,OPTION...] */
 	MXQD_ENERGY_OPT_BOOT,           /* --energy-boot kernel|none|ID@EPOCH */
 	MXQD_ENERGY_OPT__COUNT,
 };
 
 struct mxqd_energy_options {
-	char sources[128];      /* comma list of rapl, hwmon, ipmi, model; "none" disables */
+	char sources[128];      /* comma list of rapl, hwmon, ipmi, redfish, model; "none" disables */
 	double interval_s;      /* sampling interval, default 1 */
 	double flush_s;         /* running jobs and node totals to the database, default 60 */
 	const char *sysfs_root; /* where class/powercap and class/hwmon are, default /sys */
@@ -51,7 +52,8 @@ struct mxqd_energy_options {
 	double buffer_s;        /* history the ring buffer holds, default 3600 */
 	const char *ipmi_target;/* ipmi source: device path or BMC host[:port], default /dev/ipmi0 */
 	const char *ipmi_workarounds; /* LAN: ipmipower -W names, as ipmi_workarounds of the transport */
-	const char *secrets_path; /* BMC credentials for a LAN ipmi_target (mxqd's --power-secrets) */
+	const char *redfish;    /* redfish source: --energy-redfish spec; NULL: none */
+	const char *secrets_path; /* BMC credentials for a LAN ipmi_target and redfish (--power-secrets) */
 	struct mxq_energy_boot_spec boot; /* where the boot comes from, default kernel */
 };
 

@@ -80,6 +80,8 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 		.ipmi_timeout_s = 5,
 		.ipmi_retries = 2,
 		.ipmi_verify_s = 10,
+		.redfish_timeout_s = 10,
+		.redfish_retries = 2,
 		.wol_port = 9,
 		.wol_count = 3,
 		.ssh_timeout_s = 10,
@@ -197,6 +199,8 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 		.ssh_drain_command = opt->ssh_drain_command,
 		.ssh_poweroff_command = opt->ssh_poweroff_command,
 		.ssh_default_known_hosts = opt->ssh_known_hosts,
+		.redfish_timeout_ms = (unsigned)(opt->redfish_timeout_s * 1000),
+		.redfish_retries = opt->redfish_retries,
 	};
 	if (!opt->manager)
 		return 0;
@@ -243,12 +247,18 @@ static struct mxqd_power_target target_of(const struct mxq_power_host *h)
 		.broadcast_address = h->broadcast_address,
 		.ipmi_workarounds = "",
 		.ssh_address = "",
+		.redfish_system = "",
+		.redfish_ca = "",
 	};
 
 	for (size_t i = 0; i < tp.n_extras; i++) {
 		if (strcmp(tp.extras[i].hostname, h->hostname) == 0) {
 			t.ipmi_workarounds = tp.extras[i].ipmi_workarounds;
 			t.ssh_address = tp.extras[i].ssh_address;
+			t.redfish_system = tp.extras[i].redfish_system;
+			t.redfish_ca = tp.extras[i].redfish_ca;
+			t.redfish_insecure = strcmp(tp.extras[i].redfish_tls, "insecure") == 0;
+			t.redfish_basic = strcmp(tp.extras[i].redfish_auth, "basic") == 0;
 			break;
 		}
 	}
@@ -283,13 +293,14 @@ static const char *impossible(const struct mxq_power_host *h, const char *which,
  * powered off. Returns NULL if yes, else why not. */
 static const char *wake_impossible(const struct mxq_power_host *h)
 {
-	return impossible(h, "transport_on", h->transport_on, MXQD_TRANSPORT_CAN_ON, "exec, ipmi, wol");
+	return impossible(h, "transport_on", h->transport_on, MXQD_TRANSPORT_CAN_ON,
+			  "exec, ipmi, redfish, wol");
 }
 
 static const char *poweroff_impossible(const struct mxq_power_host *h)
 {
 	return impossible(h, "transport_off", h->transport_off, MXQD_TRANSPORT_CAN_OFF,
-			  "self, exec, ipmi, ssh");
+			  "self, exec, ipmi, redfish, ssh");
 }
 
 /*
@@ -303,6 +314,9 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 {
 	struct mxqd_power_target t = target_of(h);
 
+	if (t.redfish_insecure && strcmp(tr->name, "redfish") == 0 && kind != MXQD_WORK_STATUS)
+		mx_log_warning("power: %s: %s through BMC %s without TLS verification (redfish_tls=insecure)",
+			       h->hostname, mxqd_power_work_kind_to_string(kind), t.bmc_address);
 	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, errbuf, errlen);
 }
 
@@ -407,7 +421,13 @@ static uint64_t work_limit_ms(void)
 	uint64_t exec = (uint64_t)tp.cfg.exec_timeout_s * 1000;
 	uint64_t ipmi = (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
 	uint64_t ssh = (uint64_t)tp.cfg.ssh_timeout_s * 1000;
+	/* a redfish call is several requests (login, system, reset, read back, logout) */
+	uint64_t redfish = (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
+			   tp.cfg.ipmi_verify_ms;
 	uint64_t m = exec > ipmi ? exec : ipmi;
+
+	if (redfish > m)
+		m = redfish;
 
 	return 2 * (m > ssh ? m : ssh) + 10000;
 }

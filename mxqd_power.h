@@ -39,6 +39,8 @@ struct mxqd_power_options {
 	double ipmi_timeout_s;        /* --power-ipmi-timeout: one session attempt, default 5 */
 	unsigned ipmi_retries;        /* --power-ipmi-retries: after timeouts, default 2 */
 	double ipmi_verify_s;         /* --power-ipmi-verify: on/hard off must show, default 10 */
+	double redfish_timeout_s;     /* --power-redfish-timeout: one HTTPS request, default 10 */
+	unsigned redfish_retries;     /* --power-redfish-retries: after timeouts, default 2 */
 	unsigned wol_port;            /* --power-wol-port, default 9 */
 	unsigned wol_count;           /* --power-wol-count, default 3 */
 	unsigned ssh_timeout_s;       /* --power-ssh-timeout, default 10 (< lease) */

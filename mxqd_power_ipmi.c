@@ -269,9 +269,9 @@ static void nap_ms(unsigned ms)
 
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
-/* One attempt of OP in one session. */
+/* One attempt of OP (enum op) in one session. */
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-		   enum op op, char *errbuf, size_t errlen)
+		   int op, char *errbuf, size_t errlen)
 {
 	static const struct { uint8_t control; const char *what; int want; } ops[] = {
 		[OP_ON] = { IPMI_CHASSIS_CONTROL_POWER_UP, "Chassis Control power up", 1 },
@@ -321,23 +321,16 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	return 0;
 }
 
+static bool timed_out(int r)
+{
+	return r == -ETIMEDOUT;
+}
+
 /* OP with retries on timeouts only: a wrong password stays wrong. */
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	unsigned tries = c->ipmi_retries + 1;
-	int r = -EIO;
-
-	for (unsigned i = 0; i < tries; i++) {
-		r = attempt(t, c, op, errbuf, errlen);
-		if (r != -ETIMEDOUT)
-			return r;
-	}
-	if (tries > 1) {
-		size_t l = strlen(errbuf);
-		snprintf(errbuf + l, errlen - l, " (%u attempts)", tries);
-	}
-	return r;
+	return mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0, errbuf, errlen);
 }
 
 static int ipmi_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

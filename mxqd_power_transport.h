@@ -1,10 +1,11 @@
 /*
  * mxqd_power_transport - one interface for every way the power manager can
  * switch a node: "self" (the node's own mxqd runs its poweroff command),
- * "exec" (a site command), "ipmi" (libfreeipmi, out of band), "wol"
- * (Wake-on-LAN magic packet), "ssh" (libssh, a restricted command on the
- * node). One small module each: mxqd_power_exec.c (self and exec),
- * mxqd_power_ipmi.c, mxqd_power_wol.c, mxqd_power_ssh.c.
+ * "exec" (a site command), "ipmi" (libfreeipmi, out of band), "redfish"
+ * (libcurl, HTTPS to the BMC), "wol" (Wake-on-LAN magic packet), "ssh"
+ * (libssh, a restricted command on the node). One small module each:
+ * mxqd_power_exec.c (self and exec), mxqd_power_ipmi.c,
+ * mxqd_power_redfish.c, mxqd_power_wol.c, mxqd_power_ssh.c.
  *
  * Contract for every operation: it returns within the bounds configured in
  * struct mxqd_power_transport_config (timeouts times retries), never logs,
@@ -34,6 +35,8 @@ struct mxqd_power_transport_config {
 	const char *ssh_drain_command;    /* --power-ssh-drain-command */
 	const char *ssh_poweroff_command; /* --power-ssh-poweroff-command */
 	const char *ssh_default_known_hosts; /* used when the secrets file names none */
+	unsigned redfish_timeout_ms;   /* one HTTPS request (--power-redfish-timeout) */
+	unsigned redfish_retries;      /* further attempts after a timeout (--power-redfish-retries) */
 };
 
 /* One node as a transport sees it. Strings may be empty, never NULL. */
@@ -44,6 +47,10 @@ struct mxqd_power_target {
 	const char *mac_address;
 	const char *broadcast_address;
 	const char *ssh_address;       /* host[:port]; empty: hostname */
+	const char *redfish_system;    /* /redfish/v1/Systems/ID; empty: the first member */
+	const char *redfish_ca;        /* PEM CA file for the BMC's certificate; empty: system CAs */
+	bool redfish_insecure;         /* redfish_tls=insecure: no TLS verification */
+	bool redfish_basic;            /* redfish_auth=basic: no session */
 	struct mxq_power_host_secrets secrets;
 };
 
@@ -85,15 +92,30 @@ struct mxqd_power_transport {
 extern const struct mxqd_power_transport mxqd_power_transport_self;
 extern const struct mxqd_power_transport mxqd_power_transport_exec;
 extern const struct mxqd_power_transport mxqd_power_transport_ipmi;
+extern const struct mxqd_power_transport mxqd_power_transport_redfish;
 extern const struct mxqd_power_transport mxqd_power_transport_wol;
 extern const struct mxqd_power_transport mxqd_power_transport_ssh;
+
+/* One try of operation OP (the transport's own numbering) on T. */
+typedef int (*mxqd_power_attempt_fn)(const struct mxqd_power_target *t,
+				     const struct mxqd_power_transport_config *c, int op,
+				     char *errbuf, size_t errlen);
+
+/*
+ * ATTEMPT once and, while its result is RETRYABLE, up to RETRIES more
+ * times, NAP_MS apart (mxqd_power_retry.c). After more than one failed
+ * attempt the reason in errbuf ends in " (N attempts)". The last result.
+ */
+int mxqd_power_retry(mxqd_power_attempt_fn attempt, const struct mxqd_power_target *t,
+		     const struct mxqd_power_transport_config *c, int op, unsigned retries,
+		     bool (*retryable)(int r), unsigned nap_ms, char *errbuf, size_t errlen);
 
 /* The transport called NAME, or NULL. */
 static inline const struct mxqd_power_transport *mxqd_power_transport_find(const char *name)
 {
 	static const struct mxqd_power_transport *const all[] = {
 		&mxqd_power_transport_self, &mxqd_power_transport_exec, &mxqd_power_transport_ipmi,
-		&mxqd_power_transport_wol, &mxqd_power_transport_ssh,
+		&mxqd_power_transport_wol, &mxqd_power_transport_ssh, &mxqd_power_transport_redfish,
 	};
 	for (size_t i = 0; name && i < sizeof(all) / sizeof(all[0]); i++)
 		if (__builtin_strcmp(all[i]->name, name) == 0)

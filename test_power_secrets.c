@@ -37,9 +37,12 @@ static const char *good =
 	"ipmi_user = ADMIN\n"
 	"ipmi_password =  s3cret-default  \n"
 	"ssh_key = /etc/mxq/key\n"
+	"redfish_user = rfadmin\n"
+	"redfish_password = s3cret-rf-default\n"
 	"\n"
 	"[node1]\n"
 	"ipmi_password = s3cret-node1\n"
+	"redfish_password = s3cret-rf-node1\n"
 	"[node2.example.org]\n"
 	"ssh_user = maint\n";
 
@@ -71,10 +74,13 @@ START_TEST(sections_and_overrides)
 	mxq_power_secrets_for(s, "node1", &h);
 	ck_assert_str_eq(h.ipmi_password, "s3cret-node1");
 	ck_assert_str_eq(h.ipmi_user, "ADMIN");
+	ck_assert_str_eq(h.redfish_user, "rfadmin");
+	ck_assert_str_eq(h.redfish_password, "s3cret-rf-node1");
 	mxq_power_secrets_for(s, "node1.example.org", &h);   /* short name section */
 	ck_assert_str_eq(h.ipmi_password, "s3cret-node1");
 	mxq_power_secrets_for(s, "node3", &h);
 	ck_assert_str_eq(h.ipmi_password, "s3cret-default");
+	ck_assert_str_eq(h.redfish_password, "s3cret-rf-default");
 	ck_assert_ptr_null(h.ssh_known_hosts);
 	mxq_power_secrets_for(s, "node2.example.org", &h);
 	ck_assert_str_eq(h.ssh_user, "maint");

@@ -23,6 +23,7 @@
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
 . "$MXQ_SRC_DIR/tests/lib/bmc.sh"
+. "$MXQ_SRC_DIR/tests/lib/energy_bmc.sh"
 
 command -v ipmi_sim >/dev/null || { echo "not ok 1 - ipmi_sim installed (package openipmi)"; exit 1; }
 [ -f "$MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so" ] ||
@@ -59,19 +60,6 @@ mxq_test_cleanup_hook() {
 
 log_of() {
 	cat "$(mxqd_dir "$1")/mxqd.log"
-}
-
-# job energy row: START_MS END_MS ENERGY_J AVG_W PEAK_W METHOD COMPLETENESS
-job_row() {
-	mxq_sql "SELECT UNIX_TIMESTAMP(date_start) * 1000, UNIX_TIMESTAMP(date_end) * 1000, energy_j,
-		avg_watts, peak_watts, method, completeness FROM mxq_power_job WHERE job_id = $1"
-}
-
-run_job() { # SECONDS -> job id, after it ended and its energy row is final
-	local _j
-	_j=$(submit -N e -t 10m sleep "$1") || return 1
-	wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $_j" || return 1
-	echo "$_j"
 }
 
 E_OPTS="--energy-sources ipmi,model --energy-model 10:0 --energy-interval 0.25
@@ -126,41 +114,14 @@ is "complete" "$7" full
 # ------------------------------------------- 3. the BMC fails the request
 
 section "3. BMC fails the request during a job"
-j=$(submit -N e -t 10m sleep 3)
-wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j"
-sleep 1
-echo fail >"$WATTS"
-sleep 1
-echo 200 >"$WATTS"
-wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j"
-set -- $(job_row "$j")
-echo "# job $j: $3 J, $6, $7"
-is "job is partial" "$7" partial
-check "energy measured before is kept" awk -v a="$3" 'BEGIN { exit !(a > 100) }'
-check "mxqd still runs" mxq__alive "$(mxqd_pid enode)"
-contains "the reason is logged with the completion code" "$(log_of enode)" \
+j=$(fault_job "$WATTS" fail 200)
+fault_checks enode ipmi "127.0.0.1:$PORT" "$j" \
 	"answered DCMI Get Power Reading with completion code 0xd5"
-is "logged once, not per attempt" \
-	"$(grep -c 'completion code 0xd5' "$(mxqd_dir enode)/mxqd.log")" 1
-check "mxqd says when the BMC reads again" wait_until 10 \
-	grep -q "BMC 127.0.0.1:$PORT reads again" "$(mxqd_dir enode)/mxqd.log"
-check "and measures with it again (the model filled in)" wait_until 15 \
-	grep -q "ipmi works again" "$(mxqd_dir enode)/mxqd.log"
-j=$(run_job 1)
-is "next job measured by the BMC again" \
-	"$(mxq_sql "SELECT CONCAT(method, ' ', completeness) FROM mxq_power_job WHERE job_id = $j")" \
-	"power full"
 
 # ------------------------------------------------ 4. no measurement
 
 section "4. BMC without a measurement"
-j=$(submit -N e -t 10m sleep 3)
-wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j"
-sleep 1
-rm -f "$WATTS"
-sleep 1
-echo 200 >"$WATTS"
-wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j"
+j=$(fault_job "$WATTS" - 200)
 is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
 contains "the reason says there is no measurement" "$(log_of enode)" "has no power measurement"
 mxqd_stop enode

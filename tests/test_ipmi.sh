@@ -28,13 +28,11 @@ command -v ipmi_sim >/dev/null || { echo "not ok 1 - ipmi_sim installed (package
 D=$MXQ_TEST_DIR/ipmi
 mkdir -p "$D"
 PW=$(mxq__random_hex 8)          # throwaway BMC password of this run
-printf '%s\n' "$PW" >"$D/pw.pattern"
 SOFT_DEADLINE=3
 IPMI_TIMEOUT=2
 IPMI_RETRIES=1
 RECONCILE=3
 bmc__pids=
-sampler_pid=
 
 # ------------------------------------------------------------ simulated BMCs
 
@@ -95,7 +93,7 @@ chassis_time() {
 
 mxq_test_cleanup_hook() {
 	local _p
-	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null
+	secret__stop
 	mxqd_cleanup
 	power_cleanup
 	for _p in $bmc__pids; do
@@ -111,15 +109,6 @@ add_node() {
 		ipmi_workarounds, reason, admin_request, admin_request_reason) VALUES ('$1', 'OFF',
 		'ipmi', 'ipmi', '127.0.0.1:$(cat "$D/$1/port")', 'opensesspriv', 'test node',
 		'${2:-}', 'test: ${2:-}')"
-}
-
-admin_request() {
-	mxq_sql "UPDATE mxq_power SET admin_request = '$2', admin_request_reason = 'test: $2',
-		admin_off = $( [ "$2" = OFF ] && echo 1 || echo 0 ) WHERE hostname = '$1'"
-}
-
-fail_reason() {
-	mxq_sql "SELECT failure_reason FROM mxq_power WHERE hostname = '$1'"
 }
 
 secs_between() { # cs1 cs2 -> seconds with two decimals
@@ -167,13 +156,7 @@ out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power set n1 mac=52:54:00:zz:
 contains "mxqadmin power set: a bad MAC is refused" "$out" "not a MAC address"
 
 # the password must never appear in a process's arguments: sample them
-(
-	while :; do
-		grep -lsF -f "$D/pw.pattern" /proc/[0-9]*/cmdline >>"$D/cmdline.hits" 2>/dev/null
-		sleep 0.1
-	done
-) &
-sampler_pid=$!
+secret_watch_start "$PW"
 
 # --- secrets file permissions
 section "secrets file permissions"
@@ -202,8 +185,8 @@ ok "the power manager holds the lease"
 # ------------------------------------------------------------ power on
 section "power on"
 t0=$(now_cs)
-admin_request n1 ON
-admin_request n2 ON
+power_request n1 ON
+power_request n2 ON
 power_wait_state 15 n1 POWERING_ON ON && power_wait_state 15 n2 POWERING_ON ON
 check "n1: chassis powered on" wait_until 10 chassis_is n1 1
 check "n2: chassis powered on" wait_until 10 chassis_is n2 1
@@ -215,8 +198,8 @@ power_wait_state 15 n2 ON
 
 # ----------------------------------------------------------- soft off
 section "soft off, hard off after the deadline"
-admin_request n1 OFF
-admin_request n2 OFF
+power_request n1 OFF
+power_request n2 OFF
 check "n1: OFF after a soft off" power_wait_state 30 n1 OFF
 contains "n1: the BMC got a soft shutdown" "$(cat "$D/n1/chassis.log")" "set shutdown 1"
 if grep -q "set power 0" "$D/n1/chassis.log"; then
@@ -264,20 +247,13 @@ power_wait_state 30 n3 FAILED
 power_wait_state 30 n4 FAILED
 t4=$(now_cs)
 is "n3: FAILED" "$(power_state n3)" FAILED
-contains "n3: reason says wrong password" "$(fail_reason n3)" "wrong password"
-contains "n3: reason names the BMC" "$(fail_reason n3)" "127.0.0.1:$(cat "$D/n3/port")"
+contains "n3: reason says wrong password" "$(power_failure n3)" "wrong password"
+contains "n3: reason names the BMC" "$(power_failure n3)" "127.0.0.1:$(cat "$D/n3/port")"
 is "n4: FAILED" "$(power_state n4)" FAILED
-contains "n4: reason says the BMC did not answer" "$(fail_reason n4)" "did not answer"
+contains "n4: reason says the BMC did not answer" "$(power_failure n4)" "did not answer"
 # how long the wake call took, from the leader's log line
-# "power: wake of HOST failed after SECONDS s: ..."
-wake_secs() {
-	awk -v h="$1" '
-	index($0, "power: wake of " h " failed after ") {
-		sub(/.* failed after /, ""); sub(/ s:.*/, ""); print; exit
-	}' "$(power_leader_log leader)"
-}
-d3=$(wake_secs n3)
-d4=$(wake_secs n4)
+d3=$(power_call_secs wake n3)
+d4=$(power_call_secs wake n4)
 check "n3: the wrong password failed in ${d3:-?}s (bound ${bound}s, no retry)" \
 	awk "BEGIN { exit !(\"$d3\" != \"\" && $d3 + 0 <= 1) }"
 check "n4: the stopped BMC failed in ${d4:-?}s (bound ${bound}s: ${IPMI_TIMEOUT}s x $((IPMI_RETRIES + 1)) attempts)" \
@@ -288,7 +264,7 @@ is "n3: chassis still off" "$(chassis_power n3)" 0
 add_node n6 ON
 power_wait_state 20 n6 FAILED
 is "n6: FAILED" "$(power_state n6)" FAILED
-contains "n6: reason names the unexpected completion code" "$(fail_reason n6)" "completion code 0xff"
+contains "n6: reason names the unexpected completion code" "$(power_failure n6)" "completion code 0xff"
 
 # ---------------------------------------------------------- reconcile
 section "reconciliation"
@@ -309,20 +285,6 @@ check "n5: switched off at the BMC: recorded OFF again" power_wait_state 20 n5 O
 
 # ------------------------------------------------------------ secrecy
 section "the password stays secret"
-kill "$sampler_pid" 2>/dev/null
-wait "$sampler_pid" 2>/dev/null
-sampler_pid=
-if [ -s "$D/cmdline.hits" ]; then
-	not_ok "no process had the BMC password in its arguments"
-	sort -u "$D/cmdline.hits" | diag
-else
-	ok "no process had the BMC password in its arguments"
-fi
-hits=$(grep -rlsF -f "$D/pw.pattern" "$MXQ_TEST_DIR/mxqd" 2>/dev/null)
-is "no mxqd log or output contains the BMC password" "$hits" ""
-is "no mxq_power or mxq_power_event text contains the BMC password" \
-	"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE reason LIKE '%$PW%'") $(mxq_sql \
-	"SELECT COUNT(*) FROM mxq_power WHERE CONCAT(reason, failure_reason, explanation) LIKE '%$PW%'")" \
-	"0 0"
+secret_checks "$PW" "$MXQ_TEST_DIR/mxqd"
 
 tap_done

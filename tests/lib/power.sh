@@ -60,6 +60,19 @@
 #       did not, "not ok ... # BUG" and the SQL equivalent (power_admin_sql
 #       ACTION HOST REASON) is applied so that the test can go on
 #
+#   power_request HOST ON|OFF   an admin request for the leader, as SQL
+#   power_failure HOST          failure_reason of HOST's row
+#   power_call_secs KIND HOST   seconds the leader's first failed KIND call
+#                               ("wake", "power off") of HOST took, from its
+#                               log line "power: KIND of HOST failed after S s"
+#
+# Secrets (transport tests with a throwaway BMC password)
+#   secret_watch_start PASSWORD sample every /proc/*/cmdline for PASSWORD
+#                               (a background loop, every 0.1 s)
+#   secret_checks PASSWORD DIR...
+#       stop the sampler; TAP lines: no process had PASSWORD in its argv,
+#       no file below DIR... and no mxq_power / mxq_power_event text has it
+#
 # Jobs
 #   job_wait SECS JOB STATUS    bounded wait for a job status (1000 FINISHED)
 #   host_of JOB                 host_hostname of a job
@@ -189,6 +202,7 @@ power_cleanup() {
 
 # Leaders first (no more wakes), then the nodes.
 mxq_test_cleanup_hook() {
+	secret__stop
 	mxqd_cleanup
 	power_cleanup
 	power_cleanup
@@ -246,6 +260,64 @@ power_epoch() {
 
 power_holder() {
 	mxq_sql "SELECT holder FROM mxq_power_leader WHERE id = 1"
+}
+
+power_request() {
+	mxq_sql "UPDATE mxq_power SET admin_request = '$2', admin_request_reason = 'test: $2',
+		admin_off = $( [ "$2" = OFF ] && echo 1 || echo 0 ) WHERE hostname = '$1'"
+}
+
+power_failure() {
+	mxq_sql "SELECT failure_reason FROM mxq_power WHERE hostname = '$1'"
+}
+
+power_call_secs() {
+	awk -v p="power: $1 of $2 failed after " '
+	index($0, p) { sub(/.* failed after /, ""); sub(/ s:.*/, ""); print; exit }
+	' "$(power_leader_log leader)"
+}
+
+# ---------------------------------------------------------------- secrets
+
+secret__pid=
+
+secret_watch_start() {
+	printf '%s\n' "$1" >"$MXQ_TEST_DIR/secret.pattern"
+	: >"$MXQ_TEST_DIR/secret.hits"
+	(
+		while :; do
+			grep -lsF -f "$MXQ_TEST_DIR/secret.pattern" /proc/[0-9]*/cmdline \
+				>>"$MXQ_TEST_DIR/secret.hits" 2>/dev/null
+			sleep 0.1
+		done
+	) &
+	secret__pid=$!
+}
+
+secret__stop() {
+	[ -n "$secret__pid" ] || return 0
+	kill "$secret__pid" 2>/dev/null
+	wait "$secret__pid" 2>/dev/null
+	secret__pid=
+}
+
+secret_checks() {
+	local _pw _hits
+	_pw=$1
+	shift
+	secret__stop
+	if [ -s "$MXQ_TEST_DIR/secret.hits" ]; then
+		not_ok "no process had the BMC password in its arguments"
+		sort -u "$MXQ_TEST_DIR/secret.hits" | diag
+	else
+		ok "no process had the BMC password in its arguments"
+	fi
+	_hits=$(grep -rlsF -f "$MXQ_TEST_DIR/secret.pattern" "$@" 2>/dev/null)
+	is "no mxqd log or output contains the BMC password" "$_hits" ""
+	is "no mxq_power or mxq_power_event text contains the BMC password" \
+		"$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event WHERE reason LIKE '%$_pw%'") $(mxq_sql \
+		"SELECT COUNT(*) FROM mxq_power WHERE CONCAT(reason, failure_reason, explanation) LIKE '%$_pw%'")" \
+		"0 0"
 }
 
 power_last_event_id() {

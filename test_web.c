@@ -1,0 +1,381 @@
+/*
+ * test_web - unit tests of the pieces mxq-web is built on, no database:
+ * the HTML escaper and output buffer (mx_html), request target parsing
+ * and encoding (mx_url), and the chart scaling and SVG (mxq_chart).
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mx_html.h"
+#include "mx_url.h"
+#include "mx_util.h"
+#include "mxq_chart.h"
+
+/* ------------------------------------------------------------------ */
+/* escaper                                                             */
+
+static const struct {
+	const char *in, *out;
+} escape_cases[] = {
+	{ "", "" },
+	{ "plain text 123", "plain text 123" },
+	{ "<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;" },
+	{ "a & b", "a &amp; b" },
+	{ "\"quoted\" 'single'", "&quot;quoted&quot; &#39;single&#39;" },
+	{ "&amp;", "&amp;amp;" },                       /* never "already escaped" */
+	{ "x\" onmouseover=\"y", "x&quot; onmouseover=&quot;y" },
+	{ "tab\tnew\nline", "tab\tnew\nline" },
+	{ "bell\a esc\x1b[31m del\x7f", "bell\xef\xbf\xbd esc\xef\xbf\xbd[31m del\xef\xbf\xbd" },
+	{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" }, /* UTF-8 passes */
+	{ "<<>>", "&lt;&lt;&gt;&gt;" },
+};
+
+START_TEST(test_escape)
+{
+	struct mx_buf b;
+	size_t len;
+	char *s;
+
+	mx_buf_init(&b, 0);
+	mx_html_text(&b, escape_cases[_i].in);
+	s = mx_buf_take(&b, &len);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, escape_cases[_i].out);
+	ck_assert_uint_eq(len, strlen(escape_cases[_i].out));
+	free(s);
+}
+END_TEST
+
+START_TEST(test_escape_null_and_buffer)
+{
+	struct mx_buf b;
+	size_t len;
+	char *s;
+
+	mx_buf_init(&b, 0);
+	mx_html_text(&b, NULL);
+	s = mx_buf_take(&b, &len);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "");
+	free(s);
+
+	/* growth past the first block */
+	mx_buf_init(&b, 0);
+	for (int i = 0; i < 10000; i++)
+		mx_buf_printf(&b, "%d,", i % 10);
+	s = mx_buf_take(&b, &len);
+	ck_assert_uint_eq(len, 20000);
+	ck_assert(!strncmp(s, "0,1,2,", 6));
+	free(s);
+
+	/* over the limit: failed, take gives NULL, the buffer is usable again */
+	mx_buf_init(&b, 16);
+	mx_buf_puts(&b, "0123456789");
+	mx_buf_puts(&b, "0123456789");
+	ck_assert(b.failed);
+	mx_buf_puts(&b, "x");
+	ck_assert_ptr_null(mx_buf_take(&b, &len));
+	ck_assert(!b.failed);
+	mx_buf_puts(&b, "ok");
+	s = mx_buf_take(&b, &len);
+	ck_assert_str_eq(s, "ok");
+	free(s);
+	mx_buf_free(NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* request targets                                                     */
+
+static const struct {
+	const char *raw;
+	int ret;
+	const char *segs;    /* segments joined by '|' */
+	const char *params;  /* key=value pairs joined by '|' */
+} url_cases[] = {
+	{ "/", 0, "", "" },
+	{ "/node/n1", 0, "node|n1", "" },
+	{ "/node/n1/", 0, "node|n1", "" },
+	{ "/api/jobs/42?x=1", 0, "api|jobs|42", "x=1" },
+	{ "/?window=6h&page=2", 0, "", "window=6h|page=2" },
+	{ "/energy?by=user&window=7d", 0, "energy", "by=user|window=7d" },
+	{ "/node/a%20b", 0, "node|a b", "" },
+	{ "/node/%3Cscript%3E", 0, "node|<script>", "" },
+	{ "/x?q=a+b%2Bc", 0, "x", "q=a b+c" },
+	{ "/x?flag", 0, "x", "flag=" },
+	{ "/x?empty=", 0, "x", "empty=" },
+	{ "/x?", 0, "x", "" },
+	{ "", -EINVAL, NULL, NULL },
+	{ "node", -EINVAL, NULL, NULL },
+	{ "http://host/", -EINVAL, NULL, NULL },
+	{ "//node", -EINVAL, NULL, NULL },
+	{ "/node//n1", -EINVAL, NULL, NULL },
+	{ "/node/..", -EINVAL, NULL, NULL },
+	{ "/node/.", -EINVAL, NULL, NULL },
+	{ "/node/%2e%2e", -EINVAL, NULL, NULL },
+	{ "/node/a%2Fb", -EINVAL, NULL, NULL },   /* no slash smuggled into a segment */
+	{ "/node/%00", -EINVAL, NULL, NULL },
+	{ "/node/%0a", -EINVAL, NULL, NULL },
+	{ "/node/%zz", -EINVAL, NULL, NULL },
+	{ "/node/%4", -EINVAL, NULL, NULL },
+	{ "/node/a b", -EINVAL, NULL, NULL },
+	{ "/node/\x7f", -EINVAL, NULL, NULL },
+	{ "/node/\xc3\xa9", -EINVAL, NULL, NULL }, /* raw non-ASCII: must be escaped */
+	{ "/x#frag", -EINVAL, NULL, NULL },
+	{ "/a/b/c/d/e/f/g/h/i", -EINVAL, NULL, NULL },
+	{ "/a/b/c/d/e/f/g/h", 0, "a|b|c|d|e|f|g|h", "" },
+	{ "/x?Page=1", -EINVAL, NULL, NULL },
+	{ "/x?=1", -EINVAL, NULL, NULL },
+	{ "/x?a=1&a=2", -EINVAL, NULL, NULL },
+	{ "/x?a=1&", -EINVAL, NULL, NULL },
+	{ "/x?a=1&&b=2", -EINVAL, NULL, NULL },
+	{ "/x?a=%0d%0a", -EINVAL, NULL, NULL },
+	{ "/x?a=%G1", -EINVAL, NULL, NULL },
+	{ "/x?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&i=9&j=10&k=11&l=12&m=13&n=14&o=15&p=16", 0,
+	  "x", "a=1|b=2|c=3|d=4|e=5|f=6|g=7|h=8|i=9|j=10|k=11|l=12|m=13|n=14|o=15|p=16" },
+	{ "/x?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&i=9&j=10&k=11&l=12&m=13&n=14&o=15&p=16&q=17",
+	  -EINVAL, NULL, NULL },
+};
+
+START_TEST(test_url_parse)
+{
+	struct mx_url u;
+	char err[128] = "", joined[2048];
+	int r = mx_url_parse(url_cases[_i].raw, &u, err, sizeof(err));
+
+	ck_assert_msg(r == url_cases[_i].ret, "'%s': got %d (%s), want %d", url_cases[_i].raw, r,
+		      err, url_cases[_i].ret);
+	if (r < 0) {
+		ck_assert_msg(*err, "'%s': no reason given", url_cases[_i].raw);
+		return;
+	}
+	joined[0] = '\0';
+	for (size_t i = 0; i < u.n_segs; i++) {
+		strcat(joined, i ? "|" : "");
+		strcat(joined, u.segs[i]);
+	}
+	ck_assert_str_eq(joined, url_cases[_i].segs);
+	joined[0] = '\0';
+	for (size_t i = 0; i < u.n_params; i++) {
+		strcat(joined, i ? "|" : "");
+		strcat(joined, u.keys[i]);
+		strcat(joined, "=");
+		strcat(joined, u.values[i]);
+		ck_assert_ptr_eq(mx_url_param(&u, u.keys[i]), u.values[i]);
+	}
+	ck_assert_str_eq(joined, url_cases[_i].params);
+	ck_assert_ptr_null(mx_url_param(&u, "not_there"));
+}
+END_TEST
+
+START_TEST(test_url_limits)
+{
+	char raw[MX_URL_MAX + 2], err[128];
+	struct mx_url u;
+
+	raw[0] = '/';
+	memset(raw + 1, 'a', MX_URL_MAX - 1);
+	raw[MX_URL_MAX] = '\0';
+	ck_assert_int_eq(mx_url_parse(raw, &u, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(u.segs[0]), MX_URL_MAX - 1);
+	raw[MX_URL_MAX] = 'a';
+	raw[MX_URL_MAX + 1] = '\0';
+	ck_assert_int_eq(mx_url_parse(raw, &u, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(mx_url_parse(NULL, &u, NULL, 0), -EINVAL);
+	/* worst case for the decoded store: every byte a one-character segment */
+	for (int i = 0; i < 16; i++)
+		raw[i] = i % 2 ? 'a' : '/';
+	raw[16] = '\0';
+	ck_assert_int_eq(mx_url_parse(raw, &u, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_url_encode_roundtrip)
+{
+	static const char *const names[] = {
+		"n1", "node-1.example.org", "a b", "<script>&\"'", "caf\xc3\xa9", "x/y", "100%",
+	};
+
+	for (size_t k = 0; k < MX_ARRAY_SIZE(names); k++) {
+		struct mx_buf b;
+		struct mx_url u;
+		char err[128], *s;
+		size_t len;
+
+		mx_buf_init(&b, 0);
+		mx_buf_puts(&b, "/node/");
+		mx_url_encode(&b, names[k]);
+		s = mx_buf_take(&b, &len);
+		ck_assert(!strpbrk(s + 6, "<>&\"' /%") || strchr(s + 6, '%'));
+		ck_assert(!strpbrk(s, "<>&\"' "));
+		ck_assert_int_eq(mx_url_parse(s, &u, err, sizeof(err)), strcmp(names[k], "x/y") ?
+				 0 : -EINVAL);
+		if (strcmp(names[k], "x/y"))
+			ck_assert_str_eq(u.segs[1], names[k]);
+		free(s);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* chart scaling                                                       */
+
+static const struct {
+	double min, max;
+	unsigned ticks;
+	double lo, hi, step;
+} axis_cases[] = {
+	{ 0, 100, 5, 0, 100, 20 },
+	{ 0, 97, 5, 0, 100, 20 },
+	{ 0, 1234, 5, 0, 1250, 250 },
+	{ 3, 7, 5, 3, 7, 1 },
+	{ 0, 1, 5, 0, 1, 0.2 },
+	{ 0, 0.03, 4, 0, 0.03, 0.01 },
+	{ -5, 5, 5, -5, 5, 2.5 },
+	{ -7, -7, 5, -12.5, 0, 2.5 },       /* flat negative */
+	{ 0, 0, 5, 0, 1, 0.2 },              /* flat zero: a unit range */
+	{ 50, 50, 5, 0, 80, 20 },            /* flat value: around it, from zero */
+	{ 100, 0, 5, 0, 100, 20 },           /* swapped */
+	{ 0, 2, 5, 0, 2, 0.5 },
+	{ 0, 1e6, 5, 0, 1e6, 2e5 },
+	{ NAN, 3, 5, 0, 1, 0.2 },
+	{ 0, INFINITY, 5, 0, 1, 0.2 },
+};
+
+START_TEST(test_nice_axis)
+{
+	struct mxq_chart_axis a;
+
+	ck_assert_int_eq(mxq_chart_nice_axis(axis_cases[_i].min, axis_cases[_i].max,
+					     axis_cases[_i].ticks, &a), 0);
+	ck_assert_msg(fabs(a.lo - axis_cases[_i].lo) < 1e-9 && fabs(a.hi - axis_cases[_i].hi) < 1e-9 &&
+		      fabs(a.step - axis_cases[_i].step) < 1e-9,
+		      "[%g, %g]/%u: got [%g, %g] step %g, want [%g, %g] step %g",
+		      axis_cases[_i].min, axis_cases[_i].max, axis_cases[_i].ticks, a.lo, a.hi, a.step,
+		      axis_cases[_i].lo, axis_cases[_i].hi, axis_cases[_i].step);
+	/* invariants: covers the input, at most TICKS intervals */
+	if (isfinite(axis_cases[_i].min) && isfinite(axis_cases[_i].max)) {
+		ck_assert(a.lo <= fmin(axis_cases[_i].min, axis_cases[_i].max) + 1e-9);
+		ck_assert(a.hi >= fmax(axis_cases[_i].min, axis_cases[_i].max) - 1e-9);
+	}
+	ck_assert((a.hi - a.lo) / a.step <= axis_cases[_i].ticks + 1e-9);
+}
+END_TEST
+
+static const struct {
+	double t0, t1;
+	unsigned ticks;
+	double step, lo;
+} time_cases[] = {
+	{ 0, 3600, 8, 600, 0 },               /* 1 h: 10 min */
+	{ 100, 3700, 8, 600, 600 },           /* the first tick on a multiple */
+	{ 0, 6 * 3600, 8, 3600, 0 },          /* 6 h: hourly */
+	{ 0, 86400, 8, 10800, 0 },            /* 1 d: 3 h */
+	{ 0, 7 * 86400, 8, 86400, 0 },        /* 7 d: daily */
+	{ 0, 30 * 86400, 8, 7 * 86400, 0 },   /* 30 d: weekly */
+	{ 0, 300, 8, 60, 0 },
+	{ 0, 200 * 86400, 8, 28 * 86400, 0 }, /* beyond the table: doubled */
+};
+
+START_TEST(test_time_axis)
+{
+	struct mxq_chart_axis a;
+
+	ck_assert_int_eq(mxq_chart_time_axis(time_cases[_i].t0, time_cases[_i].t1,
+					     time_cases[_i].ticks, &a), 0);
+	ck_assert_msg(a.step == time_cases[_i].step && a.lo == time_cases[_i].lo,
+		      "[%g, %g]: got step %g lo %g", time_cases[_i].t0, time_cases[_i].t1, a.step,
+		      a.lo);
+	ck_assert(a.hi == time_cases[_i].t1);
+	ck_assert(a.lo >= time_cases[_i].t0);
+}
+END_TEST
+
+START_TEST(test_scale_and_errors)
+{
+	struct mxq_chart_axis a;
+
+	ck_assert(mxq_chart_scale(0, 0, 100, 10, 110) == 10);
+	ck_assert(mxq_chart_scale(100, 0, 100, 10, 110) == 110);
+	ck_assert(mxq_chart_scale(25, 0, 100, 10, 110) == 35);
+	ck_assert(mxq_chart_scale(25, 0, 100, 200, 0) == 150);     /* y axis points up */
+	ck_assert(mxq_chart_scale(-50, 0, 100, 10, 110) == 10);    /* clamped */
+	ck_assert(mxq_chart_scale(500, 0, 100, 10, 110) == 110);
+	ck_assert(mxq_chart_scale(5, 5, 5, 0, 100) == 50);         /* empty range: middle */
+	ck_assert(mxq_chart_scale(NAN, 0, 1, 0, 100) == 50);
+	ck_assert_int_eq(mxq_chart_nice_axis(0, 1, 1, &a), -EINVAL);
+	ck_assert_int_eq(mxq_chart_time_axis(10, 10, 8, &a), -EINVAL);
+	ck_assert_int_eq(mxq_chart_time_axis(0, 10, 1, &a), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_chart_svg)
+{
+	static const double t[] = { 0, 1800, 3600 }, v[] = { 10, 50, 30 };
+	struct mxq_chart c = { .id = "c1", .title = "<b>watts</b>", .unit = "W&Co", .t0 = 0,
+			       .t1 = 3600, .width = 400, .height = 200 };
+	struct mxq_chart_series s = { .label = "<i>", .t = t, .v = v, .n = 3 };
+	struct mx_buf b;
+	size_t len;
+	char *out;
+
+	mx_buf_init(&b, 0);
+	mxq_chart_svg(&b, &c, &s, 1);
+	out = mx_buf_take(&b, &len);
+	ck_assert(!strncmp(out, "<svg class=\"chart\" id=\"c1\"", 26));
+	ck_assert(strstr(out, "&lt;b&gt;watts&lt;/b&gt;"));
+	ck_assert(strstr(out, "W&amp;Co"));
+	ck_assert(strstr(out, "&lt;i&gt;"));
+	ck_assert(!strstr(out, "<b>") && !strstr(out, "<i>"));
+	ck_assert(strstr(out, "<path class=\"series s0\" d=\"M"));
+	ck_assert(!strcmp(out + len - 6, "</svg>"));
+	free(out);
+
+	/* the peak maps to the top of the plot: v 50 on an axis [0, 50] */
+	mx_buf_init(&b, 0);
+	mxq_chart_svg(&b, &c, &s, 1);
+	out = mx_buf_take(&b, &len);
+	ck_assert_msg(strstr(out, " L") && strstr(out, "L"), "%s", out);
+	free(out);
+
+	s.n = 0;
+	mx_buf_init(&b, 0);
+	mxq_chart_svg(&b, &c, &s, 1);
+	out = mx_buf_take(&b, &len);
+	ck_assert(strstr(out, "no data in this window"));
+	ck_assert(!strstr(out, "<path"));
+	free(out);
+}
+END_TEST
+
+static Suite *web_suite(void)
+{
+	Suite *s = suite_create("web");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_loop_test(tc, test_escape, 0, MX_ARRAY_SIZE(escape_cases));
+	tcase_add_test(tc, test_escape_null_and_buffer);
+	tcase_add_loop_test(tc, test_url_parse, 0, MX_ARRAY_SIZE(url_cases));
+	tcase_add_test(tc, test_url_limits);
+	tcase_add_test(tc, test_url_encode_roundtrip);
+	tcase_add_loop_test(tc, test_nice_axis, 0, MX_ARRAY_SIZE(axis_cases));
+	tcase_add_loop_test(tc, test_time_axis, 0, MX_ARRAY_SIZE(time_cases));
+	tcase_add_test(tc, test_scale_and_errors);
+	tcase_add_test(tc, test_chart_svg);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(web_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
