@@ -69,9 +69,10 @@ BENCH_SRCS := $(wildcard bench_*.c)
 BENCHES    := $(BENCH_SRCS:.c=)
 FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
-SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql $(sort $(wildcard mysql/migrations/*.sql))
+SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql mysql/schema.expected $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install uninstall deb check-deb clean
+.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install uninstall \
+	deb check-deb clean schema-expected
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -99,6 +100,14 @@ parser.c parser.h: parser.y
 mxq_schema_sql.c: mysql/embed-sql.sh $(SQL_FILES)
 	sh mysql/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
 
+# mysql/schema.expected from a new database on a private MariaDB: run after
+# changing anything in mysql/ (keeps the comment lines at its top)
+schema-expected: mxqadmin
+	sh tests/lib/mariadb.sh run sh -c '{ grep "^#" mysql/schema.expected; \
+		./mxqadmin -M "$$MXQ_MYSQL_DEFAULT_FILE" db schema; } > mysql/schema.expected.tmp' && \
+		mv mysql/schema.expected.tmp mysql/schema.expected
+	$(MAKE) all
+
 libmxq.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
@@ -107,6 +116,8 @@ define prog_rule
 $(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
 	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
+# mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
+mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o mxqd_power_retry.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c libmxq.a

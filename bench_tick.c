@@ -5,10 +5,11 @@
  * million queued jobs); without MXQ_BENCH_DB it says so and exits 0, so
  * `make bench` can build and run every bench_* program alike.
  *
- * Figures: the bare snapshot SELECTs (the three queries the leader sends,
- * results fetched and discarded), the snapshot read into policy structures,
- * and the whole tick (snapshot + decide()), each as the median of several
- * runs; the tick is also given as a ratio to the bare SELECTs.
+ * Figures: the bare snapshot SELECTs (the queries the leader sends for its
+ * snapshot and the per-host transport settings, results fetched and
+ * discarded), the snapshot read into policy structures, and the whole tick
+ * (snapshot + settings + decide()), each as the median of several runs;
+ * the tick is also given as a ratio to the bare SELECTs.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -17,6 +18,8 @@
 
 #include "mx_db.h"
 #include "mx_util.h"
+#include "mxq_daemon.h"
+#include "mxq_group.h"
 #include "mxq_power_db.h"
 #include "mxq_power_policy.h"
 
@@ -43,16 +46,14 @@ static double median(double *v, int n)
 
 /* The leader's queries, as sent by mxq_power_db_snapshot_read(). */
 static const char *const bare_queries[] = {
-	"SELECT p.*, d.* FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	" (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)",
+	"SELECT p.*, d.* FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname"),
 	"SELECT j.host_hostname, j.date_start, j.host_slots, g.job_memory, g.job_gpu"
 	" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 	" WHERE j.job_status IN (100,150,200,250,300,350,399,989)",
-	"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags, prerequisites,"
-	" group_whitelist, group_blacklist, job_max_per_node, SUM(group_jobs_inq), MIN(group_id)"
+	"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node, SUM(group_jobs_inq), MIN(group_id)"
 	" FROM mxq_group WHERE group_status = 0 AND group_jobs_inq > 0"
-	" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-	" prerequisites, group_whitelist, group_blacklist, job_max_per_node",
+	" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node",
+	"SELECT hostname, ipmi_workarounds, ssh_address FROM mxq_power ORDER BY hostname",
 };
 
 int main(void)
@@ -80,6 +81,8 @@ int main(void)
 
 	for (int i = 0; i < RUNS; i++) {
 		struct mxq_power_db_snapshot *s = NULL;
+		struct mxq_power_transport_extra *x = NULL;
+		size_t n_x = 0;
 		struct mxq_power_plan plan;
 		double t0 = now_ms(), t1, t2, t3;
 
@@ -96,6 +99,10 @@ int main(void)
 			fprintf(stderr, "bench_tick: snapshot: %s\n", mx_db_error(db));
 			return 1;
 		}
+		if (mxq_power_db_transport_extras(db, &x, &n_x) < 0) {
+			fprintf(stderr, "bench_tick: settings: %s\n", mx_db_error(db));
+			return 1;
+		}
 		t2 = now_ms();
 		if (mxq_power_decide(&s->snap, s->now, &cfg, &state, &plan) < 0) {
 			fprintf(stderr, "bench_tick: decide failed\n");
@@ -104,6 +111,7 @@ int main(void)
 		t3 = now_ms();
 		mxq_power_plan_free(&plan);
 		mxq_power_db_snapshot_free(s);
+		mxq_power_db_transport_extras_free(x, n_x);
 		bare[i] = t1 - t0;
 		snap[i] = t2 - t1;
 		tick[i] = t3 - t1;

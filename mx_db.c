@@ -54,6 +54,8 @@ struct mx_db {
 	bool in_txn;
 	bool txn_aborted;          /* rolled back by the server inside in_txn */
 	uint64_t insert_id;
+	bool budgeted;             /* mx_db_set_script_budget() was called */
+	unsigned long budget;      /* script statements left to run */
 	struct mx_db_stats stats;
 	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
@@ -359,7 +361,9 @@ static int do_connect(struct mx_db *db)
 	db->connected = false;
 	db->in_txn = db->txn_aborted = false;
 
-	if (access(db->defaults_file, R_OK) < 0) {
+	/* effective ids, as the client library will read it (access() would
+	 * ask with the real ones: wrong for the set-id tools) */
+	if (eaccess(db->defaults_file, R_OK) < 0) {
 		r = -errno;
 		snprintf(db->error, sizeof(db->error), "cannot read MySQL defaults file %s: %s",
 			 db->defaults_file, strerror(errno));
@@ -412,6 +416,16 @@ int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 	}
 	*ret_db = db;
 	return 0;
+}
+
+void mx_db_forget_credentials(struct mx_db *db)
+{
+	if (!db || !db->mysql)
+		return;
+	if (db->mysql->passwd)
+		explicit_bzero(db->mysql->passwd, strlen(db->mysql->passwd));
+	if (db->mysql->options.password)
+		explicit_bzero(db->mysql->options.password, strlen(db->mysql->options.password));
 }
 
 void mx_db_close(struct mx_db *db)
@@ -964,11 +978,24 @@ int mx_db_rollback(struct mx_db *db)
 	return simple(db, "ROLLBACK");
 }
 
+void mx_db_set_script_budget(struct mx_db *db, unsigned long statements)
+{
+	db->budgeted = true;
+	db->budget = statements;
+}
+
 /* Run one script statement as plain text (DDL, triggers) and drain results. */
 static int run_script_statement(struct mx_db *db, const char *sql, size_t len)
 {
 	int r;
 
+	if (db->budgeted) {
+		if (db->budget == 0) {
+			snprintf(db->error, sizeof(db->error), "statement budget used up");
+			return -ECANCELED;
+		}
+		db->budget--;
+	}
 	if (mysql_real_query(db->mysql, sql, len) != 0)
 		return map_error(db, mysql_errno(db->mysql), mysql_error(db->mysql));
 	do {

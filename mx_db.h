@@ -66,6 +66,14 @@ int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 void mx_db_close(struct mx_db *db);
 /* Last error text (never NULL). */
 const char *mx_db_error(const struct mx_db *db);
+/*
+ * In a forked child that never talks to the database (mxqd's job reaper,
+ * callback supervisor): wipe the client library's copies of the password
+ * in this process's memory. The connection is not closed (that would end
+ * the parent's session on the shared socket); the handle must not be used
+ * afterwards. NULL is fine.
+ */
+void mx_db_forget_credentials(struct mx_db *db);
 /* Reconnect if the connection was lost. 0 or negative errno. */
 int mx_db_ensure(struct mx_db *db);
 /* The server of the current connection, for log lines (never NULL). */
@@ -145,5 +153,13 @@ int mx_db_rollback(struct mx_db *db);
  */
 int mx_db_exec_script(struct mx_db *db, const char *script,
 		      char *errbuf, size_t errlen);
+
+/*
+ * Fault injection for tests of interrupted schema upgrades: from now on
+ * mx_db_exec_script() runs at most STATEMENTS more statements on DB in
+ * total and then fails with -ECANCELED ("statement budget used up")
+ * before running the next one. Without a call there is no limit.
+ */
+void mx_db_set_script_budget(struct mx_db *db, unsigned long statements);
 
 #endif

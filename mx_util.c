@@ -18,6 +18,7 @@
  */
 #include "mx_util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -884,4 +885,172 @@ pid_t mx_fork_with_pipe(int *ret_fd)
 		*ret_fd = fds[0];
 	}
 	return pid;
+}
+
+/* ------------------------------------------------------------------ */
+/* host names                                                          */
+
+int mx_hostname_check(const char *name, char *err, size_t errlen)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (len == 0 || len > MX_HOSTNAME_MAX) {
+		snprintf(err, errlen, "host name '%.80s' must have 1 to %d characters",
+			 name ? name : "", MX_HOSTNAME_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool first = i == 0 || name[i - 1] == '.';
+
+		if (alnum || (!first && (c == '-' || c == '_')) || (c == '.' && !first && i + 1 < len))
+			continue;
+		snprintf(err, errlen, "'%.*s%s' is not a host name: letters, digits, '-' and '_' "
+			 "in labels that start with a letter or digit, separated by single dots",
+			 (int)(len > 64 ? 64 : len), name, len > 64 ? "..." : "");
+		/* the name itself may carry control characters: never print them raw */
+		for (char *p = err; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* terminal escaping                                                   */
+
+/* Length of the UTF-8 sequence at S (N bytes there): its length when it
+ * is complete and valid, 0 when it is a valid but incomplete start, -1
+ * when it is invalid. */
+static int utf8_seq_len(const unsigned char *s, size_t n)
+{
+	int len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return -1;
+	for (int i = 1; i < len; i++) {
+		if ((size_t)i >= n)
+			return 0;
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	return len;
+}
+
+size_t mx_term_escape(const char *in, size_t n, bool keep_lines, bool final, char *out,
+		      size_t *ret_used)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+		int len = utf8_seq_len(s + i, n - i);
+		bool c1 = len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0;   /* U+0080..U+009F */
+
+		if (len == 0 && !final)
+			break;                  /* the rest comes with the next call */
+		if (len == 1 && ((s[i] >= 0x20 && s[i] != 0x7f) ||
+				 (keep_lines && (s[i] == '\n' || s[i] == '\t')))) {
+			out[o++] = (char)s[i++];
+		} else if (len > 1 && !c1) {
+			memcpy(out + o, s + i, (size_t)len);
+			o += (size_t)len;
+			i += (size_t)len;
+		} else {
+			/* a control character, C1, or a byte that is not UTF-8 */
+			int k = len > 1 ? len : 1;
+			for (int j = 0; j < k; j++)
+				o += (size_t)sprintf(out + o, "\\x%02x", s[i++]);
+		}
+	}
+	out[o] = '\0';
+	if (ret_used)
+		*ret_used = i;
+	return o;
+}
+
+const char *mx_term_field(const char *s, char *buf, size_t len)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (!s)
+		return "";
+	if (n > (len - 1) / 4)
+		n = (len - 1) / 4;     /* worst case: every byte becomes \xNN */
+	mx_term_escape(s, n, false, true, buf, NULL);
+	return buf;
+}
+
+int mx_host_port_check(const char *value, char *err, size_t errlen)
+{
+	char host[300], v6[INET6_ADDRSTRLEN + 1];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *port = NULL, *colon;
+	uint32_t p;
+	size_t hl;
+
+	if (value[0] == '[') {                  /* [IPv6] or [IPv6]:PORT */
+		const char *end = strchr(value, ']');
+		hl = end ? (size_t)(end - value - 1) : 0;
+		if (!end || hl == 0 || hl >= sizeof(v6) || (end[1] && end[1] != ':')) {
+			snprintf(err, errlen, "'%.80s' is not [IPv6 address] or [IPv6 address]:PORT", value);
+			return -EINVAL;
+		}
+		memcpy(v6, value + 1, hl);
+		v6[hl] = '\0';
+		if (inet_pton(AF_INET6, v6, bin) != 1) {
+			snprintf(err, errlen, "'%s' is not an IPv6 address", v6);
+			return -EINVAL;
+		}
+		port = end[1] ? end + 2 : NULL;
+	} else if ((colon = strchr(value, ':')) && strchr(colon + 1, ':')) {
+		if (inet_pton(AF_INET6, value, bin) != 1) {  /* bare IPv6, no port */
+			snprintf(err, errlen, "'%.80s' is not an IPv6 address (with a port: [ADDRESS]:PORT)",
+				 value);
+			return -EINVAL;
+		}
+	} else {
+		hl = colon ? (size_t)(colon - value) : strlen(value);
+		if (hl >= sizeof(host)) {
+			snprintf(err, errlen, "host name too long");
+			return -EINVAL;
+		}
+		memcpy(host, value, hl);
+		host[hl] = '\0';
+		/* an IPv4 address passes the host-name rule too */
+		if (mx_hostname_check(host, err, errlen) < 0)
+			return -EINVAL;
+		port = colon ? colon + 1 : NULL;
+	}
+	if (port && (mx_strtou32(port, &p) < 0 || p == 0 || p > 65535)) {
+		snprintf(err, errlen, "port '%.20s' is not a number from 1 to 65535", port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mx_ipv4_check(const char *value, char *err, size_t errlen)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, value, &a) != 1) {
+		snprintf(err, errlen, "'%.80s' is not an IPv4 address like 10.1.255.255", value);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -64,6 +64,35 @@ char *mx_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "node1.example.org" -> "node1" into buf (truncated to len). */
 void mx_short_hostname(const char *hostname, char *buf, size_t len);
 
+/*
+ * The host-name rule of mxqd --hostname, applied to every host name read
+ * from the database before it is handed to a transport: 1 to
+ * MX_HOSTNAME_MAX characters, labels of letters, digits, '-' and '_' that
+ * start with a letter or digit, separated by single dots (so never an
+ * option, a path or shell syntax). 0, or -EINVAL with one line in err.
+ */
+#define MX_HOSTNAME_MAX 64
+int mx_hostname_check(const char *name, char *err, size_t errlen);
+/* HOST[:PORT] with HOST a host name (rule above) or IPv4 address,
+ * [IPv6][:PORT], or a bare IPv6 address; PORT 1..65535. 0 or -EINVAL. */
+int mx_host_port_check(const char *value, char *err, size_t errlen);
+/* An IPv4 address in dotted form. 0 or -EINVAL. */
+int mx_ipv4_check(const char *value, char *err, size_t errlen);
+
+/*
+ * Terminal safety of text from the database (names, reasons, commands):
+ * control characters (C0, DEL, C1) and bytes that are not UTF-8 become
+ * "\xNN"; valid UTF-8 text passes. KEEP_LINES lets '\n' and '\t' through
+ * (for whole output streams). Unless FINAL, an incomplete UTF-8 sequence at
+ * the end is left for the next call (*ret_used says how much was taken).
+ * OUT must hold 4 * N + 1 bytes. Returns the length written to OUT.
+ */
+size_t mx_term_escape(const char *in, size_t n, bool keep_lines, bool final, char *out,
+		      size_t *ret_used);
+/* One field for a table: S escaped (newlines too) into BUF (truncated to
+ * what fits); returns BUF, or "" for NULL. */
+const char *mx_term_field(const char *s, char *buf, size_t len);
+
 /* First line of a file (without newline) into buf. 0 or negative errno. */
 int mx_read_first_line(const char *path, char *buf, size_t len);
 

@@ -28,8 +28,21 @@ struct mx_db;
  */
 int mxq_client_connect(struct mx_db **ret_db, const char *defaults_file, const char *group);
 
+/* The same for tools that use the newest columns (mxqsub, mxqdump): also refuses,
+ * with one line, a database older than this build's schema. */
+int mxq_client_connect_current(struct mx_db **ret_db, const char *defaults_file,
+			       const char *group);
+
 /* A positive id (group, job) given as --OPTION; complains and returns
  * -EINVAL for anything else. RET may be NULL to only check. */
 int mxq_parse_id(const char *option, const char *arg, uint64_t *ret);
+
+/*
+ * Route stdout through a filter that escapes control characters (except
+ * newline and tab) and non-UTF-8 bytes, so text from the database cannot
+ * drive the terminal. For table output only: JSON is written unfiltered
+ * (jansson escapes it exactly). 0 or negative errno (stdout unchanged).
+ */
+int mxq_client_escape_stdout(void);
 
 #endif

@@ -15,43 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The whole of PATH, NUL-terminated, at most MXQ_POWER_CONFIG_MAX_BYTES. */
-static int read_text(const char *path, char **ret_text)
-{
-	struct stat st;
-	char *text;
-	ssize_t n;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (!S_ISREG(st.st_mode))
-		r = -EINVAL;
-	else if (st.st_size > MXQ_POWER_CONFIG_MAX_BYTES)
-		r = -EFBIG;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, (size_t)st.st_size);
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0) {
-		free(text);
-		return r;
-	}
-	text[n] = '\0';
-	*ret_text = text;
-	return 0;
-}
+#include "mx_safefs.h"
 
 int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 			  const char **ret_source, char *errbuf, size_t errlen)
@@ -65,17 +29,16 @@ int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 	mxq_power_config_defaults(cfg);
 	if (ret_source)
 		*ret_source = NULL;
-	r = read_text(file, &text);
-	if (r == -ENOENT && !path)
+	/* regular files only, size-limited, no NUL bytes (mx_safefs) */
+	r = mx_read_config_file(file, MXQ_POWER_CONFIG_MAX_BYTES, false, &text, NULL, NULL,
+				errbuf, errlen);
+	if (r == -ENOENT && !path) {
+		if (errlen)
+			errbuf[0] = '\0';
 		return 0;	/* no file: the documented defaults */
-	if (r < 0) {
-		if (r == -EFBIG || r == -EINVAL)
-			snprintf(errbuf, errlen, "%s: %s", file, r == -EFBIG ?
-				 "larger than 1 MiB, not a power.conf" : "not a regular file");
-		else
-			snprintf(errbuf, errlen, "cannot read %s: %s", file, strerror(-r));
-		return r;
 	}
+	if (r < 0)
+		return r;
 	r = mxq_power_config_parse(cfg, text, file, errbuf, errlen);
 	free(text);
 	if (r < 0) {

@@ -21,6 +21,9 @@
 #include <string.h>
 
 #include "mx_util.h"
+#include "mxq_daemon.h"
+#include "mxq_group.h"
+#include "mxq_power_policy.h"
 #include "mxq_redfish.h"
 #include "mxq_status.h"
 
@@ -193,8 +196,10 @@ enum {
 	NC_CYCLES_TODAY, NC_LAST_BOOT_OK, NC_TRANSPORT_ON, NC_TRANSPORT_OFF, NC_BMC, NC_MAC,
 	NC_BCAST, NC_REASON, NC_EXPLANATION, NC_ADMIN_REQ, NC_ADMIN_REQ_REASON, NC_ACK,
 	NC_WATTS, NC_WRITER_EPOCH,
-	NC_D_ID, NC_D_STATUS, NC_D_TAGS, NC_D_PREREQ, NC_D_SLOTS, NC_D_MEMORY, NC_D_MAXTIME,
-	NC_D_GPUS, NC_D_TMPDIR, NC_D_MTIME, NC_D_START,
+	NC_D_ID, NC_D_STATUS,
+	NC_D_CAPS,              /* MXQ_DAEMON_CAPS_COLUMNS start here */
+	NC_D_SLOTS = NC_D_CAPS + 2,
+	NC_D_MTIME = NC_D_CAPS + MXQ_DAEMON_CAPS_NCOLS, NC_D_START,
 };
 
 static const char *node_sql =
@@ -211,11 +216,9 @@ static const char *node_sql =
 	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
 	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"
 	" p.current_watts, p.writer_epoch,"
-	" d.daemon_id, d.status, d.tags, d.prerequisites, d.daemon_slots, d.daemon_memory,"
-	" d.daemon_maxtime, d.daemon_gpus_max, d.daemon_tmpdir_total_bytes,"
+	" d.daemon_id, d.status, " MXQ_DAEMON_CAPS_COLUMNS ","
 	" UNIX_TIMESTAMP(d.mtime), UNIX_TIMESTAMP(d.daemon_start)"
-	" FROM mxq_power p LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	"  (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = p.hostname)"
+	" FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname")
 	" ORDER BY p.hostname";
 
 static char *dup_col(struct mx_db_result *res, unsigned col)
@@ -289,11 +292,8 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 			h->daemon_status = (int)mx_db_i64(res, NC_D_STATUS);
 			h->daemon_mtime = (int64_t)mx_db_double(res, NC_D_MTIME);
 			h->slots_total = (uint32_t)mx_db_u64(res, NC_D_SLOTS);
-			r = mxq_server_caps_init(&s->caps[i - 1], h->hostname, mx_db_str(res, NC_D_TAGS),
-						 mx_db_str(res, NC_D_PREREQ), h->slots_total,
-						 mx_db_u64(res, NC_D_MEMORY), mx_db_u64(res, NC_D_MAXTIME),
-						 (uint32_t)mx_db_u64(res, NC_D_GPUS),
-						 mx_db_u64(res, NC_D_TMPDIR) >> 20, err, sizeof(err));
+			r = mxq_daemon_caps_from_row(&s->caps[i - 1], h->hostname, res, NC_D_CAPS,
+						     err, sizeof(err));
 			if (r == -ENOMEM) {
 				mx_db_result_free(res);
 				return r;
@@ -303,13 +303,20 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		alive = h->has_daemon && h->daemon_status != MXQ_DAEMON_STATUS_EXITED &&
 			h->daemon_status != MXQ_DAEMON_STATUS_CRASHED &&
 			s->now - h->daemon_mtime <= hb_timeout;
-		/* up: a live mxqd; a boot counts only when mxqd registered after
-		 * the wake (an mxqd that never went away did not boot) */
-		n->seen_up = alive && (n->state != MXQ_POWER_POWERING_ON ||
+		/* up: a live mxqd; a boot, or a node recorded OFF coming back,
+		 * counts only when mxqd registered after the state began (an mxqd
+		 * that never went away did not boot, and a dying one whose last
+		 * heartbeat is still young must not flip an OFF row back to ON) */
+		n->seen_up = alive && ((n->state != MXQ_POWER_POWERING_ON && n->state != MXQ_POWER_OFF) ||
 				       (!mx_db_is_null(res, NC_SEEN_AT) &&
 					mx_db_double(res, NC_SEEN_AT) >= mx_db_double(res, NC_SINCE)));
 		/* down: no live mxqd; the leader may refine this with the transport */
 		n->seen_down = !alive;
+		n->daemon_gone = !alive;
+		n->admin_request = h->admin_request[0] != '\0';
+		n->admin_wake = strcmp(h->admin_request, "ON") == 0;
+		n->admin_reason = h->admin_request_reason;
+		n->drain_busy_ack = h->node_ack[0] != '\0' && !n->drain_acked;
 	}
 	mx_db_result_free(res);
 	return 0;
@@ -323,7 +330,7 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 
 	rows = mx_db_query(db, &res,
 		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
-		" g.job_memory, g.job_gpu, g.job_tmpdir_size * 1024"
+		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size")
 		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 		" WHERE j.job_status IN (" ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
 	if (rows < 0)
@@ -384,12 +391,10 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	/* One row per requirement signature; the group counters are kept by
 	 * triggers, so this never reads job rows. */
 	rows = mx_db_query(db, &res,
-		"SELECT job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		" prerequisites, group_whitelist, group_blacklist, job_max_per_node,"
+		"SELECT " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node,"
 		" SUM(group_jobs_inq), MIN(group_id), COUNT(*), MIN(user_name), MAX(group_priority)"
 		" FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0"
-		" GROUP BY job_threads, job_memory, job_time, job_gpu, job_tmpdir_size, tags,"
-		"  prerequisites, group_whitelist, group_blacklist, job_max_per_node"
+		" GROUP BY " MXQ_GROUP_REQS_COLUMNS ", job_max_per_node"
 		" ORDER BY MAX(group_priority) DESC, MIN(group_id)",
 		"i", MXQ_GROUP_STATUS_OK);
 	if (rows < 0)
@@ -404,11 +409,7 @@ static int read_demand(struct mx_db *db, struct mxq_power_db_snapshot *s)
 	}
 	while (mx_db_next(res)) {
 		uint64_t groups = mx_db_u64(res, 12);
-		int r = mxq_group_reqs_init(&s->reqs[i], mx_db_str(res, 5), mx_db_str(res, 6),
-					    mx_db_str(res, 7), mx_db_str(res, 8),
-					    (uint32_t)mx_db_u64(res, 0), mx_db_u64(res, 1),
-					    mx_db_u64(res, 2), (uint32_t)mx_db_u64(res, 3),
-					    mx_db_u64(res, 4) * 1024);
+		int r = mxq_group_reqs_from_row(&s->reqs[i], res, 0);
 		if (r < 0) {
 			mx_db_result_free(res);
 			return r;
@@ -471,20 +472,6 @@ int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
 
 /* --------------------------------------------------------------- writes */
 
-/* The desired state that goes with a state: OFF closes the job claim. */
-static const char *desired_for(enum mxq_power_node_state to)
-{
-	switch (to) {
-	case MXQ_POWER_DRAINING:
-	case MXQ_POWER_POWERING_OFF:
-	case MXQ_POWER_OFF:
-	case MXQ_POWER_FAILED:   /* a node that failed to power off may die any moment */
-		return "OFF";
-	default:
-		return "ON";
-	}
-}
-
 static int insert_event(struct mx_db *db, const char *hostname, const char *from, const char *to,
 			const char *reason, uint64_t epoch, const char *actor)
 {
@@ -493,6 +480,23 @@ static int insert_event(struct mx_db *db, const char *hostname, const char *from
 		" VALUES (?, ?, ?, LEFT(?, 1000), ?, ?)",
 		"ssssUs", hostname, from, to, reason ? reason : "", epoch, actor);
 	return n < 0 ? (int)n : 0;
+}
+
+/* The fence of every leader transaction: write the leader row first and
+ * hold it until commit: a takeover, which updates it, waits for this
+ * transaction (one server) or conflicts with it at certification
+ * (Galera), so nothing of ours lands after it. 1 inside the fence, 0
+ * fenced off (also past the local deadline: retries must not outlast the
+ * lease), negative errno. */
+static int enter_fence(struct mx_db *db, const struct mxq_power_lease *lease)
+{
+	int64_t n;
+
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	n = mx_db_exec(db, "UPDATE mxq_power_leader l SET" FENCE_TOUCH " WHERE" FENCE,
+		       "Us", lease->epoch, lease->holder);
+	return n < 0 ? (int)n : n > 0;
 }
 
 struct transition_tx {
@@ -512,14 +516,7 @@ static int transition_body(struct mx_db *db, void *ctx)
 	const char *reason = t->reason ? t->reason : "";
 	int64_t n;
 
-	if (!mxq_power_lease_valid(lease))
-		return 0;  /* retries must not outlast the lease */
-	/* write the leader row first and hold it until commit: a takeover,
-	 * which updates it, waits for this transaction (one server) or
-	 * conflicts with it at certification (Galera), so nothing of ours
-	 * lands after it */
-	n = mx_db_exec(db, "UPDATE mxq_power_leader l SET" FENCE_TOUCH " WHERE" FENCE,
-		       "Us", lease->epoch, lease->holder);
+	n = enter_fence(db, lease);
 	if (n <= 0)
 		return (int)n; /* 0: fenced off */
 	n = mx_db_exec(db,
@@ -544,11 +541,100 @@ static int transition_body(struct mx_db *db, void *ctx)
 			" WHERE hostname = ?", "ss", reason, t->hostname);
 	else if (t->to == MXQ_POWER_ON && t->from == MXQ_POWER_POWERING_ON)
 		n = mx_db_exec(db,
-			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3)"
-			" WHERE hostname = ?", "s", t->hostname);
+			"UPDATE mxq_power SET boot_count = boot_count + 1, last_boot_ok_at = NOW(3),"
+			" failure_count = 0 WHERE hostname = ?", "s", t->hostname);
+	else if (t->to == MXQ_POWER_OFF && t->from == MXQ_POWER_POWERING_OFF)
+		/* a transition that worked ends the FAILED backoff streak */
+		n = mx_db_exec(db, "UPDATE mxq_power SET failure_count = 0 WHERE hostname = ?",
+			       "s", t->hostname);
 	if (n >= 0)
 		n = insert_event(db, t->hostname, t->from_s, t->to_s, reason, lease->epoch, "leader");
 	return n < 0 ? (int)n : 1;
+}
+
+struct note_tx {
+	const struct mxq_power_lease *lease;
+	const char *hostname, *state_s, *reason;
+	uint64_t jobs;           /* resolve_jobs: how many */
+};
+
+static int note_body(struct mx_db *db, void *ctx)
+{
+	struct note_tx *t = ctx;
+	uint64_t one;
+	int r = enter_fence(db, t->lease);
+
+	if (r <= 0)
+		return r;
+	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power WHERE hostname = ? AND state = ?"
+			    " LOCK IN SHARE MODE", "ss", t->hostname, t->state_s);
+	if (r == -ENOENT)
+		return 0;  /* moved on meanwhile */
+	if (r >= 0)
+		r = insert_event(db, t->hostname, t->state_s, t->state_s, t->reason, t->lease->epoch,
+				 "leader");
+	return r < 0 ? r : 1;
+}
+
+int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, const char *hostname,
+		      enum mxq_power_node_state state, const char *reason)
+{
+	struct note_tx t = {
+		.lease = lease, .hostname = hostname, .state_s = mxq_power_state_to_string(state),
+		.reason = reason ? reason : "",
+	};
+
+	if (!t.state_s)
+		return -EINVAL;
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	return mx_db_transaction(db, note_body, &t);
+}
+
+static int resolve_body(struct mx_db *db, void *ctx)
+{
+	struct note_tx *t = ctx;
+	char text[1200];
+	int64_t n;
+	int r = enter_fence(db, t->lease);
+
+	t->jobs = 0;
+	if (r <= 0)
+		return r;
+	/* the triggers move the group counters from running to unknown */
+	n = mx_db_exec(db,
+		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+		" WHERE host_hostname = ? AND job_status IN (" ACTIVE_STATUSES ")",
+		"is", MXQ_JOB_STATUS_UNKNOWN, t->hostname);
+	if (n <= 0)
+		return n < 0 ? (int)n : 1;
+	snprintf(text, sizeof(text), "%s (%" PRId64 " job%s)", t->reason, n, n == 1 ? "" : "s");
+	r = insert_event(db, t->hostname, t->state_s, t->state_s, text, t->lease->epoch, "leader");
+	if (r < 0)
+		return r;
+	t->jobs = (uint64_t)n;
+	return 1;
+}
+
+int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const char *hostname, enum mxq_power_node_state state,
+			      const char *reason, uint64_t *ret_jobs)
+{
+	struct note_tx t = {
+		.lease = lease, .hostname = hostname, .state_s = mxq_power_state_to_string(state),
+		.reason = reason ? reason : "",
+	};
+	int r;
+
+	*ret_jobs = 0;
+	if (!t.state_s)
+		return -EINVAL;
+	if (!mxq_power_lease_valid(lease))
+		return 0;
+	r = mx_db_transaction(db, resolve_body, &t);
+	if (r > 0)
+		*ret_jobs = t.jobs;
+	return r;
 }
 
 int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
@@ -558,13 +644,11 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 	struct transition_tx t = {
 		.lease = lease, .hostname = hostname, .reason = reason, .from = from, .to = to,
 		.from_s = mxq_power_state_to_string(from), .to_s = mxq_power_state_to_string(to),
-		.desired = desired_for(to),
+		.desired = mxq_power_state_desired_off(from, to) ? "OFF" : "ON",
 	};
 
 	if (!t.from_s || !t.to_s)
 		return -EINVAL;
-	if (to == MXQ_POWER_FAILED && from == MXQ_POWER_POWERING_ON)
-		t.desired = "ON";  /* a boot failed: nothing to keep closed */
 	if (!mxq_power_lease_valid(lease))
 		return 0;
 	return mx_db_transaction(db, transition_body, &t);
@@ -651,9 +735,10 @@ int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
 		n = mx_db_exec(db,
 			"UPDATE mxq_power SET state = 'ON', state_since = NOW(3), desired_state = 'ON',"
 			" reason = ?, node_seen_at = NOW(3),"
-			" boot_count = boot_count + ?, last_boot_ok_at = IF(?, NOW(3), last_boot_ok_at)"
+			" boot_count = boot_count + ?, last_boot_ok_at = IF(?, NOW(3), last_boot_ok_at),"
+			" failure_count = IF(?, 0, failure_count)"  /* a boot worked: no backoff */
 			" WHERE hostname = ?",
-			"siis", reason, booted ? 1 : 0, booted ? 1 : 0, hostname);
+			"siiis", reason, booted ? 1 : 0, booted ? 1 : 0, booted ? 1 : 0, hostname);
 		if (n >= 0)
 			n = insert_event(db, hostname, from, "ON", reason, 0, "node");
 	} else {
@@ -897,6 +982,7 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 {
 	static const char *const ons[] = { "exec", "ipmi", "redfish", "wol", NULL };
 	static const char *const offs[] = { "self", "exec", "ipmi", "redfish", "ssh", NULL };
+	char why[400];
 	size_t k;
 	int64_t rank;
 
@@ -923,6 +1009,19 @@ int mxq_power_db_set_check(const char *key, const char *value, char *errbuf, siz
 		return -EINVAL;
 	if (!strcmp(key, "mac") && value[0] && !valid_mac(value)) {
 		snprintf(errbuf, errlen, "mac: '%s' is not a MAC address like 00:11:22:33:44:55", value);
+		return -EINVAL;
+	}
+	if (value[0] && (!strcmp(key, "bmc") || !strcmp(key, "ssh")) &&
+	    mx_host_port_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "%s: %s", key, why);
+		return -EINVAL;
+	}
+	if (value[0] && !strcmp(key, "broadcast") && mx_ipv4_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "broadcast: %s", why);
+		return -EINVAL;
+	}
+	if (value[0] && !strcmp(key, "class") && mxq_power_class_name_check(value, why, sizeof(why)) < 0) {
+		snprintf(errbuf, errlen, "class: %s", why);
 		return -EINVAL;
 	}
 	if (!strcmp(key, "rank") && (mx_strtoi64(value, &rank) < 0 || rank < INT32_MIN ||

@@ -121,6 +121,23 @@ long mxq_power_db_snapshot_find(const struct mxq_power_db_snapshot *s, const cha
 int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *lease,
 			    const char *hostname, enum mxq_power_node_state from,
 			    enum mxq_power_node_state to, const char *reason);
+/*
+ * Leader: an event for an action on HOSTNAME that leaves it in STATE (hard
+ * off, ssh drain), fenced like a transition; only while the row is in
+ * STATE. 1 written, 0 fenced off or moved on, negative errno.
+ */
+int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, const char *hostname,
+		      enum mxq_power_node_state state, const char *reason);
+/*
+ * Leader: mark every job still active on HOSTNAME (in STATE, for the
+ * event) UNKNOWN (the group
+ * counters follow through the triggers) with an event naming REASON and
+ * the count, fenced. *ret_jobs: how many. 1 done (also for none), 0
+ * fenced off, negative errno.
+ */
+int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const char *hostname, enum mxq_power_node_state state,
+			      const char *reason, uint64_t *ret_jobs);
 /* Leader: store the per-node explanation of this tick (fenced, no event). */
 int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 			 const char *hostname, const char *explanation);

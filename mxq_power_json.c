@@ -10,6 +10,7 @@
 
 #include "mxq_power_db.h"
 #include "mxq_power_json.h"
+#include "mx_util.h"
 
 static const char *state_name(enum mxq_power_node_state state)
 {
@@ -39,6 +40,12 @@ json_t *mxq_power_node_json(const struct mxq_power_db_snapshot *s, size_t i)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "hostname", json_string(n->hostname));
+	{
+		/* the leader never actuates a row whose name breaks the --hostname rule */
+		char err[256];
+		json_object_set_new(o, "hostname_valid",
+				    json_boolean(mx_hostname_check(n->hostname, err, sizeof(err)) == 0));
+	}
 	json_object_set_new(o, "state", json_string(state_name(n->state)));
 	json_object_set_new(o, "state_since", json_integer(n->state_since));
 	json_object_set_new(o, "state_age_s", json_integer(s->now - n->state_since));

@@ -12,9 +12,18 @@
  *
  * How a tick is decided (mxq_power_decide):
  *   1. refill the rate-limit buckets, settle the boot-failure breaker;
- *   2. per node: registrations, acknowledgements and deadlines
- *      (MARK_ON, MARK_OFF, MARK_FAILED, CANCEL_DRAIN for a draining node
- *      that got work, POWER_OFF for admin-off drains);
+ *   2. per node: registrations, acknowledgements, deadlines and what the
+ *      leader learnt from its transports (MARK_ON, MARK_OFF, MARK_FAILED
+ *      also for a failed call, CANCEL_DRAIN for a draining node that got
+ *      work, POWER_OFF for admin-off drains and for drains whose mxqd is
+ *      gone, HARD_OFF after the soft-off deadline, SSH_DRAIN for an mxqd
+ *      that does not answer, RESEND of an inherited transition, WAKE for
+ *      an admin's request or to recover stranded jobs, RESOLVE_JOBS when
+ *      that is impossible, RETRY of a FAILED node after its backoff); the
+ *      dead-node rule lives here: a node whose mxqd is gone is recorded
+ *      OFF once its power is known off and never drained automatically;
+ *      an earlier leader's in-flight window (fence_until) holds back every
+ *      wake and power-off of the node;
  *   3. place the pending demand, one requirement signature at a time, on
  *      the free room of ON and POWERING_ON nodes, then on room that running
  *      jobs free before a boot would finish; what is left takes back
@@ -23,7 +32,8 @@
  *      powered off;
  *   4. suspend idle ON nodes nobody needs, beyond the warm pools, least
  *      efficient first, within the suspend limits;
- *   5. write one explanation per node.
+ *   5. mark administrators' requests done (ADMIN_DONE);
+ *   6. write one explanation per node.
  * Every "may this node run this work" question is server_is_qualified();
  * this file only counts room.
  */
@@ -69,6 +79,12 @@ static const char *const action_names[_MXQ_POWER_ACTION_MAX] = {
 	[MXQ_POWER_ACTION_MARK_ON]      = "MARK_ON",
 	[MXQ_POWER_ACTION_MARK_OFF]     = "MARK_OFF",
 	[MXQ_POWER_ACTION_MARK_FAILED]  = "MARK_FAILED",
+	[MXQ_POWER_ACTION_HARD_OFF]     = "HARD_OFF",
+	[MXQ_POWER_ACTION_SSH_DRAIN]    = "SSH_DRAIN",
+	[MXQ_POWER_ACTION_RESEND]       = "RESEND",
+	[MXQ_POWER_ACTION_RETRY]        = "RETRY",
+	[MXQ_POWER_ACTION_RESOLVE_JOBS] = "RESOLVE_JOBS",
+	[MXQ_POWER_ACTION_ADMIN_DONE]   = "ADMIN_DONE",
 };
 
 static int name_lookup(const char *const *table, size_t n, const char *name)
@@ -135,6 +151,35 @@ bool mxq_power_state_is_transitional(enum mxq_power_node_state state)
 bool mxq_power_state_needs_admin(enum mxq_power_node_state state)
 {
 	return state == MXQ_POWER_FAILED;
+}
+
+bool mxq_power_state_desired_off(enum mxq_power_node_state from, enum mxq_power_node_state to)
+{
+	switch (to) {
+	case MXQ_POWER_DRAINING:
+	case MXQ_POWER_POWERING_OFF:
+	case MXQ_POWER_OFF:
+		return true;
+	case MXQ_POWER_FAILED:
+		/* a node that failed to power off may die any moment; a failed
+		 * boot leaves nothing to keep closed */
+		return from != MXQ_POWER_POWERING_ON;
+	default:
+		return false;
+	}
+}
+
+bool mxq_power_action_is_transition(enum mxq_power_action_kind kind)
+{
+	switch (kind) {
+	case MXQ_POWER_ACTION_HARD_OFF:
+	case MXQ_POWER_ACTION_SSH_DRAIN:
+	case MXQ_POWER_ACTION_RESOLVE_JOBS:
+	case MXQ_POWER_ACTION_ADMIN_DONE:
+		return false;
+	default:
+		return true;
+	}
 }
 
 /* ======================================================================
@@ -309,6 +354,9 @@ static const struct knob knobs[] = {
 	KNOB("drain_timeout",       KNOB_DURATION, drain_timeout_s),
 	KNOB("breaker_failures",    KNOB_UINT,     breaker_failures),
 	KNOB("breaker_cooldown",    KNOB_DURATION, breaker_cooldown_s),
+	KNOB("failed_retry_delay",  KNOB_DURATION, failed_retry_delay_s),
+	KNOB("failed_retry_factor", KNOB_DOUBLE,   failed_retry_factor),
+	KNOB("failed_retries",      KNOB_UINT,     failed_retries),
 	KNOB("dry_run",             KNOB_BOOL,     dry_run),
 	KNOB("exclude",             KNOB_HOSTS,    exclude),
 };
@@ -343,6 +391,9 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		.drain_timeout_s = 5 * 60,
 		.breaker_failures = 3,
 		.breaker_cooldown_s = 30 * 60,
+		.failed_retry_delay_s = 10 * 60,
+		.failed_retry_factor = 2.0,
+		.failed_retries = 3,
 		.boot_time_s = 3 * 60,
 		.dry_run = false,
 	};
@@ -538,6 +589,29 @@ static bool is_name_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
 }
 
+int mxq_power_class_name_check(const char *cls, char *err, size_t errlen)
+{
+	size_t len = strlen(cls);
+
+	if (len == 0 || len >= MXQ_POWER_CLASS_NAME_MAX) {
+		snprintf(err, errlen, "node class name must be 1 to %d characters",
+			 MXQ_POWER_CLASS_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (const char *q = cls; *q; q++) {
+		if (!is_name_char(*q)) {
+			if ((unsigned char)*q > 0x20 && (unsigned char)*q < 0x7f)
+				snprintf(err, errlen, "invalid character '%c' in node class '%.64s'",
+					 *q, cls);
+			else
+				snprintf(err, errlen, "invalid character 0x%02x in a node class name",
+					 (unsigned char)*q);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* --- "did you mean" ---------------------------------------------------- */
 
 static size_t edit_distance(const char *a, const char *b)
@@ -609,18 +683,12 @@ static void set_class_pool(struct parse_ctx *p, unsigned line, const char *cls, 
 	struct mxq_power_config *c = &p->cfg;
 	size_t len = strlen(cls);
 	uint32_t count;
+	char why[160];
 	int r;
 
-	if (len == 0 || len >= MXQ_POWER_CLASS_NAME_MAX) {
-		parse_error(&p->err, line, "node class name after '%s' must be 1 to %d characters",
-			    CLASS_POOL_PREFIX, MXQ_POWER_CLASS_NAME_MAX - 1);
+	if (mxq_power_class_name_check(cls, why, sizeof(why)) < 0) {
+		parse_error(&p->err, line, "%s (after '%s')", why, CLASS_POOL_PREFIX);
 		return;
-	}
-	for (const char *q = cls; *q; q++) {
-		if (!is_name_char(*q)) {
-			parse_error(&p->err, line, "invalid character '%c' in node class '%s'", *q, cls);
-			return;
-		}
 	}
 	r = parse_uint(value, &count);
 	if (r < 0) {
@@ -833,6 +901,10 @@ static void check_consistency(struct parse_ctx *p)
 					    knobs[k].key);
 		}
 	}
+	if (c->failed_retry_factor < 1.0)
+		parse_error(&p->err, seen_line(p, "failed_retry_factor"),
+			    "failed_retry_factor must be at least 1 (each retry waits at least as "
+			    "long as the one before)");
 	if (c->idle_time_s == MXQ_POWER_IDLE_AUTO && !(c->idle_watts > 0.0))
 		parse_error(&p->err, seen_line(p, "idle_time"),
 			    "idle_time = auto needs idle_watts greater than 0");
@@ -1496,10 +1568,247 @@ static void record_boot_result(struct decide_ctx *c, bool ok)
 
 /* --- step 2: per-node transitions ------------------------------------------ */
 
+/* An earlier leader's call may still land: no wake or power-off yet. */
+static bool fenced(const struct decide_ctx *c, size_t i)
+{
+	return c->w[i].n->fence_until > c->now;
+}
+
+static const char *fence_text(struct decide_ctx *c, size_t i)
+{
+	char a[32];
+
+	dur(c->w[i].n->fence_until - c->now, a, sizeof(a));
+	return plan_printf(c, "waiting out the previous leader's in-flight power calls: no wake or "
+			   "power-off for %s more (its lease expiry + the longest transport call)", a);
+}
+
+/* The power is known to be off. A transport reading beats the heartbeat
+ * only for a transport that cuts the power itself (ipmi): a soft off or an
+ * exec script may still be shutting the node down while mxqd runs. */
+static bool power_off_known(const struct mxq_power_node *n)
+{
+	if (n->off_call_busy)
+		return false;  /* its failure must still find the node POWERING_OFF */
+	if (n->hard_off_done)
+		return true;
+	if (n->power_read)
+		return n->power_reading == 0 && (n->can_cut || n->seen_down);
+	return n->seen_down;
+}
+
+/* FAILED: when its next automatic retry is due (INT64_MAX: none left). */
+static int64_t retry_due(const struct decide_ctx *c, const struct mxq_power_node *n,
+			 uint32_t *ret_attempt)
+{
+	uint32_t attempt = n->failure_count ? n->failure_count : 1;
+	double delay = (double)c->cfg->failed_retry_delay_s;
+
+	*ret_attempt = attempt;
+	if (attempt > c->cfg->failed_retries)
+		return INT64_MAX;
+	for (uint32_t k = 1; k < attempt && delay < (double)MAX_DURATION_S; k++)
+		delay *= c->cfg->failed_retry_factor;
+	if (delay > (double)MAX_DURATION_S)
+		delay = (double)MAX_DURATION_S;
+	return n->state_since + (int64_t)ceil(delay);
+}
+
+static const char *jobs_text(uint32_t jobs)
+{
+	return jobs == 1 ? "job" : "jobs";
+}
+
+/* OFF or FAILED with jobs still active (its mxqd went away with them):
+ * wake it so that its mxqd resolves them from its spool, or, when it
+ * cannot be woken, mark them UNKNOWN. True when an action was added. */
+static bool resolve_stranded(struct decide_ctx *c, size_t i, bool can_wake)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+
+	if (!n->jobs_running || !n->daemon_gone)
+		return false;
+	if (can_wake && !n->admin_off) {
+		if (fenced(c, i)) {
+			c->w[i].note = fence_text(c, i);
+			return true;
+		}
+		add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON,
+			   plan_printf(c, "woken to recover %" PRIu32 " %s still active here: its mxqd "
+				       "went away with them and resolves them from its spool at start",
+				       n->jobs_running, jobs_text(n->jobs_running)));
+		return true;
+	}
+	add_action(c, i, MXQ_POWER_ACTION_RESOLVE_JOBS, n->state,
+		   plan_printf(c, "%" PRIu32 " %s still active on a node that is off and stays off "
+			       "(%s): marked UNKNOWN", n->jobs_running, jobs_text(n->jobs_running),
+			       n->admin_off ? "admin off" : "no automatic retry left"));
+	return true;
+}
+
+static void transition_off(struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+
+	if (n->seen_up) {
+		add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
+			   plan_str(c, "mxqd registered although recorded OFF "
+				    "(powered on outside the power manager)"));
+	} else if (n->power_read && n->power_reading == 1) {
+		add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
+			   plan_printf(c, "reconciled: %s reports power on although recorded OFF "
+				       "(switched on outside the power manager)",
+				       n->power_source ? n->power_source : "the transport"));
+	} else if (resolve_stranded(c, i, true)) {
+		/* done */
+	} else if (n->admin_wake) {
+		if (fenced(c, i))
+			c->w[i].note = fence_text(c, i);
+		else
+			add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON,
+				   plan_str(c, n->admin_reason && n->admin_reason[0] ?
+					    n->admin_reason : "admin power on"));
+	}
+}
+
+/* ON: the dead-node rule (mxqd gone) and reconciliation with the power
+ * reading; admin off starts a drain (the drain handles a dead node too). */
+static void transition_on(struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+	char b[64];
+
+	if (n->power_read && n->power_reading == 0) {
+		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+			   plan_printf(c, n->daemon_gone ?
+				       "mxqd gone and %s reports power off: recorded OFF" :
+				       "reconciled: %s reports power off although recorded ON "
+				       "(switched off outside the power manager)",
+				       n->power_source ? n->power_source : "the transport"));
+	} else if (n->daemon_gone && !n->power_readable && c->snap->reconcile_due) {
+		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+			   plan_str(c, "reconciled: no mxqd heartbeat and no transport reads the power "
+				    "state: recorded OFF"));
+	} else if (n->admin_off) {
+		if (fenced(c, i)) {
+			c->w[i].note = fence_text(c, i);
+			return;
+		}
+		if (n->jobs_running)
+			snprintf(b, sizeof(b), " (%" PRIu32 " jobs still running)", n->jobs_running);
+		else
+			b[0] = '\0';
+		add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
+			   plan_printf(c, "admin power off: draining%s", b));
+	} else if (n->daemon_gone) {
+		/* no automatic drain: nothing would answer it; its next mxqd
+		 * adopts the jobs */
+		c->w[i].note = n->jobs_running ?
+			plan_printf(c, "mxqd gone, power on: %" PRIu32 " %s wait for its next mxqd "
+				    "(it adopts or resolves them from its spool)", n->jobs_running,
+				    jobs_text(n->jobs_running)) :
+			plan_str(c, n->power_read ? "mxqd gone, power on: not drained, waiting for "
+				 "its mxqd" : n->power_readable ?
+				 "mxqd gone: waiting for the transport's power reading" :
+				 "mxqd gone: not drained; recorded OFF at the next reconciliation");
+	}
+}
+
+static void transition_draining(struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+	int64_t in_state = c->now - n->state_since;
+
+	if (n->daemon_gone && n->power_read && n->power_reading == 0) {
+		/* its jobs, if any, are resolved once it is recorded OFF */
+		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+			   plan_str(c, "mxqd gone while draining and the power is off: recorded OFF"));
+	} else if (n->jobs_running > 0 && !n->admin_off) {
+		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
+			   plan_printf(c, "drain cancelled: node got work (%" PRIu32 " job%s running)",
+				       n->jobs_running, n->jobs_running > 1 ? "s" : ""));
+	} else if (n->daemon_gone && n->jobs_running == 0 && !n->off_call_busy &&
+		   (!n->ssh_drain || n->ssh_drain_sent)) {
+		/* nothing can claim here any more (after the node's own drain
+		 * command, where it has one): no second drain, no waiting for
+		 * an acknowledgement nobody sends */
+		if (fenced(c, i))
+			c->w[i].note = fence_text(c, i);
+		else if (!n->off_by_node)
+			add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
+				   plan_str(c, "drain: its mxqd exited or is gone, nothing can claim "
+					    "here: powering off"));
+	} else if (n->drain_acked && n->jobs_running == 0 && (n->admin_off || !n->caps)) {
+		/* nothing can take these back for demand */
+		if (fenced(c, i))
+			c->w[i].note = fence_text(c, i);
+		else
+			add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
+				   plan_str(c, n->admin_off ?
+					    "drain acknowledged: powering off (admin off)" :
+					    "drain acknowledged: powering off"));
+	} else if (n->ssh_drain && !n->drain_acked && !n->drain_busy_ack && !n->ssh_drain_sent &&
+		   c->snap->ssh_drain_after_s > 0 && in_state >= c->snap->ssh_drain_after_s) {
+		/* an mxqd too old for the drain protocol: the dead-node rule
+		 * above powers it off once its mxqd exited */
+		add_action(c, i, MXQ_POWER_ACTION_SSH_DRAIN, MXQ_POWER_DRAINING,
+			   plan_str(c, "did not answer the drain: running the drain command over ssh"));
+	}
+	/* other drains wait for the demand step: pending work may take them
+	 * back (step_power_off_acked powers off the rest) */
+}
+
+static void transition_powering_off(struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+	int64_t in_state = c->now - n->state_since;
+	int64_t soft = c->snap->soft_off_deadline_s;
+	char a[32];
+
+	if (power_off_known(n)) {
+		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+			   plan_str(c, "power-off confirmed"));
+	} else if (n->inherited && !n->off_call_busy) {
+		add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_OFF,
+			   plan_str(c, "power-off sent again by the new leader (the previous "
+				    "leader wrote it and may not have sent it)"));
+	} else if (in_state >= c->cfg->shutdown_deadline_s) {
+		dur(c->cfg->shutdown_deadline_s, a, sizeof(a));
+		add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
+			   plan_printf(c, "did not power off within %s shutdown deadline", a));
+	} else if (n->can_cut && n->power_read && n->power_reading == 1 && !n->off_call_busy &&
+		   soft > 0 && in_state >= soft + 1) {
+		/* both times are whole seconds: +1 so that the deadline is never cut short */
+		dur(soft, a, sizeof(a));
+		add_action(c, i, MXQ_POWER_ACTION_HARD_OFF, MXQ_POWER_POWERING_OFF,
+			   plan_printf(c, "still on %s after the soft off: hard power off", a));
+	}
+}
+
+static void transition_failed(struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = c->w[i].n;
+	uint32_t attempt;
+	int64_t due = retry_due(c, n, &attempt);
+	char a[32];
+
+	if (due == INT64_MAX) {
+		resolve_stranded(c, i, false);
+		return;
+	}
+	if (c->now < due)
+		return;  /* explain_node says when */
+	dur(c->now - n->state_since, a, sizeof(a));
+	add_action(c, i, MXQ_POWER_ACTION_RETRY, MXQ_POWER_UNKNOWN,
+		   plan_printf(c, "automatic retry %" PRIu32 " of %" PRIu32 " after %s FAILED (%s)",
+			       attempt, c->cfg->failed_retries, a,
+			       n->failure_reason && n->failure_reason[0] ? n->failure_reason : "?"));
+}
+
 static void step_transitions(struct decide_ctx *c)
 {
 	const struct mxq_power_config *cfg = c->cfg;
-	char a[32], b[64];
+	char a[32];
 
 	/* successes first so that a failure in the same tick still counts */
 	for (size_t i = 0; i < c->snap->n_nodes; i++) {
@@ -1519,9 +1828,19 @@ static void step_transitions(struct decide_ctx *c)
 
 		if (!wn->managed || wn->acted)
 			continue;
+		if (n->failed_call && n->failed_call[0] && n->state != MXQ_POWER_FAILED) {
+			/* the wake, power-off or drain made for this state failed */
+			add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
+				   plan_str(c, n->failed_call));
+			continue;  /* not a missed boot deadline: the breaker counts those */
+		}
 		switch (n->state) {
 		case MXQ_POWER_POWERING_ON:
-			if (in_state >= cfg->boot_deadline_s) {
+			if (n->inherited) {
+				add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_ON,
+					   plan_str(c, "wake sent again by the new leader (the previous "
+						    "leader wrote it and may not have sent it)"));
+			} else if (in_state >= cfg->boot_deadline_s) {
 				dur(cfg->boot_deadline_s, a, sizeof(a));
 				add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
 					   plan_printf(c, "did not come back within %s boot deadline", a));
@@ -1529,37 +1848,13 @@ static void step_transitions(struct decide_ctx *c)
 			}
 			break;
 		case MXQ_POWER_POWERING_OFF:
-			if (n->seen_down) {
-				add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
-					   plan_str(c, "power-off confirmed"));
-			} else if (in_state >= cfg->shutdown_deadline_s) {
-				dur(cfg->shutdown_deadline_s, a, sizeof(a));
-				add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
-					   plan_printf(c, "did not power off within %s shutdown deadline",
-						       a));
-			}
+			transition_powering_off(c, i);
 			break;
 		case MXQ_POWER_DRAINING:
-			if (n->jobs_running > 0 && !n->admin_off) {
-				add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
-					   plan_printf(c, "drain cancelled: node got work (%" PRIu32
-						       " job%s running)", n->jobs_running,
-						       n->jobs_running > 1 ? "s" : ""));
-			} else if (n->drain_acked && n->jobs_running == 0 && (n->admin_off || !n->caps)) {
-				/* nothing can take these back for demand */
-				add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
-					   plan_str(c, n->admin_off ?
-						    "drain acknowledged: powering off (admin off)" :
-						    "drain acknowledged: powering off"));
-			}
-			/* other drains wait for the demand step: pending work may
-			 * take them back (step_power_off_acked powers off the rest) */
+			transition_draining(c, i);
 			break;
 		case MXQ_POWER_OFF:
-			if (n->seen_up)
-				add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
-					   plan_str(c, "mxqd registered although recorded OFF "
-						    "(powered on outside the power manager)"));
+			transition_off(c, i);
 			break;
 		case MXQ_POWER_UNKNOWN:
 			if (n->seen_up)
@@ -1570,20 +1865,36 @@ static void step_transitions(struct decide_ctx *c)
 					   plan_str(c, "state was unknown; transport reports power off"));
 			break;
 		case MXQ_POWER_ON:
-			if (n->admin_off) {
-				if (n->jobs_running)
-					snprintf(b, sizeof(b), " (%" PRIu32 " jobs still running)",
-						 n->jobs_running);
-				else
-					b[0] = '\0';
-				add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
-					   plan_printf(c, "admin power off: draining%s", b));
-			}
+			transition_on(c, i);
 			break;
 		case MXQ_POWER_FAILED:
+			transition_failed(c, i);
+			break;
 		case _MXQ_POWER_STATE_MAX:
 			break;
 		}
+	}
+}
+
+/* Admin requests carried out (or overtaken: admin_off is already in the
+ * row): mark them done, last, without changing any node's explanation. A
+ * wake held back by an earlier leader's in-flight window stays pending. */
+static void step_admin_done(struct decide_ctx *c)
+{
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		struct work_node *wn = &c->w[i];
+		const char *note = wn->note;
+		bool acted = wn->acted;
+
+		if (!wn->n->admin_request)
+			continue;
+		if (wn->n->admin_wake && wn->eff == MXQ_POWER_OFF && fenced(c, i))
+			continue;  /* the wake waits for the window, the request with it */
+		add_action(c, i, MXQ_POWER_ACTION_ADMIN_DONE, wn->eff,
+			   plan_str(c, wn->n->admin_off ? "admin power off request taken" :
+				    "admin power on request taken"));
+		wn->note = note;
+		wn->acted = acted;
 	}
 }
 
@@ -1611,6 +1922,10 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
 
 	if (n->admin_off) {
 		snprintf(buf, len, "admin off: never woken automatically");
+		return true;
+	}
+	if (fenced(c, i)) {
+		snprintf(buf, len, "%s", fence_text(c, i));
 		return true;
 	}
 	if (!n->caps) {
@@ -2018,8 +2333,8 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		const struct mxq_power_node *n = wn->n;
 		int64_t idle_since;
 
-		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON)
-			continue;
+		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON || n->daemon_gone)
+			continue;  /* a node whose mxqd is gone has its note already */
 		if (n->jobs_running > 0) {
 			wn->note = plan_printf(c, "busy: %" PRIu32 " job%s running", n->jobs_running,
 					       n->jobs_running > 1 ? "s" : "");
@@ -2054,6 +2369,10 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (c->breaker_open) {
 			wn->note = plan_str(c, "idle, kept on: boots are failing (breaker open), "
 					       "a suspended node might not come back");
+			continue;
+		}
+		if (fenced(c, i)) {
+			wn->note = fence_text(c, i);
 			continue;
 		}
 		if (c->idle_time_s == MXQ_POWER_IDLE_NEVER) {
@@ -2119,6 +2438,8 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 	int64_t in_state = c->now - n->state_since;
 	char a[32], b[32];
 
+	if (n->unmanaged_why && n->unmanaged_why[0])
+		return plan_printf(c, "not managed: %s", n->unmanaged_why);
 	if (!wn->managed)
 		return plan_str(c, "excluded from power management: no automatic action");
 	if (wn->note)
@@ -2165,11 +2486,25 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 			return plan_printf(c, "booting (%s of %s deadline), counted as capacity for "
 					   "%" PRIu64 " pending jobs", a, b, wn->placed);
 		return plan_printf(c, "booting (%s of %s deadline)", a, b);
-	case MXQ_POWER_FAILED:
+	case MXQ_POWER_FAILED: {
+		uint32_t attempt;
+		int64_t due = retry_due(c, n, &attempt);
+
+		if (due != INT64_MAX) {
+			dur(due - c->now, a, sizeof(a));
+			dur(due - n->state_since, b, sizeof(b));
+			return plan_printf(c, "failed%s%s; automatic retry %" PRIu32 " of %" PRIu32
+					   " in %s (backoff %s; 'mxqadmin power clear %s' retries now)",
+					   n->failure_reason ? ": " : "",
+					   n->failure_reason ? n->failure_reason : "", attempt,
+					   cfg->failed_retries, a, b, n->hostname);
+		}
 		return plan_printf(c, "failed%s%s%s; left alone until 'mxqadmin power clear %s'",
 				   n->failure_reason ? ": " : "",
 				   n->failure_reason ? n->failure_reason : "",
+				   cfg->failed_retries ? " (automatic retries used up)" :
 				   n->failure_count > 1 ? " (repeatedly)" : "", n->hostname);
+	}
 	case MXQ_POWER_UNKNOWN:
 	case _MXQ_POWER_STATE_MAX:
 		break;
@@ -2187,6 +2522,10 @@ static void step_power_off_acked(struct decide_ctx *c)
 		struct work_node *wn = &c->w[i];
 		if (wn->acted || !wn->n->drain_acked || wn->n->jobs_running)
 			continue;
+		if (fenced(c, i)) {
+			wn->note = fence_text(c, i);
+			continue;
+		}
 		add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
 			   plan_str(c, "drain acknowledged: powering off"));
 	}
@@ -2298,7 +2637,8 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		const struct mxq_power_node *n = &snap->nodes[i];
 		c.w[i] = (struct work_node) {
 			.n = n, .index = i, .eff = n->state,
-			.managed = !n->excluded && !config_excludes(cfg, n->hostname),
+			.managed = !n->excluded && !config_excludes(cfg, n->hostname) &&
+				   !(n->unmanaged_why && n->unmanaged_why[0]),
 			.placed_demand = NO_DEMAND, .stamp = NO_DEMAND, .next = NIL,
 		};
 		if (mxq_power_state_counts_as_powered(n->state))
@@ -2318,6 +2658,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	step_power_off_acked(&c);
 	step_drain_timeouts(&c);
 	step_suspend(&c, order);
+	step_admin_done(&c);
 
 	for (size_t i = 0; i < snap->n_nodes && !c.nomem; i++) {
 		c.plan.explanations[i] = (struct mxq_power_explanation) {

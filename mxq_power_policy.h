@@ -39,7 +39,8 @@ enum mxq_power_node_state {
 	MXQ_POWER_POWERING_OFF,  /* node acknowledged the drain, power-off in progress */
 	MXQ_POWER_OFF,           /* powered off by us */
 	MXQ_POWER_POWERING_ON,   /* woken, waiting for mxqd to register */
-	MXQ_POWER_FAILED,        /* missed a deadline; left alone until cleared by an admin */
+	MXQ_POWER_FAILED,        /* missed a deadline or a call failed; retried with
+	                            backoff (failed_retry_*), then left to an admin */
 	MXQ_POWER_UNKNOWN,       /* no reliable knowledge (new row, lost contact) */
 	_MXQ_POWER_STATE_MAX,
 };
@@ -61,8 +62,13 @@ bool mxq_power_state_can_resume(enum mxq_power_node_state state);
 /* Waiting for something to happen, with a deadline:
  * DRAINING, POWERING_OFF, POWERING_ON. */
 bool mxq_power_state_is_transitional(enum mxq_power_node_state state);
-/* The policy takes no automatic action (only an admin moves it): FAILED. */
+/* The policy takes no action for demand (only its retry backoff or an
+ * admin moves it): FAILED. */
 bool mxq_power_state_needs_admin(enum mxq_power_node_state state);
+/* Whether a node moved from FROM to TO is desired off (its mxqd claims
+ * nothing): DRAINING, POWERING_OFF, OFF, and FAILED unless a boot failed
+ * (FAILED from POWERING_ON: nothing to keep closed). */
+bool mxq_power_state_desired_off(enum mxq_power_node_state from, enum mxq_power_node_state to);
 
 /* ------------------------------------------------------------------------
  * Configuration (power.conf)
@@ -73,6 +79,10 @@ bool mxq_power_state_needs_admin(enum mxq_power_node_state state);
 #define MXQ_POWER_IDLE_NEVER (-2)  /* never suspend automatically */
 
 #define MXQ_POWER_CLASS_NAME_MAX 64   /* including the NUL */
+
+/* power.conf's rule for node class names (class_pool.NAME, mxqadmin power
+ * set class=): 1..63 letters, digits, '_', '-', '.'. 0 or -EINVAL, why in err. */
+int mxq_power_class_name_check(const char *cls, char *err, size_t errlen);
 #define MXQ_POWER_CLASS_POOLS_MAX 256 /* warm_pool.CLASS entries */
 #define MXQ_POWER_EXCLUDE_MAX 65536   /* hosts in 'exclude' */
 
@@ -114,6 +124,10 @@ struct mxq_power_config {
 	int64_t breaker_cooldown_s;  /* while open: no automatic wakes and no
 	                                automatic suspends; 30m */
 	int64_t boot_time_s;         /* expected boot duration; 3m */
+	int64_t failed_retry_delay_s;/* FAILED: first automatic retry after; 10m */
+	double failed_retry_factor;  /* each further retry waits this much longer; 2 */
+	uint32_t failed_retries;     /* automatic retries before an admin is
+	                                needed; 0 = none; 3 */
 	bool dry_run;                /* plan is marked dry-run, nothing is done; no */
 	char **exclude;              /* host names never touched, sorted, unique */
 	size_t n_exclude;
@@ -197,8 +211,37 @@ struct mxq_power_node {
 	uint32_t failure_count;      /* informational, shown in explanations */
 	const char *failure_reason;  /* for FAILED, shown in explanations */
 	bool drain_acked;            /* DRAINING: the node's mxqd acknowledged (idle, claims nothing) */
-	bool seen_up;                /* a fresh mxqd registration newer than state_since */
-	bool seen_down;              /* the transport reports the power is off */
+	bool seen_up;                /* a live mxqd; in POWERING_ON and OFF: one that
+	                                registered after state_since */
+	bool seen_down;              /* no live mxqd, or the transport reports the power off */
+
+	/* What the leader knows beyond the tables (all zero: nothing known,
+	 * which is what mxqadmin and the simulator pass). */
+	bool daemon_gone;            /* no live mxqd: heartbeat older than the node
+	                                timeout, EXITED or CRASHED */
+	int power_reading;           /* the transport's reading in this state: 1 on,
+	                                0 off, -1 or 0 with !power_read: none */
+	bool power_read;             /* power_reading is valid */
+	bool power_readable;         /* some transport reads the real power state */
+	const char *power_source;    /* transport that reads it, for reasons */
+	bool off_by_node;            /* the node's own mxqd powers it off (self) */
+	const char *failed_call;     /* the wake, power-off or drain call made for this
+	                                state failed: why (NULL = none) */
+	bool can_cut;                /* the off transport can cut the power (hard off) */
+	bool off_call_busy;          /* a power-off call (POWERING_OFF) or the ssh drain
+	                                (DRAINING) is still running */
+	bool hard_off_done;          /* a hard off returned success in this state */
+	bool ssh_drain;              /* the off transport can run the drain command */
+	bool ssh_drain_sent;         /* ... and did, for this DRAINING period */
+	bool drain_busy_ack;         /* the node answered the drain BUSY */
+	bool inherited;              /* POWERING_ON/OFF written by an earlier leader,
+	                                first tick of this one: send it again */
+	int64_t fence_until;         /* an earlier leader's call may still land until
+	                                then: no wake or power-off before; 0 = none */
+	bool admin_wake;             /* an admin asked to power it on */
+	bool admin_request;          /* an admin request waits to be marked done */
+	const char *admin_reason;    /* the admin's text, for the wake's reason */
+	const char *unmanaged_why;   /* its transports cannot act on it: not managed */
 };
 
 /* Pending jobs that share one requirement signature (NOT one per job). */
@@ -215,6 +258,11 @@ struct mxq_power_snapshot {
 	size_t n_nodes;
 	const struct mxq_power_demand *demand; /* served in this order (priority first) */
 	size_t n_demand;
+	/* leader options (mxqd), 0 = not used */
+	int64_t soft_off_deadline_s; /* POWERING_OFF, power still on this long: hard off */
+	int64_t ssh_drain_after_s;   /* DRAINING without an answer this long: ssh drain */
+	bool reconcile_due;          /* this tick reconciles: an ON node whose mxqd is
+	                                gone and whose power nothing reads is recorded OFF */
 };
 
 /* ------------------------------------------------------------------------
@@ -242,11 +290,20 @@ enum mxq_power_action_kind {
 	MXQ_POWER_ACTION_MARK_ON,      /* record ON: mxqd registered */
 	MXQ_POWER_ACTION_MARK_OFF,     /* record OFF: power is off */
 	MXQ_POWER_ACTION_MARK_FAILED,  /* record FAILED with the reason */
+	MXQ_POWER_ACTION_HARD_OFF,     /* POWERING_OFF (same): cut the power */
+	MXQ_POWER_ACTION_SSH_DRAIN,    /* DRAINING (same): run the drain command over ssh */
+	MXQ_POWER_ACTION_RESEND,       /* POWERING_ON/OFF (same, deadline restarts):
+	                                  send the inherited wake / power-off again */
+	MXQ_POWER_ACTION_RETRY,        /* FAILED -> UNKNOWN: automatic retry (backoff) */
+	MXQ_POWER_ACTION_RESOLVE_JOBS, /* (same): mark the jobs still active on a
+	                                  node that is off and stays off UNKNOWN */
+	MXQ_POWER_ACTION_ADMIN_DONE,   /* (same): the admin request was carried out */
 	_MXQ_POWER_ACTION_MAX,
 };
 
 /* "WAKE", "DRAIN", "CANCEL_DRAIN", "POWER_OFF", "MARK_ON", "MARK_OFF",
- * "MARK_FAILED"; NULL out of range. */
+ * "MARK_FAILED", "HARD_OFF", "SSH_DRAIN", "RESEND", "RETRY", "RESOLVE_JOBS",
+ * "ADMIN_DONE"; NULL out of range. */
 const char *mxq_power_action_to_string(enum mxq_power_action_kind kind);
 /* Name (case-insensitive) to kind; -EINVAL otherwise. */
 int mxq_power_action_from_string(const char *name);
@@ -259,6 +316,10 @@ struct mxq_power_action {
 	enum mxq_power_node_state to;
 	const char *reason;
 };
+
+/* Whether carrying out KIND changes the node's row state (a transition
+ * with an event), as opposed to acting on a node that stays where it is. */
+bool mxq_power_action_is_transition(enum mxq_power_action_kind kind);
 
 /* Why a node is where it is (one per snapshot node, same order). */
 struct mxq_power_explanation {

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "mxq_power_secrets.h"
+#include "mx_safefs.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -184,51 +185,33 @@ int mxq_power_secrets_load(const char *path, struct mxq_power_secrets **ret,
 {
 	struct mxq_power_secrets *s;
 	struct stat st;
-	char *text;
-	ssize_t n;
-	int fd, r;
+	char *text = NULL, why[600];
+	size_t len = 0;
+	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(errbuf, errlen, "power secrets file %s: %s", path, strerror(-r));
+	r = mx_read_config_file(path, SECRETS_MAX_BYTES, true, &text, &len, &st, why, sizeof(why));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "power secrets file %s", why);
 		return r;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SECRETS_MAX_BYTES) {
-		snprintf(errbuf, errlen, "power secrets file %s: not a regular file of at most %d bytes",
-			 path, SECRETS_MAX_BYTES);
-		close(fd);
-		return -EINVAL;
 	}
 	if (st.st_mode & 077) {
 		snprintf(errbuf, errlen,
 			 "power secrets file %s is accessible by group or others (mode %04o): "
 			 "refused; run chmod 600 %s", path, (unsigned)(st.st_mode & 07777), path);
-		close(fd);
+		explicit_bzero(text, len);
+		free(text);
 		return -EPERM;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
 		snprintf(errbuf, errlen, "power secrets file %s: owned by uid %u, not by root or "
 			 "this user: refused", path, (unsigned)st.st_uid);
-		close(fd);
+		explicit_bzero(text, len);
+		free(text);
 		return -EPERM;
 	}
-	text = calloc(1, (size_t)st.st_size + 1);
 	s = calloc(1, sizeof(*s));
-	if (!text || !s) {
-		free(text);
-		free(s);
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, (size_t)st.st_size);
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r == 0)
-		r = parse(s, text, path, errbuf, errlen);
-	else
-		snprintf(errbuf, errlen, "power secrets file %s: %s", path, strerror(-r));
-	explicit_bzero(text, (size_t)st.st_size);
+	r = s ? parse(s, text, path, errbuf, errlen) : -ENOMEM;
+	explicit_bzero(text, len);
 	free(text);
 	if (r < 0) {
 		mxq_power_secrets_free(s);

@@ -40,4 +40,26 @@ extern const unsigned mxq_schema_migrations_count;
 /* Version of the last migration (0 when there are none). */
 extern const unsigned mxq_schema_latest_version;
 
+/* Compiled from mysql/schema.expected: the tables, columns, indexes and
+ * triggers a database at mxq_schema_latest_version has, one per line as
+ * `mxqadmin db schema` prints them. `db status` compares with it. */
+extern const struct mxq_schema_file mxq_schema_expected;
+
+struct mx_db;
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * 0 when DB's schema version (MAX(version) of mxq_schema_version; 0 for a
+ * not yet upgraded upstream database) is at most mxq_schema_latest_version
+ * and, with NEED_CURRENT, not below it; -EPROTO with one line in ERRBUF
+ * naming what to do otherwise; a negative errno with the database's error
+ * when the version cannot be read. Every program calls it right after
+ * connecting: readers (mxqdump, mxqkill, mxqadmin) refuse only a newer
+ * database, users of the newest columns (mxqd, mxqsub, mxqdump) also an
+ * older one.
+ */
+int mxq_schema_check(struct mx_db *db, bool need_current, char *errbuf, size_t errlen);
+
 #endif

@@ -1038,6 +1038,7 @@ struct sim_node {
 	int64_t cycles_day;
 	uint32_t cycles_today;
 	uint32_t boots;
+	uint32_t failures;               /* MARK_FAILED since the last good boot, as mxq_power keeps it */
 	/* books */
 	enum energy_cat cat;
 	double watts;
@@ -1923,6 +1924,7 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		pn->last_job_end = n->last_job_end;
 		pn->cycles_today = n->cycles_day == today ? n->cycles_today : 0;
 		pn->last_boot_ok_at = n->last_boot_ok_at;
+		pn->failure_count = n->failures;
 		pn->drain_acked = n->rec == MXQ_POWER_DRAINING && n->rec_since < s->now &&
 				  n->jobs == 0 && n->phys == PHYS_UP;
 		pn->seen_up = n->phys == PHYS_UP && n->rec != MXQ_POWER_ON &&
@@ -1997,6 +1999,8 @@ static int apply_action(struct mxq_sim *s, const struct mxq_power_action *a)
 		s->actions[a->kind]++;
 		return start_shutdown(s, i);
 	case MXQ_POWER_ACTION_MARK_ON:
+		if (n->rec == MXQ_POWER_POWERING_ON)
+			n->failures = 0;
 		set_rec(s, n, MXQ_POWER_ON);
 		break;
 	case MXQ_POWER_ACTION_MARK_OFF:
@@ -2004,6 +2008,17 @@ static int apply_action(struct mxq_sim *s, const struct mxq_power_action *a)
 		break;
 	case MXQ_POWER_ACTION_MARK_FAILED:
 		set_rec(s, n, MXQ_POWER_FAILED);
+		n->failures++;
+		break;
+	case MXQ_POWER_ACTION_RETRY:
+		set_rec(s, n, MXQ_POWER_UNKNOWN);
+		break;
+	case MXQ_POWER_ACTION_HARD_OFF:
+	case MXQ_POWER_ACTION_SSH_DRAIN:
+	case MXQ_POWER_ACTION_RESEND:
+	case MXQ_POWER_ACTION_RESOLVE_JOBS:
+	case MXQ_POWER_ACTION_ADMIN_DONE:
+		/* the simulated nodes have no transports, admins or lost jobs */
 		break;
 	case _MXQ_POWER_ACTION_MAX:
 		goto bad;

@@ -32,6 +32,21 @@ enum mxq_group_status {
 };
 
 #define MXQ_GROUP_FLAG_CLOSED 0x1ULL
+/*
+ * Set (together with CLOSED) by the mxq_group triggers on groups with
+ * requirements upstream MXQ 0.22 does not know (tags, prerequisites, GPUs,
+ * white/blacklists, tmpdir): upstream mxqsub joins only groups without
+ * CLOSED, so its jobs never land in such a group. For this version a group
+ * is closed when its flags & (CLOSED | NEW_ONLY) == CLOSED; see
+ * mxq_group_flags_closed().
+ */
+#define MXQ_GROUP_FLAG_NEW_ONLY 0x2ULL
+
+/* Is a group with these flags closed to new jobs (for this version)? */
+static inline int mxq_group_flags_closed(unsigned long long flags)
+{
+	return (flags & (MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY)) == MXQ_GROUP_FLAG_CLOSED;
+}
 
 enum mxq_daemon_status {
 	MXQ_DAEMON_STATUS_IDLE        = 0,

@@ -12,6 +12,7 @@
 #include "mx_db.h"
 #include "mx_log.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mxqadmin.h"
 
 struct subcommand {
@@ -38,6 +39,18 @@ static void usage(FILE *f)
 		fprintf(f, "  %s\n", subcommands[i].summary);
 }
 
+/* --json, or -j alone or in a cluster of short options, anywhere. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+		if (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 'j'))
+			return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -54,14 +67,16 @@ int main(int argc, char **argv)
 	int c;
 
 	mx_log_set_program("mxqadmin");
+	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqadmin");
-	if (!dbopt.group)
+	dbopt.chosen = (dbopt.defaults_file && *dbopt.defaults_file) || (dbopt.group && *dbopt.group);
+	if (!dbopt.group || !*dbopt.group)
 		dbopt.group = MX_DB_GROUP_CLIENT;
 	/* '+': stop at the subcommand, its options are its own */
 	while ((c = getopt_long(argc, argv, "+:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'M': dbopt.defaults_file = optarg; break;
-		case 'S': dbopt.group = optarg; break;
+		case 'M': dbopt.defaults_file = optarg; dbopt.chosen = true; break;
+		case 'S': dbopt.group = optarg; dbopt.chosen = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("mxqadmin %s\n", MXQ_VERSION); return 0;
 		default:  mxq_complain_getopt(c, argv); return 2;
@@ -71,6 +86,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mxqadmin: missing command (try 'mxqadmin --help')\n");
 		return 2;
 	}
+	/* tables are printed through a filter that escapes control characters;
+	 * JSON (jansson) is exact already and stays unfiltered */
+	if (!wants_json(argc, argv))
+		mxq_client_escape_stdout();
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 		if (strcmp(argv[optind], subcommands[i].name) == 0) {
 			int sub_argc = argc - optind;

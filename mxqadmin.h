@@ -11,6 +11,7 @@
 #ifndef MXQADMIN_H
 #define MXQADMIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mxqd_control.h"
@@ -19,6 +20,7 @@
 struct mxqadmin_db_options {
 	const char *defaults_file; /* -M/--mysql-default-file, NULL = default */
 	const char *group;         /* -S/--mysql-default-group, default mxqclient */
+	bool chosen;               /* -M, -S or $MXQ_MYSQL_DEFAULT_* given */
 };
 
 int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt);
@@ -48,6 +50,18 @@ int mxqadmin_power_set(struct mx_db *db, int npos, char **pos);
  * line and returns a negative errno (*ret_db untouched).
  */
 int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt);
+
+/*
+ * For a subcommand that writes (power on/off/clear/exclude/include/set,
+ * db upgrade; WHAT names it): refuse, with one line and -EPERM, unless the
+ * caller's real uid is 0 or the caller is in the admin group
+ * (mxq_privs_admin_group()); checked before anything is read or written.
+ * Then connect with the admin credentials: unless -M/-S chose others,
+ * SYSCONFDIR/mxq/mxqadmin.cnf [mxqadmin] when that file exists (read as
+ * the caller), else the client defaults as before.
+ */
+int mxqadmin_connect_admin(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt,
+			   const char *what);
 
 /* One group as the qualification sees it (a row of mxq_group). */
 struct mxqadmin_group {

@@ -3,6 +3,7 @@
  *
  *   mxqadmin db upgrade [--dry-run]
  *   mxqadmin db status
+ *   mxqadmin db schema
  *
  * The schema files are compiled in (mxq_schema.h). A database's version is
  * MAX(version) of mxq_schema_version; a database with MXQ tables but no
@@ -19,11 +20,21 @@
  * running it again. GET_LOCK('mxq_schema_upgrade') keeps two upgrades from
  * interleaving. A database newer than this program is never touched.
  *
+ * What a database looks like is read from information_schema as lines
+ * (schema_lines(): tables, columns, indexes, triggers); `db schema` prints
+ * them, mysql/schema.expected holds them for a database at the latest
+ * version, `db status` names every difference. Before it changes anything
+ * an upgrade checks the database is MXQ's or upstream MXQ's: no unknown
+ * table, no known column with an incompatible type (check_upgradable()).
+ * MXQ_TEST_UPGRADE_STOP_AFTER=N (tests only) makes the upgrade kill itself
+ * with SIGKILL before its N+1st statement, to test interrupted upgrades.
+ *
  * Errors: one line "mxqadmin: ..." on stderr; exit 1 for database or
  * upgrade failures, 2 for usage errors.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,11 +59,14 @@ struct schema_state {
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: mxqadmin [-M FILE] [-S GROUP] db upgrade [--dry-run]\n"
-		   "       mxqadmin [-M FILE] [-S GROUP] db status\n\n"
+		   "       mxqadmin [-M FILE] [-S GROUP] db status\n"
+		   "       mxqadmin [-M FILE] [-S GROUP] db schema\n\n"
 		   "  upgrade    create the tables of a new database, or apply the pending\n"
 		   "             migrations, then (re)install the counter triggers\n"
 		   "  --dry-run  only print what upgrade would do\n"
-		   "  status     print the schema version, the triggers and pending migrations\n");
+		   "  status     print the schema version, the triggers, pending migrations and\n"
+		   "             every difference from the expected tables, columns, indexes, triggers\n"
+		   "  schema     print the tables, columns, indexes and triggers as status compares them\n");
 }
 
 static int table_exists(struct mx_db *db, const char *table, bool *ret)
@@ -97,6 +111,21 @@ static int read_schema_state(struct mx_db *db, struct schema_state *ret)
 	return 0;
 }
 
+/* Append LEN bytes of S to the NULL-terminated vector *V of *N strings. */
+static int strv_push(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **grown = realloc(*v, (*n + 2) * sizeof(**v));
+
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	grown[*n] = strndup(s, len);
+	if (!grown[*n])
+		return -ENOMEM;
+	grown[++*n] = NULL;
+	return 0;
+}
+
 /*
  * The trigger names created by create_triggers.sql, in order, as a
  * NULL-terminated malloc'ed vector of malloc'ed strings. The script is the
@@ -111,7 +140,6 @@ static char **expected_triggers(void)
 
 	while ((p = strcasestr(p, kw))) {
 		const char *start;
-		char **grown;
 
 		p += sizeof(kw) - 1;
 		while (*p == ' ' || *p == '\t' || *p == '\n')
@@ -122,14 +150,8 @@ static char **expected_triggers(void)
 			p++;
 		if (p == start)
 			continue;
-		grown = realloc(names, (n + 2) * sizeof(*names));
-		if (!grown)
+		if (strv_push(&names, &n, start, (size_t)(p - start)) < 0)
 			goto fail;
-		names = grown;
-		names[n] = strndup(start, (size_t)(p - start));
-		if (!names[n])
-			goto fail;
-		names[++n] = NULL;
 	}
 	if (!names)
 		names = calloc(1, sizeof(*names));
@@ -154,6 +176,277 @@ static bool strv_contains(char *const *v, const char *s)
 		if (strcmp(v[i], s) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * The schema of the current database as sorted lines, tab-separated:
+ *   column  TABLE COLUMN TYPE NULLABLE DEFAULT EXTRA CHARSET COLLATION
+ *   index   TABLE INDEX COLUMNS UNIQUENESS
+ *   table   TABLE ENGINE COLLATION
+ *   trigger NAME TABLE TIMING+EVENT MD5(BODY)
+ * The key of a line is its first three fields (column, index) or two.
+ */
+static const char schema_sql[] =
+	"SELECT l FROM ("
+	" SELECT CONCAT_WS('\t', 'table', TABLE_NAME, ENGINE, TABLE_COLLATION) AS l"
+	"  FROM information_schema.TABLES"
+	"  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'"
+	" UNION ALL SELECT CONCAT_WS('\t', 'column', TABLE_NAME, COLUMN_NAME, COLUMN_TYPE,"
+	"  IS_NULLABLE, COALESCE(COLUMN_DEFAULT, '(none)'), IF(EXTRA = '', '-', EXTRA),"
+	"  COALESCE(CHARACTER_SET_NAME, '-'), COALESCE(COLLATION_NAME, '-'))"
+	"  FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()"
+	" UNION ALL SELECT CONCAT_WS('\t', 'index', TABLE_NAME, INDEX_NAME,"
+	"  GROUP_CONCAT(CONCAT(COLUMN_NAME, IF(SUB_PART IS NULL, '', CONCAT('(', SUB_PART, ')')))"
+	"   ORDER BY SEQ_IN_INDEX SEPARATOR ','), IF(MAX(NON_UNIQUE) = 0, 'unique', 'non-unique'))"
+	"  FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()"
+	"  GROUP BY TABLE_NAME, INDEX_NAME"
+	" UNION ALL SELECT CONCAT_WS('\t', 'trigger', TRIGGER_NAME, EVENT_OBJECT_TABLE,"
+	"  CONCAT(ACTION_TIMING, ' ', EVENT_MANIPULATION), MD5(ACTION_STATEMENT))"
+	"  FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()"
+	") s ORDER BY l";
+
+/* The first column of every row of SQL as a NULL-terminated vector; WHAT
+ * names it in the one line printed on failure. */
+static int query_strv(struct mx_db *db, const char *sql, const char *what, char ***ret)
+{
+	struct mx_db_result *res = NULL;
+	char **v;
+	size_t i = 0;
+	int64_t n;
+
+	n = mx_db_query(db, &res, sql, NULL);
+	if (n < 0) {
+		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", what, mx_db_error(db));
+		return (int)n;
+	}
+	v = calloc((size_t)n + 1, sizeof(*v));
+	while (v && mx_db_next(res)) {
+		v[i] = mx_db_strdup(res, 0);
+		if (!v[i])
+			break;
+		i++;
+	}
+	mx_db_result_free(res);
+	if (!v || i != (size_t)n) {
+		free_strv(v);
+		fprintf(stderr, "mxqadmin: out of memory\n");
+		return -ENOMEM;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int schema_lines(struct mx_db *db, char ***ret)
+{
+	return query_strv(db, schema_sql, "information_schema", ret);
+}
+
+/* mysql/schema.expected as lines (comments and blank lines dropped). */
+static char **expected_lines(void)
+{
+	const char *p = mxq_schema_expected.sql;
+	char **v = NULL;
+	size_t n = 0;
+
+	while (*p) {
+		const char *e = strchrnul(p, '\n');
+		if (e > p && *p != '#' && strv_push(&v, &n, p, (size_t)(e - p)) < 0)
+			goto fail;
+		p = *e ? e + 1 : e;
+	}
+	return v ? v : calloc(1, sizeof(*v));
+fail:
+	free_strv(v);
+	return NULL;
+}
+
+/* Length of the key of schema line L (see schema_sql). */
+static size_t key_len(const char *l)
+{
+	unsigned fields = strncmp(l, "column\t", 7) == 0 || strncmp(l, "index\t", 6) == 0 ? 3 : 2;
+	const char *p = l;
+
+	for (unsigned i = 0; i < fields && *p; i++) {
+		p = strchrnul(p, '\t');
+		if (i + 1 < fields && *p)
+			p++;
+	}
+	return (size_t)(p - l);
+}
+
+static const char *find_key(char *const *v, const char *l)
+{
+	size_t k = key_len(l);
+
+	for (size_t i = 0; v[i]; i++)
+		if (key_len(v[i]) == k && strncmp(v[i], l, k) == 0)
+			return v[i];
+	return NULL;
+}
+
+/* "column mxq_job.job_argv" from a schema line, into BUF */
+static const char *describe_key(const char *l, char *buf, size_t len)
+{
+	char kind[16] = "", a[128] = "", b[128] = "";
+
+	sscanf(l, "%15[^\t]\t%127[^\t]\t%127[^\t]", kind, a, b);
+	if (strcmp(kind, "column") == 0 || strcmp(kind, "index") == 0)
+		snprintf(buf, len, "%s %s.%s", kind, a, b);
+	else
+		snprintf(buf, len, "%s %s", kind, a);
+	return buf;
+}
+
+/* the fields after the key, tabs shown as spaces */
+static void print_rest(const char *l)
+{
+	for (const char *p = l + key_len(l); *p; p++)
+		putchar(*p == '\t' ? ' ' : *p);
+}
+
+/* Print every difference of ACTUAL from EXPECTED; returns their number. */
+static unsigned print_schema_diff(char *const *actual, char *const *expected)
+{
+	char what[300];
+	unsigned n = 0;
+
+	for (size_t i = 0; expected[i]; i++) {
+		const char *a = find_key(actual, expected[i]);
+		if (a && strcmp(a, expected[i]) == 0)
+			continue;
+		printf("  %s: ", describe_key(expected[i], what, sizeof(what)));
+		if (a) {
+			printf("is");
+			print_rest(a);
+			printf(", expected");
+		} else {
+			printf("missing, expected");
+		}
+		print_rest(expected[i]);
+		printf("\n");
+		n++;
+	}
+	for (size_t i = 0; actual[i]; i++) {
+		if (find_key(expected, actual[i]))
+			continue;
+		printf("  %s: not expected (", describe_key(actual[i], what, sizeof(what)));
+		print_rest(actual[i]);
+		printf(" )\n");
+		n++;
+	}
+	return n;
+}
+
+/* integer, string or time: a column may change within its family only */
+static const char *type_family(const char *type)
+{
+	static const char *const ints[] = { "tinyint", "smallint", "mediumint", "int", "bigint" };
+	static const char *const strs[] = { "char", "varchar", "tinytext", "text", "mediumtext",
+					    "longtext" };
+	static const char *const times[] = { "timestamp", "datetime" };
+	size_t k = strcspn(type, "( ");
+
+	for (size_t i = 0; i < sizeof(ints) / sizeof(*ints); i++)
+		if (strlen(ints[i]) == k && strncmp(type, ints[i], k) == 0)
+			return "integer";
+	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
+		if (strlen(strs[i]) == k && strncmp(type, strs[i], k) == 0)
+			return "string";
+	for (size_t i = 0; i < sizeof(times) / sizeof(*times); i++)
+		if (strlen(times[i]) == k && strncmp(type, times[i], k) == 0)
+			return "time";
+	return type;
+}
+
+/* the TYPE field (the fourth) of a column line, into BUF */
+static const char *column_type(const char *l, char *buf, size_t len)
+{
+	const char *p = l, *e;
+
+	for (int i = 0; i < 3 && *p; i++) {
+		p = strchrnul(p, '\t');
+		if (*p)
+			p++;
+	}
+	e = strchrnul(p, '\t');
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	return buf;
+}
+
+static bool has_table(char *const *v, const char *table)
+{
+	char key[200];
+
+	snprintf(key, sizeof(key), "table\t%s\t", table);
+	for (size_t i = 0; v[i]; i++)
+		if (strncmp(v[i], key, strlen(key)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Is the database one this program may upgrade: every table one of ours
+ * (or upstream MXQ's, which are a subset), every known column of a
+ * compatible type, and an old (unversioned) database with all three of
+ * upstream's tables? Prints one line naming every problem otherwise.
+ */
+static int check_upgradable(struct mx_db *db, const struct schema_state *st)
+{
+	static const char *const upstream_tables[] = { "mxq_group", "mxq_job", "mxq_daemon" };
+	char **actual = NULL, **expected = expected_lines();
+	char problems[2048] = "", buf[300];
+	size_t len = 0;
+	unsigned n = 0;
+	int r;
+
+	if (!expected) {
+		fprintf(stderr, "mxqadmin: out of memory\n");
+		return -ENOMEM;
+	}
+	r = schema_lines(db, &actual);
+	if (r < 0) {
+		free_strv(expected);
+		return r;
+	}
+#define PROBLEM(...) do { \
+		if (len < sizeof(problems)) \
+			len += (size_t)snprintf(problems + len, sizeof(problems) - len, \
+						"%s", n++ ? "; " : ""); \
+		if (len < sizeof(problems)) \
+			len += (size_t)snprintf(problems + len, sizeof(problems) - len, __VA_ARGS__); \
+	} while (0)
+	for (size_t i = 0; actual[i]; i++) {
+		char table[130] = "";
+		const char *want;
+		char have_t[200], want_t[200];
+
+		if (strncmp(actual[i], "table\t", 6) == 0) {
+			sscanf(actual[i] + 6, "%129[^\t]", table);
+			if (!has_table(expected, table))
+				PROBLEM("unknown table '%s'", table);
+			continue;
+		}
+		if (strncmp(actual[i], "column\t", 7) != 0 || !(want = find_key(expected, actual[i])))
+			continue;
+		column_type(actual[i], have_t, sizeof(have_t));
+		column_type(want, want_t, sizeof(want_t));
+		if (strcmp(type_family(have_t), type_family(want_t)) != 0)
+			PROBLEM("%s has type %s, expected %s", describe_key(actual[i], buf, sizeof(buf)),
+				have_t, want_t);
+	}
+	if (!st->empty && !st->versioned)
+		for (size_t i = 0; i < sizeof(upstream_tables) / sizeof(*upstream_tables); i++)
+			if (!has_table(actual, upstream_tables[i]))
+				PROBLEM("table '%s' missing", upstream_tables[i]);
+#undef PROBLEM
+	free_strv(actual);
+	free_strv(expected);
+	if (n) {
+		fprintf(stderr, "mxqadmin: not an MXQ database (neither this version's nor upstream"
+			" MXQ 0.22's): %s; nothing was changed\n", problems);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int get_upgrade_lock(struct mx_db *db)
@@ -196,12 +489,12 @@ static int check_database_selected(struct mx_db *db, const struct mxqadmin_db_op
 	return 0;
 }
 
-static int connect_db(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt)
+static int connect_db(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt, bool writes)
 {
 	struct mx_db *db = NULL;
 	int r;
 
-	r = mxqadmin_connect(&db, dbopt);
+	r = writes ? mxqadmin_connect_admin(&db, dbopt, "db upgrade") : mxqadmin_connect(&db, dbopt);
 	if (r < 0)
 		return r;
 	r = check_database_selected(db, dbopt);
@@ -229,6 +522,12 @@ static int run_script(struct mx_db *db, const char *what, const char *sql)
 	int r;
 
 	r = mx_db_exec_script(db, sql, err, sizeof(err));
+	if (r == -ECANCELED) {
+		/* MXQ_TEST_UPGRADE_STOP_AFTER: die as if killed, no cleanup */
+		fprintf(stderr, "mxqadmin: %s: MXQ_TEST_UPGRADE_STOP_AFTER reached: killing myself\n",
+			what);
+		raise(SIGKILL);
+	}
 	if (r < 0)
 		fprintf(stderr, "mxqadmin: %s failed: %s\n", what, err);
 	return r;
@@ -269,6 +568,7 @@ static int install_triggers(struct mx_db *db)
 static int db_upgrade(struct mx_db *db, bool dry_run)
 {
 	const char *would = dry_run ? "would " : "";
+	const char *stop_after;
 	struct schema_state st;
 	char desc[128];
 	unsigned applied = 0;
@@ -289,6 +589,11 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 			st.version, mxq_schema_latest_version);
 		return 1;
 	}
+	if (st.version < mxq_schema_latest_version && check_upgradable(db, &st) < 0)
+		return 1;
+	stop_after = getenv("MXQ_TEST_UPGRADE_STOP_AFTER");
+	if (stop_after && !dry_run)
+		mx_db_set_script_budget(db, strtoul(stop_after, NULL, 10));
 	printf("database: %s\n", desc);
 
 	if (st.empty) {
@@ -343,38 +648,21 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 /* Triggers on the MXQ tables: present ones of ours, missing ones, others. */
 static int print_trigger_status(struct mx_db *db)
 {
-	struct mx_db_result *res = NULL;
 	char **expected = expected_triggers();
 	char **present = NULL;
-	size_t npresent = 0;
 	bool first;
-	int64_t n;
+	int r;
 
 	if (!expected) {
 		fprintf(stderr, "mxqadmin: out of memory\n");
 		return -ENOMEM;
 	}
-	n = mx_db_query(db, &res,
-			"SELECT TRIGGER_NAME FROM information_schema.TRIGGERS"
-			" WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME", NULL);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: cannot list triggers: %s\n", mx_db_error(db));
+	r = query_strv(db, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS"
+		       " WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME",
+		       "the triggers", &present);
+	if (r < 0) {
 		free_strv(expected);
-		return (int)n;
-	}
-	present = calloc((size_t)n + 1, sizeof(*present));
-	while (present && mx_db_next(res)) {
-		present[npresent] = mx_db_strdup(res, 0);
-		if (!present[npresent])
-			break;
-		npresent++;
-	}
-	mx_db_result_free(res);
-	if (!present || npresent != (size_t)n) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
-		free_strv(expected);
-		free_strv(present);
-		return -ENOMEM;
+		return r;
 	}
 
 	first = true;
@@ -401,6 +689,8 @@ static int print_trigger_status(struct mx_db *db)
 	free_strv(present);
 	return 0;
 }
+
+static int print_schema_status(struct mx_db *db);
 
 static int db_status(struct mx_db *db)
 {
@@ -432,6 +722,42 @@ static int db_status(struct mx_db *db)
 		first = false;
 	}
 	printf(first ? "pending migrations: none\n" : " (run 'mxqadmin db upgrade')\n");
+	return print_schema_status(db);
+}
+
+/* Compare the database with mysql/schema.expected; 0 also when they differ. */
+static int print_schema_status(struct mx_db *db)
+{
+	char **actual = NULL, **expected = expected_lines();
+	unsigned n;
+
+	if (!expected || schema_lines(db, &actual) < 0) {
+		if (!expected)
+			fprintf(stderr, "mxqadmin: out of memory\n");
+		free_strv(expected);
+		return 1;
+	}
+	printf("schema differences from version %u (tables, columns, indexes, triggers):\n",
+	       mxq_schema_latest_version);
+	n = print_schema_diff(actual, expected);
+	if (n)
+		printf("schema: %u difference%s\n", n, n == 1 ? "" : "s");
+	else
+		printf("  none\nschema: as expected\n");
+	free_strv(actual);
+	free_strv(expected);
+	return 0;
+}
+
+static int db_schema(struct mx_db *db)
+{
+	char **actual = NULL;
+
+	if (schema_lines(db, &actual) < 0)
+		return 1;
+	for (size_t i = 0; actual[i]; i++)
+		printf("%s\n", actual[i]);
+	free_strv(actual);
 	return 0;
 }
 
@@ -448,7 +774,7 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 	int c, ret;
 
 	if (argc < 2) {
-		fprintf(stderr, "mxqadmin: db: missing action (upgrade or status)\n");
+		fprintf(stderr, "mxqadmin: db: missing action (upgrade, status or schema)\n");
 		return 2;
 	}
 	action = argv[1];
@@ -456,8 +782,10 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 		print_usage(stdout);
 		return 0;
 	}
-	if (strcmp(action, "upgrade") != 0 && strcmp(action, "status") != 0) {
-		fprintf(stderr, "mxqadmin: db: unknown action '%s' (upgrade or status)\n", action);
+	if (strcmp(action, "upgrade") != 0 && strcmp(action, "status") != 0 &&
+	    strcmp(action, "schema") != 0) {
+		fprintf(stderr, "mxqadmin: db: unknown action '%s' (upgrade, status or schema)\n",
+			action);
 		return 2;
 	}
 	optind = 0;
@@ -485,10 +813,12 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 		return 2;
 	}
 
-	if (connect_db(&db, dbopt) < 0)
+	if (connect_db(&db, dbopt, strcmp(action, "upgrade") == 0 && !dry_run) < 0)
 		return 1;
 	if (strcmp(action, "upgrade") == 0)
 		ret = db_upgrade(db, dry_run);
+	else if (strcmp(action, "schema") == 0)
+		ret = db_schema(db);
 	else
 		ret = db_status(db);
 	mx_db_close(db);

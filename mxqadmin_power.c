@@ -236,7 +236,12 @@ static int read_snapshot(struct mx_db *db, struct mxq_power_db_snapshot **ret)
 static void node_flags(const struct mxq_power_node *n, const struct mxq_power_host *h,
 		       char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s", n->admin_off ? "admin-off," : "",
+	char err[8];
+	/* the leader never actuates a row whose name breaks the --hostname rule */
+	bool bad_name = mx_hostname_check(n->hostname, err, sizeof(err)) < 0;
+
+	snprintf(buf, len, "%s%s%s%s%s%s", bad_name ? "invalid-name," : "",
+		 n->admin_off ? "admin-off," : "",
 		 n->excluded ? "excluded," : "",
 		 h->admin_request && *h->admin_request ? "request-" : "",
 		 h->admin_request && *h->admin_request ? h->admin_request : "",
@@ -716,6 +721,11 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 	char age[AGE_LEN], idle[AGE_LEN];
 	format_age(s->now - n->state_since, age, sizeof(age));
 	printf("%s: %s for %s\n", n->hostname, state_name(n->state), age);
+	{
+		char err[256];
+		if (mx_hostname_check(n->hostname, err, sizeof(err)) < 0)
+			printf("  invalid host name: never actuated by the power manager: %s\n", err);
+	}
 	printf("  leader's explanation: %s\n", h->explanation && *h->explanation ?
 	       h->explanation : "(none stored yet)");
 	printf("  reason of the last decision: %s\n", dash(h->reason));
@@ -1289,8 +1299,15 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	r = parse_power_args(argc - 1, argv + 1, cmd, &a);
 	if (r >= 0)
 		return r;
-	if (mxqadmin_connect(&db, dbopt) < 0)
+	if (cmd->run == cmd_admin || cmd->run == cmd_set) {  /* they write: admins only */
+		char what[64];
+
+		snprintf(what, sizeof(what), "power %s", cmd->name);
+		if (mxqadmin_connect_admin(&db, dbopt, what) < 0)
+			return 1;
+	} else if (mxqadmin_connect(&db, dbopt) < 0) {
 		return 1;
+	}
 	r = cmd->run(db, &a);
 	mx_db_close(db);
 	return r;

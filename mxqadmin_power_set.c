@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mxq_power_db.h"
+#include "mxqd_ipmi.h"
 #include "mxqadmin.h"
 
 int mxqadmin_power_set(struct mx_db *db, int npos, char **pos)
@@ -32,6 +33,12 @@ int mxqadmin_power_set(struct mx_db *db, int npos, char **pos)
 			return 1;
 		}
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - pos[i]), pos[i]);
+		/* the names libfreeipmi knows live with the ipmi transport */
+		if (!strcmp(key, "ipmi_workarounds") &&
+		    mxqd_ipmi_workarounds_check(eq + 1, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mxqadmin: power set %s: ipmi_workarounds: %s\n", host, err);
+			return 1;
+		}
 		if (mxq_power_db_set_check(key, eq + 1, err, sizeof(err)) < 0) {
 			fprintf(stderr, "mxqadmin: power set %s: %s\n", host, err);
 			return 1;

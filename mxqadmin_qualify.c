@@ -26,16 +26,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "mx_db.h"
 #include "mxq_client.h"
 #include "mx_util.h"
+#include "mxq_daemon.h"
+#include "mxq_group.h"
 #include "mxq_status.h"
 #include "mxq_json.h"
+#include "mxq_privs.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define MXQADMIN_DB_FILE SYSCONFDIR "/mxq/mxqadmin.cnf"
+#define MXQADMIN_DB_GROUP "mxqadmin"
 
 /* ------------------------------------------------------------------ */
 /* shared helpers                                                      */
@@ -45,10 +55,26 @@ int mxqadmin_connect(struct mx_db **ret_db, const struct mxqadmin_db_options *db
 	return mxq_client_connect(ret_db, dbopt->defaults_file, dbopt->group);
 }
 
+int mxqadmin_connect_admin(struct mx_db **ret_db, const struct mxqadmin_db_options *dbopt,
+			   const char *what)
+{
+	struct mxqadmin_db_options admin = *dbopt;
+	char err[512];
+
+	if (mxq_privs_check_admin(mxq_privs_admin_group(), err, sizeof(err)) < 0) {
+		fprintf(stderr, "mxqadmin: %s refused: %s\n", what, err);
+		return -EPERM;
+	}
+	if (!dbopt->chosen && access(MXQADMIN_DB_FILE, F_OK) == 0) {
+		admin.defaults_file = MXQADMIN_DB_FILE;
+		admin.group = MXQADMIN_DB_GROUP;
+	}
+	return mxqadmin_connect(ret_db, &admin);
+}
+
 enum group_col {
 	G_ID, G_NAME, G_USER, G_STATUS, G_INQ, G_RUNNING, G_MAX_PER_NODE,
-	G_THREADS, G_MEMORY, G_TIME, G_GPU, G_TMPDIR, G_TAGS, G_PREREQ,
-	G_WHITELIST, G_BLACKLIST,
+	G_REQS,                 /* MXQ_GROUP_REQS_COLUMNS start here */
 };
 
 int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_group *ret)
@@ -60,8 +86,7 @@ int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_gro
 
 	n = mx_db_query(db, &res,
 		"SELECT group_id, group_name, user_name, group_status, group_jobs_inq,"
-		" group_jobs_running, job_max_per_node, job_threads, job_memory, job_time,"
-		" job_gpu, job_tmpdir_size, tags, prerequisites, group_whitelist, group_blacklist"
+		" group_jobs_running, job_max_per_node, " MXQ_GROUP_REQS_COLUMNS
 		" FROM mxq_group WHERE group_id = ?", "U", group_id);
 	if (n < 0)
 		return (int)n;
@@ -78,12 +103,7 @@ int mxqadmin_group_load(struct mx_db *db, uint64_t group_id, struct mxqadmin_gro
 	g.user_name = mx_db_strdup(res, G_USER);
 	r = g.name && g.user_name ? 0 : -ENOMEM;
 	if (r == 0)
-		r = mxq_group_reqs_init(&g.reqs, mx_db_str(res, G_TAGS), mx_db_str(res, G_PREREQ),
-					mx_db_str(res, G_WHITELIST), mx_db_str(res, G_BLACKLIST),
-					(uint32_t)mx_db_u64(res, G_THREADS),
-					mx_db_u64(res, G_MEMORY), mx_db_u64(res, G_TIME),
-					(uint32_t)mx_db_u64(res, G_GPU),
-					mx_db_u64(res, G_TMPDIR) * 1024);
+		r = mxq_group_reqs_from_row(&g.reqs, res, G_REQS);
 	mx_db_result_free(res);
 	if (r < 0) {
 		mxqadmin_group_done(&g);
@@ -129,19 +149,18 @@ struct host_verdict {
 };
 
 enum host_col {
-	H_HOSTNAME, H_DAEMON_ID, H_DAEMON_NAME, H_STATUS, H_AGE, H_TAGS, H_PREREQ,
-	H_SLOTS, H_MEMORY, H_MAXTIME, H_GPUS, H_TMPDIR_BYTES, H_POWER_STATE,
+	H_HOSTNAME, H_DAEMON_ID, H_DAEMON_NAME, H_STATUS, H_AGE,
+	H_CAPS,                 /* MXQ_DAEMON_CAPS_COLUMNS start here */
+	H_PREREQ = H_CAPS + 1,  /* d.prerequisites, for messages */
+	H_POWER_STATE = H_CAPS + MXQ_DAEMON_CAPS_NCOLS,
 };
 
 /* Every host (or one), with its newest registration and power state. */
 static const char hosts_sql[] =
 	"SELECT h.hostname, d.daemon_id, d.daemon_name, d.status,"
-	" TIMESTAMPDIFF(SECOND, d.mtime, NOW()), d.tags, d.prerequisites,"
-	" d.daemon_slots, d.daemon_memory, d.daemon_maxtime, d.daemon_gpus_max,"
-	" d.daemon_tmpdir_total_bytes, p.state"
+	" TIMESTAMPDIFF(SECOND, d.mtime, NOW()), " MXQ_DAEMON_CAPS_COLUMNS ", p.state"
 	" FROM (SELECT hostname FROM mxq_daemon UNION SELECT hostname FROM mxq_power) h"
-	" LEFT JOIN mxq_daemon d ON d.daemon_id ="
-	"   (SELECT MAX(d2.daemon_id) FROM mxq_daemon d2 WHERE d2.hostname = h.hostname)"
+	MXQ_DAEMON_NEWEST_JOIN("h.hostname")
 	" LEFT JOIN mxq_power p ON p.hostname = h.hostname"
 	" WHERE ? IS NULL OR h.hostname = ?"
 	" ORDER BY h.hostname";
@@ -173,11 +192,7 @@ static int judge_registration(const struct mx_db_result *res, const struct mxqad
 	char err[256];
 	int r;
 
-	r = mxq_server_caps_init(&caps, v->hostname, mx_db_str(res, H_TAGS),
-				 mx_db_str(res, H_PREREQ), (uint32_t)mx_db_u64(res, H_SLOTS),
-				 mx_db_u64(res, H_MEMORY), mx_db_u64(res, H_MAXTIME),
-				 (uint32_t)mx_db_u64(res, H_GPUS),
-				 mx_db_u64(res, H_TMPDIR_BYTES) >> 20, err, sizeof(err));
+	r = mxq_daemon_caps_from_row(&caps, v->hostname, res, H_CAPS, err, sizeof(err));
 	if (r == -ENOMEM)
 		return r;
 	if (!caps.hostname) {

@@ -41,9 +41,13 @@
 #include "mx_db.h"
 #include "mx_log.h"
 #include "mx_notify.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mxq_status.h"
+#include "mxq_daemon.h"
+#include "mxq_schema.h"
 #include "mxqd.h"
 #include "mxqd_energy.h"
 #include "mxqd_power.h"
@@ -57,6 +61,11 @@
 #ifndef LOCALSTATEDIR
 #define LOCALSTATEDIR "/var"
 #endif
+/* out of /tmp: a user could create /tmp/mxqd before mxqd does */
+#define DEFAULT_TMPDIR LOCALSTATEDIR "/lib/mxqd/tmp"
+/* the daemon's credentials, root only; upstream kept them in mysql.cnf */
+#define MXQD_DB_FILE SYSCONFDIR "/mxq/mxqd.cnf"
+#define DEFAULT_MIN_UID 1000
 
 struct options {
 	struct mxqd_power_options power;
@@ -80,9 +89,13 @@ static void usage(FILE *f)
 "      --tags \"W1 W2 ...\"        tags this server offers\n"
 "      --prerequisites EXPR      what a group's tags must satisfy to run here\n"
 "      --gpus N                  GPUs on this server (default 0)\n"
-"      --tmpdir DIR              parent of per-job temporary directories (default /tmp/mxqd)\n"
-"      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME)\n"
-"  -M, --mysql-default-file FILE MySQL defaults file (default " MX_DB_DEFAULT_FILE ")\n"
+"      --tmpdir DIR              parent of per-job temporary directories (default " DEFAULT_TMPDIR ");\n"
+"                                owned by root, not writable by group or others\n"
+"      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME), same rule\n"
+"      --min-uid UID             lowest uid a job may run as (default 1000)\n"
+"      --allow-root-jobs         also run jobs of uid 0 and of uids below --min-uid\n"
+"  -M, --mysql-default-file FILE MySQL defaults file (default " MXQD_DB_FILE ",\n"
+"                                if missing " MX_DB_DEFAULT_FILE ")\n"
 "  -S, --mysql-default-group G   group in it (default " MX_DB_GROUP_DAEMON ")\n"
 "      --foreground              stay in the foreground (default)\n"
 "      --daemonize               detach from the terminal\n"
@@ -173,6 +186,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
+		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -187,6 +201,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "gpus",                required_argument, NULL, OPT_GPUS },
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
 		{ "spool",               required_argument, NULL, OPT_SPOOL },
+		{ "min-uid",             required_argument, NULL, OPT_MIN_UID },
+		{ "allow-root-jobs",     no_argument,       NULL, OPT_ALLOW_ROOT_JOBS },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -247,7 +263,19 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 	while ((c = getopt_long(argc, argv, ":N:j:m:t:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': s->daemon_name = optarg; break;
-		case OPT_HOSTNAME: s->hostname = optarg; break;
+		case OPT_HOSTNAME: {
+			char err[256];
+			if (mx_hostname_check(optarg, err, sizeof(err)) < 0)
+				return fail("--hostname: %s", err);
+			s->hostname = optarg;
+			break;
+		}
+		case OPT_MIN_UID:
+			if (mx_strtou32(optarg, &u32) < 0)
+				return fail("--min-uid: '%s' is not a uid (a number)", optarg);
+			s->min_uid = u32;
+			break;
+		case OPT_ALLOW_ROOT_JOBS: s->allow_root_jobs = true; break;
 		case 'j':
 			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0)
 				return fail("--slots: '%s' is not a positive number", optarg);
@@ -418,6 +446,8 @@ static int server_setup(struct mxqd_server *s)
 		if (gethostname(hostname, sizeof(hostname)) < 0)
 			return fail("cannot read this host's name: %s", strerror(errno));
 		s->hostname = hostname;
+		if (mx_hostname_check(hostname, errbuf, sizeof(errbuf)) < 0)
+			return fail("this host's name: %s; give one with --hostname", errbuf);
 	}
 	mx_short_hostname(s->hostname, shortname, sizeof(shortname));
 	s->short_hostname = strdup(shortname);
@@ -441,12 +471,11 @@ static int server_setup(struct mxqd_server *s)
 		snprintf(s->boot_id, sizeof(s->boot_id), "unknown");
 	mx_proc_starttime(getpid(), &s->pid_starttime);
 
-	r = mx_mkdir_p(s->spooldir, 0755);
-	if (r < 0)
-		return fail("--spool: cannot create %s: %s", s->spooldir, strerror(-r));
-	r = mx_mkdir_p(s->tmpdir, 0755);
-	if (r < 0)
-		return fail("--tmpdir: cannot create %s: %s", s->tmpdir, strerror(-r));
+	/* jobs run as root here: nobody else may plant anything in these */
+	if (mx_dir_ensure_safe(s->spooldir, geteuid(), errbuf, sizeof(errbuf)) < 0)
+		return fail("--spool refused: %s", errbuf);
+	if (mx_dir_ensure_safe(s->tmpdir, geteuid(), errbuf, sizeof(errbuf)) < 0)
+		return fail("--tmpdir refused: %s", errbuf);
 	if (statvfs(s->tmpdir, &st) == 0)
 		tmpdir_total_mib = (uint64_t)st.f_blocks * st.f_frsize >> 20;
 
@@ -460,6 +489,47 @@ static int server_setup(struct mxqd_server *s)
 	return 0;
 }
 
+/*
+ * Without -M (or $MXQ_MYSQL_DEFAULT_FILE) the daemon's credentials come from
+ * MXQD_DB_FILE, root only; when that file does not exist, from the [mxqd]
+ * group of the clients' file, as upstream MXQ did, with a warning when
+ * others can read it (they could read the daemon's password).
+ */
+static void daemon_credentials(struct mxqd_server *s)
+{
+	struct stat st;
+
+	if (s->db_defaults_file && *s->db_defaults_file)
+		return;
+	if (stat(MXQD_DB_FILE, &st) == 0) {
+		s->db_defaults_file = MXQD_DB_FILE;
+		return;
+	}
+	s->db_defaults_file = MX_DB_DEFAULT_FILE;
+	if (stat(MX_DB_DEFAULT_FILE, &st) == 0 && (st.st_mode & 044))
+		mx_log_warning("%s is missing: reading [%s] from %s, which group or others can read; "
+			       "move the daemon's credentials to %s (mode 0600)", MXQD_DB_FILE,
+			       s->db_group, MX_DB_DEFAULT_FILE, MXQD_DB_FILE);
+}
+
+/* What --check-config found, one line per file (the checks themselves
+ * ran in mxqd_power_init(): syntax, and the secrets file's type, mode 0600
+ * and owner). A missing default file is not "ok". */
+static void check_config_report(const struct mxqd_power_options *p)
+{
+	struct stat st;
+
+	if (stat(p->config_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found, built-in defaults used\n", p->config_path);
+	else
+		printf("%s: ok\n", p->config_path);
+	if (stat(p->secrets_path, &st) < 0 && errno == ENOENT)
+		printf("%s: not found (ipmi and ssh hosts cannot be managed)\n", p->secrets_path);
+	else
+		printf("%s: ok (regular file, mode %04o, owner uid %u)\n", p->secrets_path,
+		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+}
+
 /* One mxqd per spool directory: two would reap each other's jobs. */
 static int lock_spool(const struct mxqd_server *s)
 {
@@ -467,7 +537,7 @@ static int lock_spool(const struct mxqd_server *s)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/mxqd.lock", s->spooldir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail("cannot open %s: %s", path, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -489,34 +559,29 @@ static void tmpdir_bytes(const struct mxqd_server *s, uint64_t *total, uint64_t 
 
 static int daemon_register(struct mxqd_server *s)
 {
-	uint64_t total, avail;
+	struct mxq_daemon_reg reg = {
+		.daemon_name = s->daemon_name, .hostname = s->hostname,
+		.mxq_version = MXQ_VERSION, .boot_id = s->boot_id,
+		.pid_starttime = (uint64_t)s->pid_starttime, .pid = (unsigned)getpid(),
+		.slots = s->slots, .memory_mib = s->memory_mib, .maxtime_min = s->maxtime_min,
+		.memory_per_slot_mib = s->memory_per_slot_mib,
+		.tags = s->tags_text ? s->tags_text : "",
+		.prerequisites = s->prerequisites_text ? s->prerequisites_text : "",
+		.gpus = s->gpus,
+	};
 	int64_t n;
+	int r;
 
-	n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW()"
-		" WHERE hostname = ? AND daemon_name = ? AND status NOT IN (?, ?)",
-		"issii", MXQ_DAEMON_STATUS_CRASHED, s->hostname, s->daemon_name,
-		MXQ_DAEMON_STATUS_EXITED, MXQ_DAEMON_STATUS_CRASHED);
+	n = mxq_daemon_mark_crashed(s->db, s->hostname, s->daemon_name);
 	if (n < 0)
 		return (int)n;
 	if (n > 0)
 		mx_log_warning("marked %" PRId64 " earlier daemon row(s) of %s/%s CRASHED",
 			       n, s->hostname, s->daemon_name);
-	tmpdir_bytes(s, &total, &avail);
-	n = mx_db_exec(s->db,
-		"INSERT INTO mxq_daemon (daemon_name, status, hostname, mxq_version, boot_id,"
-		" pid_starttime, daemon_pid, daemon_slots, daemon_memory, daemon_maxtime,"
-		" daemon_memory_limit_slot_soft, daemon_memory_limit_slot_hard, tags, prerequisites,"
-		" daemon_gpus_max, daemon_tmpdir_total_bytes, daemon_tmpdir_free_bytes, daemon_start)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW())",
-		"sisssUuuUUUUssuUU", s->daemon_name, MXQ_DAEMON_STATUS_IDLE, s->hostname, MXQ_VERSION,
-		s->boot_id, (uint64_t)s->pid_starttime, (unsigned)getpid(), s->slots, s->memory_mib,
-		s->maxtime_min, s->memory_per_slot_mib, s->memory_per_slot_mib,
-		s->tags_text ? s->tags_text : "", s->prerequisites_text ? s->prerequisites_text : "",
-		s->gpus, total, avail);
-	if (n < 0)
-		return (int)n;
-	s->daemon_id = mx_db_insert_id(s->db);
+	tmpdir_bytes(s, &reg.tmpdir_total_bytes, &reg.tmpdir_free_bytes);
+	r = mxq_daemon_register(s->db, &reg, &s->daemon_id);
+	if (r < 0)
+		return r;
 	mx_log_info("registered as daemon %" PRIu64 ": %s/%s, %u slots, %" PRIu64 " MiB, %u GPU(s)",
 		    s->daemon_id, s->hostname, s->daemon_name, s->slots, s->memory_mib, s->gpus);
 	return 0;
@@ -535,27 +600,19 @@ static int daemon_status(const struct mxqd_server *s)
 
 static int daemon_heartbeat(struct mxqd_server *s)
 {
-	uint64_t total, avail;
-	int64_t n;
+	struct mxq_daemon_load load = {
+		.status = daemon_status(s), .jobs_running = s->jobs_running,
+		.slots_running = s->slots_running, .threads_running = s->threads_running,
+		.memory_used_mib = s->memory_running_mib, .gpus_used = s->gpus_running,
+	};
 
-	tmpdir_bytes(s, &total, &avail);
-	n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET mtime = NOW(), status = ?, daemon_jobs_running = ?,"
-		" daemon_slots_running = ?, daemon_threads_running = ?, daemon_memory_used = ?,"
-		" daemon_gpus_used = ?, daemon_tmpdir_total_bytes = ?, daemon_tmpdir_free_bytes = ?"
-		" WHERE daemon_id = ?",
-		"iuuuUuUUU", daemon_status(s), s->jobs_running, s->slots_running, s->threads_running,
-		s->memory_running_mib, s->gpus_running, total, avail, s->daemon_id);
-	return n < 0 ? (int)n : 0;
+	tmpdir_bytes(s, &load.tmpdir_total_bytes, &load.tmpdir_free_bytes);
+	return mxq_daemon_heartbeat(s->db, s->daemon_id, &load);
 }
 
 static int daemon_unregister(struct mxqd_server *s)
 {
-	int64_t n = mx_db_exec(s->db,
-		"UPDATE mxq_daemon SET status = ?, daemon_stop = NOW(), daemon_jobs_running = ?,"
-		" daemon_slots_running = ? WHERE daemon_id = ?",
-		"iuuU", MXQ_DAEMON_STATUS_EXITED, s->jobs_running, s->slots_running, s->daemon_id);
-	return n < 0 ? (int)n : 0;
+	return mxq_daemon_unregister(s->db, s->daemon_id, s->jobs_running, s->slots_running);
 }
 
 static int daemonize(void)
@@ -590,8 +647,10 @@ static int write_pid_file(const char *path)
 	char tmp[4096];
 	FILE *f;
 
+	/* a fresh temporary name (O_EXCL, never through a symlink), renamed
+	 * over PATH: whatever PATH was, it is replaced, not followed */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
+	f = mx_fopen_create_nofollow(tmp, true, 0644);
 	if (!f)
 		return -errno;
 	fprintf(f, "%d\n", (int)getpid());
@@ -670,6 +729,50 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
 	ls->db_ok = false;
 	ls->backoff_s = ls->backoff_s ? (ls->backoff_s * 2 > 30 ? 30 : ls->backoff_s * 2) : 1;
 	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
+}
+
+/*
+ * Connect, waiting for a database that is not reachable yet (a node that
+ * boots during a database outage): retried with backoff doubling from 1 s
+ * up to 30 s, forever; logged when waiting starts, when the reason
+ * changes and when the database answers. SIGTERM/SIGINT (not blocked
+ * yet) end the wait as they end mxqd.
+ */
+static int connect_waiting(struct mxqd_server *server)
+{
+	const char *cnf = server->db_defaults_file ? server->db_defaults_file : MX_DB_DEFAULT_FILE;
+	char errbuf[1024], last[1024] = "";
+	unsigned backoff_s = 1;
+	int r;
+
+	/* a missing client configuration is no outage: say so and stop */
+	if (access(cnf, R_OK) < 0) {
+		r = -errno;
+		fail("database client configuration %s: %s", cnf, strerror(-r));
+		return r;
+	}
+	for (;;) {
+		r = mx_db_connect(&server->db, server->db_defaults_file, server->db_group, errbuf,
+				  sizeof(errbuf));
+		if (r == 0) {
+			if (last[0])
+				mx_log_notice("database reachable, starting");
+			/* a schema of another version is no outage either */
+			r = mxq_schema_check(server->db, true, errbuf, sizeof(errbuf));
+			if (r < 0)
+				fail("%s", errbuf);
+			return r;
+		}
+		if (r == -ENOMEM)
+			return r;
+		if (strcmp(errbuf, last) != 0) {
+			mx_log_warning("database not reachable: %s; waiting for it (retrying every "
+				       "1 s to 30 s)", errbuf);
+			snprintf(last, sizeof(last), "%s", errbuf);
+		}
+		sleep(backoff_s);
+		backoff_s = backoff_s * 2 > 30 ? 30 : backoff_s * 2;
+	}
 }
 
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
@@ -755,7 +858,8 @@ int main(int argc, char **argv)
 {
 	struct mxqd_server server = {
 		.daemon_name = "main",
-		.tmpdir = "/tmp/mxqd",
+		.tmpdir = DEFAULT_TMPDIR,
+		.min_uid = DEFAULT_MIN_UID,
 		.db_group = MX_DB_GROUP_DAEMON,
 		.poll_interval_ms = 1000,
 		.heartbeat_interval_s = 10,
@@ -770,6 +874,12 @@ int main(int argc, char **argv)
 
 	mx_log_set_program("mxqd");
 	mxq_client_set_program("mxqd");
+	/* directories it creates are 0755 whatever the caller's umask */
+	umask(022);
+	/* mxqd holds database and BMC credentials: no core files, no ptrace
+	 * by a non-root user; jobs get the core limit back (mxqd_reaper.c) */
+	getrlimit(RLIMIT_CORE, &server.job_core_limit);
+	mxq_privs_harden();
 	server.db_defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
 	mxqd_power_options_init(&opt.power);
 	mxqd_energy_options_init(&opt.energy);
@@ -787,7 +897,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s\n", errbuf);
 			return 1;
 		}
-		printf("%s: ok\n", opt.power.config_path);
+		check_config_report(&opt.power);
 		return 0;
 	}
 	if (server_setup(&server) < 0)
@@ -805,11 +915,7 @@ int main(int argc, char **argv)
 	lock_fd = lock_spool(&server);
 	if (lock_fd < 0)
 		return 1;
-	r = mx_db_connect(&server.db, server.db_defaults_file, server.db_group, errbuf, sizeof(errbuf));
-	if (r < 0) {
-		fail("%s", errbuf);
-		return 1;
-	}
+	daemon_credentials(&server);
 	if (opt.daemonize && (r = daemonize()) < 0) {
 		fail("cannot daemonize: %s", strerror(-r));
 		return 1;
@@ -818,6 +924,9 @@ int main(int argc, char **argv)
 		fail("--pid-file: cannot write %s: %s", opt.pid_file, strerror(-r));
 		return 1;
 	}
+	/* after daemonize: an init system must not wait for the database */
+	if (connect_waiting(&server) < 0)
+		return 1;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGCHLD);

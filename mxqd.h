@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "mx_db.h"
@@ -45,6 +46,9 @@ struct mxqd_server {
 	unsigned kill_grace_s;      /* SIGTERM -> SIGKILL for killed jobs */
 	double runtime_scale;       /* --runtime-scale: job runtime limit = job_time
 	                               minutes x this (time-scaled tests and demos) */
+	uint32_t min_uid;           /* --min-uid: lowest uid a job may run as (1000) */
+	bool allow_root_jobs;       /* --allow-root-jobs: lifts --min-uid and the uid 0 ban */
+	struct rlimit job_core_limit; /* RLIMIT_CORE at start; mxqd itself runs with 0 */
 
 	/* derived */
 	struct mxq_server_caps caps;
@@ -96,6 +100,7 @@ struct mxqd_job {
 	enum { MXQD_KILL_NONE, MXQD_KILL_CANCEL, MXQD_KILL_SHUTDOWN } kill_reason;
 	bool adopted;               /* started by an earlier mxqd process */
 	bool ended;                 /* outcome read, DB update pending */
+	bool refused;               /* never run: identity check failed (no callback either) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */
 	struct mxqd_outcome *outcome;
 };
@@ -126,6 +131,9 @@ struct mxqd_reaper_args {
  */
 _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *args);
 
+/* TMPDIR/mxq_job_JOBID, the job's own temporary directory. */
+void mxqd_job_tmpdir_path(const struct mxqd_server *server, uint64_t job_id, char *buf, size_t len);
+
 /* Read SPOOL/JOBID.stat. 0, -ENOENT if not (yet) there, other -errno. */
 int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret);
 /* Remove the spool files of a job (after its outcome is in the database). */
@@ -149,6 +157,14 @@ void mxqd_jobs_kill_all(struct mxqd_server *server);
 /* After registration: requeue claimed-not-started jobs, adopt surviving
  * ones, mark lost ones UNKNOWN. Returns 0 or -errno. */
 int mxqd_jobs_recover(struct mxqd_server *server);
+/*
+ * May JOB (or its callback) run as the user its row names? Always true for
+ * a non-root mxqd (it runs jobs only as itself). Otherwise the row is
+ * checked against the user database and --min-uid/--allow-root-jobs
+ * (mxq_identity.h); false with a one-line reason when it may not.
+ */
+bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_job *job,
+			  char *reason, size_t reason_len);
 /* Free the job list (exit path). */
 void mxqd_jobs_free_all(struct mxqd_server *server);
 /* Reap exited callback supervisors and other stray children; never blocks. */

@@ -29,6 +29,8 @@
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqd.h"
+#include "mxqd_energy_ipmi.h"
+#include "mxqd_power.h"
 
 #define CALLBACK_CPU_SECONDS 60
 #define CALLBACK_AS_BYTES    (256ULL << 20)
@@ -146,15 +148,27 @@ static void callback_job_ended(void *ctx, struct mxqd_server *server, const stru
 {
 	pid_t pid;
 
-	if (!job->callback || !job->callback[0])
+	char reason[1024];
+
+	if (!job->callback || !job->callback[0] || job->refused)
 		return;
+	if (!mxqd_job_identity_ok(server, job, reason, sizeof(reason))) {
+		mx_log_err("job %" PRIu64 ": callback %s not run: %s", job->job_id, job->callback, reason);
+		return;
+	}
 	pid = fork();
 	if (pid < 0) {
 		mx_log_err("job %" PRIu64 ": cannot fork for callback: %m", job->job_id);
 		return;
 	}
 	if (pid == 0) {
-		pid_t s = fork();
+		pid_t s;
+
+		/* a copy of mxqd: the BMC passwords of a power manager go first */
+		mxqd_power_forget_secrets();
+		mxqd_energy_ipmi_forget_secrets();
+		mx_db_forget_credentials(server->db);
+		s = fork();
 		if (s != 0)
 			_exit(s < 0 ? 1 : 0);
 		supervise(server, job, final_status);

@@ -225,6 +225,16 @@ static void drain(void)
 	}
 }
 
+void mxqd_energy_ipmi_forget_secrets(void)
+{
+	/* not the libfreeipmi context: closing it in a child would end the
+	 * parent's BMC session; its copy of the password stays (README,
+	 * "Security model") */
+	mxq_power_secrets_free(bmc.secrets);
+	bmc.secrets = NULL;
+	memset(&bmc.t, 0, sizeof(bmc.t));
+}
+
 static void release(void)
 {
 	mxqd_ipmi_close(bmc.ctx);

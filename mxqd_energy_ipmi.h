@@ -55,4 +55,8 @@ bool mxqd_energy_ipmi_running(void);
 /* Stop the reader (SIGTERM, reaped) and forget the BMC. */
 void mxqd_energy_ipmi_stop(void);
 
+/* Wipe and free this process's copy of the BMC credentials (in a forked
+ * child that never reads the BMC: reaper, callback supervisor). */
+void mxqd_energy_ipmi_forget_secrets(void);
+
 #endif

@@ -28,7 +28,10 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
+#include "mxq_group.h"
+#include "mxq_identity.h"
 #include "mxq_status.h"
 #include "mxqd.h"
 
@@ -323,6 +326,67 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 
 /* ------------------------------------------------------------ starting */
 
+bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_job *job,
+			  char *reason, size_t reason_len)
+{
+	struct mxq_identity_claim claim = { .uid = job->uid, .user_name = job->user_name,
+					    .gid = job->gid };
+	struct mxq_identity_policy policy = { .min_uid = server->min_uid,
+					      .allow_root_jobs = server->allow_root_jobs };
+
+	if (!server->is_root)
+		return true;
+	return mxq_identity_verify(&claim, &policy, NULL, 0, reason, reason_len) == MXQ_IDENTITY_OK;
+}
+
+/*
+ * What must hold before anything of a claimed job runs: its identity, and
+ * a fresh temporary directory of its own (an entry already there, of any
+ * kind, is never reused or followed). Returns 0 when the job may start,
+ * else a negative errno with a one-line reason for job_reason.
+ */
+static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, char *reason,
+		       size_t len)
+{
+	char path[4096], name[64];
+	int r;
+
+	if (!mxqd_job_identity_ok(server, job, reason, len)) {
+		job->refused = true;
+		return -EPERM;
+	}
+	snprintf(name, sizeof(name), "mxq_job_%" PRIu64, job->job_id);
+	r = mx_subdir_create(server->tmpdir, name, server->is_root, job->uid, job->gid);
+	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
+	if (r == -EEXIST)
+		snprintf(reason, len, "refused: %.900s already exists (nothing was run, nothing followed; "
+			 "an admin must remove it)", path);
+	else if (r < 0)
+		snprintf(reason, len, "cannot create the job's tmpdir %.900s: %s", path, strerror(-r));
+	return r;
+}
+
+/* A claimed job that must not run: FAILED with its reason, logged once. */
+static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const char *reason)
+{
+	char user[256], why[4096];
+	int64_t n;
+
+	/* both carry text from the row: no control characters into the log */
+	mx_log_err("job %" PRIu64 " (group %" PRIu64 ", uid %u, user '%s'): %s", job->job_id,
+		   job->group_id, (unsigned)job->uid, mx_term_field(job->user_name, user, sizeof(user)),
+		   mx_term_field(reason, why, sizeof(why)));
+	n = mx_db_exec(server->db, "UPDATE mxq_job SET job_reason = LEFT(?, 1000) WHERE job_id = ?",
+		       "sU", reason, job->job_id);
+	if (n < 0)
+		mx_log_warning("job %" PRIu64 ": cannot record the reason (is the schema upgraded? "
+			       "run mxqadmin db upgrade): %s", job->job_id, mx_db_error(server->db));
+	job->final_status = MXQ_JOB_STATUS_FAILED;
+	job->ended = true;
+	job_list_add(server, job);
+	finish_job(server, job);  /* on a database error the reaping loop retries */
+}
+
 /* Fork the reaper; returns 0 with job->reaper_pid and job->job_pid set. */
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -409,10 +473,22 @@ static int start_claimed_job(struct mxqd_server *server)
 		return 0;
 	}
 
+	{
+		char reason[1024];
+
+		if (job_prepare(server, job, reason, sizeof(reason)) < 0) {
+			refuse_job(server, job, reason);
+			return 0;
+		}
+	}
 	r = spawn_reaper(server, job);
 	if (r < 0) {
+		char path[4096];
+
 		mx_log_err("job %" PRIu64 ": cannot start a reaper: %s; back to the queue",
 			   job->job_id, strerror(-r));
+		mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
+		mx_rmtree(path);
 		requeue_claimed_job(server, job->job_id);
 		job_free(job);
 		return r;
@@ -507,11 +583,10 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 	int64_t rows;
 
 	rows = mx_db_query(server->db, &res,
-		"SELECT group_id, user_uid, group_priority, job_threads, job_memory, job_time, job_gpu,"
-		" job_max_per_node, group_jobs_inq, job_tmpdir_size, tags, prerequisites,"
-		" group_whitelist, group_blacklist,"
+		"SELECT group_id, user_uid, group_priority, job_max_per_node, group_jobs_inq,"
 		" (SELECT COALESCE(SUM(g2.group_slots_running), 0) FROM mxq_group g2"
-		"   WHERE g2.user_uid = g.user_uid AND g2.group_jobs_running > 0)"
+		"   WHERE g2.user_uid = g.user_uid AND g2.group_jobs_running > 0),"
+		" " MXQ_GROUP_REQS_COLUMNS
 		" FROM mxq_group g WHERE group_status = ? AND group_jobs_inq > 0"
 		" AND (? OR user_uid = ?)",
 		"iiu", MXQ_GROUP_STATUS_OK, server->is_root ? 1 : 0, (unsigned)getuid());
@@ -533,32 +608,28 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 		enum mxq_qual_rule rule;
 		bool ok;
 
-		if (mxq_group_reqs_init(&reqs, mx_db_str(res, 10), mx_db_str(res, 11),
-					mx_db_str(res, 12), mx_db_str(res, 13),
-					(uint32_t)mx_db_u64(res, 3), mx_db_u64(res, 4),
-					mx_db_u64(res, 5), (uint32_t)mx_db_u64(res, 6),
-					mx_db_u64(res, 9) * 1024) < 0) {
+		if (mxq_group_reqs_from_row(&reqs, res, 6) < 0) {
 			free(cands);
 			free(users);
 			mx_db_result_free(res);
 			return -ENOMEM;
 		}
 		ok = server_is_qualified(&server->caps, &reqs, &rule);
+		c->threads = reqs.threads;
+		c->memory_mib = reqs.memory_mib;
+		c->gpus = reqs.gpus;
 		mxq_group_reqs_done(&reqs);
 		if (!ok)
 			continue;
 		c->group_id = mx_db_u64(res, 0);
 		c->uid = (uint32_t)mx_db_u64(res, 1);
 		c->priority = (unsigned)mx_db_u64(res, 2);
-		c->threads = (uint32_t)mx_db_u64(res, 3);
-		c->memory_mib = mx_db_u64(res, 4);
-		c->gpus = (uint32_t)mx_db_u64(res, 6);
-		c->max_per_node = (uint32_t)mx_db_u64(res, 7);
-		c->jobs_inq = mx_db_u64(res, 8);
+		c->max_per_node = (uint32_t)mx_db_u64(res, 3);
+		c->jobs_inq = mx_db_u64(res, 4);
 		c->slots = job_slots(server, c->threads, c->memory_mib);
 		if (!user_slots(users, nusers, c->uid)) {
 			users[nusers].uid = c->uid;
-			users[nusers].slots = mx_db_u64(res, 14);
+			users[nusers].slots = mx_db_u64(res, 5);
 			nusers++;
 		}
 		n++;
@@ -740,6 +811,26 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 				    job->job_id, (int)job->job_pid);
 			kill_job(job, MXQD_KILL_CANCEL);
 		}
+	}
+	mx_db_result_free(res);
+	/* Queued jobs of a cancelled group. Upstream's mxqkill cancels only
+	 * the ones an upstream daemon could claim (server_id = ''), and
+	 * leaves those hidden from upstream daemons queued (create_triggers.sql).
+	 * Two statements: the job triggers update mxq_group, which a statement
+	 * on mxq_job must then not read. */
+	n = mx_db_query(server->db, &res,
+		"SELECT group_id FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0",
+		"i", MXQ_GROUP_STATUS_CANCELLED);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		int64_t m = mx_db_exec(server->db,
+			"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
+			" WHERE group_id = ? AND job_status = ? AND daemon_id = 0",
+			"iUi", MXQ_JOB_STATUS_CANCELLED, mx_db_u64(res, 0), MXQ_JOB_STATUS_INQ);
+		if (m > 0)
+			mx_log_info("group %" PRIu64 ": cancelled, %" PRId64 " queued job(s) cancelled",
+				    mx_db_u64(res, 0), m);
 	}
 	mx_db_result_free(res);
 	return 0;

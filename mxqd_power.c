@@ -17,8 +17,11 @@
  * node's state then.
  *
  * Errors: database errors end the tick (the next tick starts from a fresh
- * snapshot); a failed actuation marks the node FAILED with the reason. The
- * leader never writes after its local lease deadline.
+ * snapshot); a failed transport call becomes a fact of the next snapshot
+ * that the policy turns into FAILED with the reason. The leader never
+ * writes after its local lease deadline, and its workers make no call
+ * after it (mxqd_power_work.h); see mxqd(8), "Fenced actuation", for what
+ * a new leader waits out.
  */
 #define _GNU_SOURCE
 #include "mxqd_power.h"
@@ -28,6 +31,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
 #include "mxq_power_config.h"
@@ -59,6 +64,7 @@ static struct {
 	char config_hash[17];
 	struct mxq_power_lease lease;
 	struct mxq_power_state policy_state;
+	uint64_t held_epoch;       /* the last epoch this process held, 0: none */
 	uint64_t next_tick_ms;
 	uint64_t next_node_check_ms;
 	char warned_hash[17];
@@ -139,6 +145,8 @@ static struct {
 	size_t n_results;
 } tp;
 
+static void fences_clear(void);
+
 /* Log that HOST's power state cannot be read once, not on every tick:
  * again only when the reason changed or after a good read. */
 static void warn_unreadable(const char *host, const char *why)
@@ -202,14 +210,20 @@ static int transports_init(const struct mxqd_power_options *opt, char *errbuf, s
 		.redfish_timeout_ms = (unsigned)(opt->redfish_timeout_s * 1000),
 		.redfish_retries = opt->redfish_retries,
 	};
-	if (!opt->manager)
-		return 0;
-	/* transport calls run in workers (mxqd_power_work.c): a call outliving
-	 * the lease cannot do harm, every write on its result is fenced */
+	if (!opt->manager && !opt->check_config)
+		return 0;       /* --check-config checks the secrets file's type, mode and owner too */
+	/* transport calls run in workers (mxqd_power_work.c), fenced by the
+	 * lease deadline; every write on their results is fenced too */
 	r = mxq_power_secrets_load(opt->secrets_path, &tp.secrets, errbuf, errlen);
 	if (r == -ENOENT && !opt->secrets_path_given)
 		return 0; /* no secrets: ipmi and ssh hosts are reported as not managed */
 	return r;
+}
+
+void mxqd_power_forget_secrets(void)
+{
+	mxq_power_secrets_free(tp.secrets);  /* wipes every value */
+	tp.secrets = NULL;
 }
 
 static void transports_fini(void)
@@ -234,7 +248,28 @@ static void transports_fini(void)
 	free(tp.results);
 	tp.results = NULL;
 	tp.n_results = 0;
+	fences_clear();
 	mxqd_power_work_fini();
+}
+
+static int cmp_extra(const void *a, const void *b)
+{
+	return strcmp(((const struct mxq_power_transport_extra *)a)->hostname,
+		      ((const struct mxq_power_transport_extra *)b)->hostname);
+}
+
+/* This tick's per-host transport settings, sorted for target_of(). */
+static int read_extras(struct mx_db *db)
+{
+	int r;
+
+	mxq_power_db_transport_extras_free(tp.extras, tp.n_extras);
+	tp.extras = NULL;
+	tp.n_extras = 0;
+	r = mxq_power_db_transport_extras(db, &tp.extras, &tp.n_extras);
+	if (r >= 0 && tp.n_extras)
+		qsort(tp.extras, tp.n_extras, sizeof(*tp.extras), cmp_extra);
+	return r;
 }
 
 /* The transport's view of H (settings, extras, secrets). */
@@ -251,16 +286,17 @@ static struct mxqd_power_target target_of(const struct mxq_power_host *h)
 		.redfish_ca = "",
 	};
 
-	for (size_t i = 0; i < tp.n_extras; i++) {
-		if (strcmp(tp.extras[i].hostname, h->hostname) == 0) {
-			t.ipmi_workarounds = tp.extras[i].ipmi_workarounds;
-			t.ssh_address = tp.extras[i].ssh_address;
-			t.redfish_system = tp.extras[i].redfish_system;
-			t.redfish_ca = tp.extras[i].redfish_ca;
-			t.redfish_insecure = strcmp(tp.extras[i].redfish_tls, "insecure") == 0;
-			t.redfish_basic = strcmp(tp.extras[i].redfish_auth, "basic") == 0;
-			break;
-		}
+	const struct mxq_power_transport_extra key = { .hostname = h->hostname }, *x;
+
+	/* sorted by read_extras(): a tick looks every node up, 10,000 of them */
+	x = tp.n_extras ? bsearch(&key, tp.extras, tp.n_extras, sizeof(*tp.extras), cmp_extra) : NULL;
+	if (x) {
+		t.ipmi_workarounds = x->ipmi_workarounds;
+		t.ssh_address = x->ssh_address;
+		t.redfish_system = x->redfish_system;
+		t.redfish_ca = x->redfish_ca;
+		t.redfish_insecure = strcmp(x->redfish_tls, "insecure") == 0;
+		t.redfish_basic = strcmp(x->redfish_auth, "basic") == 0;
 	}
 	mxq_power_secrets_for(tp.secrets, h->hostname, &t.secrets);
 	return t;
@@ -272,7 +308,13 @@ static const char *impossible(const struct mxq_power_host *h, const char *which,
 	const struct mxqd_power_transport *tr = mxqd_power_transport_find(name);
 	struct mxqd_power_target t;
 	const char *why;
+	char err[256];
 
+	/* a name from the database becomes a transport's argument: never unchecked */
+	if (mx_hostname_check(h->hostname, err, sizeof(err)) < 0) {
+		snprintf(tp.why, sizeof(tp.why), "never actuated: %s (fix or delete the mxq_power row)", err);
+		return tp.why;
+	}
 	if (!tr || !(tr->caps & cap)) {
 		snprintf(tp.why, sizeof(tp.why), "%s '%s' is not supported (supported: %s)", which, name,
 			 supported);
@@ -313,11 +355,16 @@ static int send_work(const struct mxqd_power_transport *tr, const struct mxq_pow
 		     const char *command, char *errbuf, size_t errlen)
 {
 	struct mxqd_power_target t = target_of(h);
+	struct mxqd_power_work_fence fence = {
+		.deadline_ms = pm.lease.deadline_ms, .epoch = pm.lease.epoch,
+	};
 
+	if (mx_hostname_check(h->hostname, errbuf, errlen) < 0)
+		return -EINVAL;
 	if (t.redfish_insecure && strcmp(tr->name, "redfish") == 0 && kind != MXQD_WORK_STATUS)
 		mx_log_warning("power: %s: %s through BMC %s without TLS verification (redfish_tls=insecure)",
 			       h->hostname, mxqd_power_work_kind_to_string(kind), t.bmc_address);
-	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, errbuf, errlen);
+	return mxqd_power_work_start(tr, kind, &t, &tp.cfg, command, tag, fence, errbuf, errlen);
 }
 
 static int actuate_wake(const struct mxq_power_host *h, struct mxqd_power_work_tag tag,
@@ -393,62 +440,109 @@ static const struct mxqd_power_work_result *result_for(const struct mxq_power_ho
 	return found;
 }
 
-/* WHAT (e.g. "wake") of H failed: FAILED with the reason ERR. MS is how
- * long the transport call took (UINT64_MAX: none was made). */
-static void mark_failed(struct mxqd_server *server, const struct mxq_power_host *h,
-			struct mxq_power_node *n, const char *what, const char *err, uint64_t ms)
+/* The longest a call of transport NAME may take, as it promises: exec
+ * timeout, ipmi attempts x timeout + verify, ssh timeout, 1 s for the
+ * packets of wol, redfish requests x attempts + verify; self makes no call
+ * from the leader. */
+static uint64_t call_bound_ms(const char *name)
 {
-	int r;
+	if (!name)
+		return 0;
+	if (strcmp(name, "exec") == 0)
+		return (uint64_t)tp.cfg.exec_timeout_s * 1000;
+	if (strcmp(name, "ipmi") == 0)
+		return (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
+	if (strcmp(name, "ssh") == 0)
+		return (uint64_t)tp.cfg.ssh_timeout_s * 1000;
+	if (strcmp(name, "wol") == 0)
+		return 1000;
+	if (strcmp(name, "redfish") == 0)
+		/* a redfish call is several requests (login, system, reset, read
+		 * back, logout) */
+		return (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
+		       tp.cfg.ipmi_verify_ms;
+	return 0;
+}
 
-	if (ms == UINT64_MAX)
-		mx_log_err("power: %s of %s failed: %s", what, h->hostname, err);
-	else
-		mx_log_err("power: %s of %s failed after %.2f s: %s", what, h->hostname,
-			   (double)ms / 1000.0, err);
-	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, MXQ_POWER_FAILED, err);
-	if (r < 0)
-		mx_log_err("power: cannot mark %s FAILED: %s", h->hostname, mx_db_error(server->db));
-	if (r == 1) {
-		n->state = MXQ_POWER_FAILED;
-		n->excluded = true; /* nothing more this tick */
-	}
+static uint64_t longest_call_ms(void)
+{
+	static const char *const all[] = { "exec", "ipmi", "ssh", "wol", "redfish" };
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < MX_ARRAY_SIZE(all); i++)
+		if (call_bound_ms(all[i]) > m)
+			m = call_bound_ms(all[i]);
+	return m;
 }
 
 /* A transport call running longer than this is killed: twice the longest
  * bound any transport promises, and 10 s more. */
 static uint64_t work_limit_ms(void)
 {
-	uint64_t exec = (uint64_t)tp.cfg.exec_timeout_s * 1000;
-	uint64_t ipmi = (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
-	uint64_t ssh = (uint64_t)tp.cfg.ssh_timeout_s * 1000;
-	/* a redfish call is several requests (login, system, reset, read back, logout) */
-	uint64_t redfish = (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
-			   tp.cfg.ipmi_verify_ms;
-	uint64_t m = exec > ipmi ? exec : ipmi;
+	return 2 * longest_call_ms() + 10000;
+}
 
-	if (redfish > m)
-		m = redfish;
+/* Per-tick text the snapshot's nodes point to (freed with the snapshot). */
+static struct {
+	char **v;
+	size_t n;
+} tick_text;
 
-	return 2 * (m > ssh ? m : ssh) + 10000;
+static const char *keep_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *keep_text(const char *fmt, ...)
+{
+	char **m = realloc(tick_text.v, (tick_text.n + 1) * sizeof(*m));
+	va_list ap;
+	char *t;
+	int r;
+
+	if (!m)
+		return NULL;
+	tick_text.v = m;
+	va_start(ap, fmt);
+	r = vasprintf(&t, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return NULL;
+	tick_text.v[tick_text.n++] = t;
+	return t;
+}
+
+static void tick_text_free(void)
+{
+	for (size_t i = 0; i < tick_text.n; i++)
+		free(tick_text.v[i]);
+	free(tick_text.v);
+	tick_text.v = NULL;
+	tick_text.n = 0;
+}
+
+/* What a result of KIND is called in messages (the leader runs commands
+ * only to drain old nodes over ssh). */
+static const char *work_what(enum mxqd_power_work_kind kind)
+{
+	return kind == MXQD_WORK_RUN ? "ssh drain" : mxqd_power_work_kind_to_string(kind);
 }
 
 /*
- * The transport calls that came back since the last tick. A failed wake,
- * power-off or drain marks its node FAILED if the node is still in the
- * state the call was made for (else it moved on: only logged). Status
- * answers are kept for check_powering_off() and reconcile() of this tick.
+ * The transport calls that came back since the last tick: logged here,
+ * kept for node_facts() of this tick. Nothing is written: a failure of a
+ * call made for the node's present state becomes the node's failed_call,
+ * which the policy turns into MARK_FAILED.
  */
-static void collect_results(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+static void collect_results(void)
 {
 	free(tp.results);
 	tp.n_results = mxqd_power_work_collect(work_limit_ms(), &tp.results);
 	for (size_t k = 0; k < tp.n_results; k++) {
 		const struct mxqd_power_work_result *r = &tp.results[k];
-		/* the leader runs commands only to drain old nodes over ssh */
-		const char *what = r->kind == MXQD_WORK_RUN ? "ssh drain" :
-				   mxqd_power_work_kind_to_string(r->kind);
-		size_t i = 0;
 
+		if (r->refused) {
+			/* fenced: the lease ran out between intent and call */
+			mx_log_warning("power: %s of %s not sent: %s", work_what(r->kind), r->hostname,
+				       r->err);
+			continue;
+		}
 		if (r->kind == MXQD_WORK_STATUS) {
 			if (r->rc < 0)
 				warn_unreadable(r->hostname, r->err);
@@ -456,100 +550,98 @@ static void collect_results(struct mxqd_server *server, struct mxq_power_db_snap
 				warn_readable(r->hostname);
 			continue;
 		}
-		mx_log_debug("power: %s of %s returned %d after %" PRIu64 " ms", what, r->hostname,
-			     r->rc, r->ms);
-		if (r->rc >= 0)
-			continue;
-		while (i < s->snap.n_nodes && strcmp(s->hosts[i].hostname, r->hostname) != 0)
-			i++;
-		if (r->tag.state < 0 || i == s->snap.n_nodes || (int)s->nodes[i].state != r->tag.state) {
-			mx_log_warning("power: %s of %s failed after %.2f s: %s%s", what, r->hostname,
-				       (double)r->ms / 1000.0, r->err,
-				       r->tag.state < 0 ? " (left to the deadline)" :
-				       " (the node has moved on since)");
-			continue;
-		}
-		mark_failed(server, &s->hosts[i], &s->nodes[i], what, r->err, r->ms);
+		mx_log_debug("power: %s of %s returned %d after %" PRIu64 " ms", work_what(r->kind),
+			     r->hostname, r->rc, r->ms);
+		if (r->rc < 0 && r->tag.state < 0)
+			mx_log_warning("power: %s of %s failed after %.2f s: %s (left to the deadline)",
+				       work_what(r->kind), r->hostname, (double)r->ms / 1000.0, r->err);
 	}
 }
 
-/* POWERING_OFF: confirm with the transport; escalate soft -> hard off. A
- * transport that can cut the power (ipmi) is asked every tick and its word
- * beats the heartbeat; others only when the node's mxqd is gone. */
-static void check_powering_off(struct mxqd_server *server, struct mxq_power_db_snapshot *s, size_t i)
-{
-	struct mxq_power_node *n = &s->nodes[i];
-	const struct mxq_power_host *h = &s->hosts[i];
-	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
-	bool can_cut = off && (off->caps & MXQD_TRANSPORT_CAN_HARD_OFF) && !poweroff_impossible(h);
-	const struct mxqd_power_work_result *res;
-	char err[512] = "";
-	int st;
+/* An earlier leader's in-flight window per host (DB seconds), set when
+ * this leader's term began; see inherit_fences(). */
+struct fence {
+	char *hostname;
+	int64_t until;
+};
 
-	if (!status_transport(h) || (!can_cut && !n->seen_down))
-		return;
-	ask_status(h, n);  /* the answer for the next tick */
-	if ((res = result_for(h, n, MXQD_WORK_OFF_HARD)) && res->rc >= 0) {
-		n->seen_down = true;  /* cut: the next status confirms it */
-		return;
-	}
-	res = result_for(h, n, MXQD_WORK_STATUS);
-	if (!res || res->rc < 0)
-		return;  /* warned when it came back */
-	st = res->rc;
-	if (st == 0) {
-		if (can_cut)
-			n->seen_down = true;
-		return;
-	}
-	n->seen_down = false; /* mxqd may be gone but the power is still on */
-	/* both times are whole seconds: +1 so that the deadline is never cut short */
-	if (!can_cut || s->now - n->state_since < (int64_t)ceil(pm.opt.soft_off_deadline_s) + 1)
-		return;
-	if (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD))
-		return;
-	mx_log_notice("power: %s still on %g s after soft off: hard power off", h->hostname,
-		      pm.opt.soft_off_deadline_s);
-	if (send_work(off, h, MXQD_WORK_OFF_HARD, tag_of(n), NULL, err, sizeof(err)) < 0)
-		mark_failed(server, h, n, "hard power off", err, UINT64_MAX);
+static struct {
+	struct fence *v;
+	size_t n;
+} fences;
+
+static void fences_clear(void)
+{
+	for (size_t i = 0; i < fences.n; i++)
+		free(fences.v[i].hostname);
+	free(fences.v);
+	fences.v = NULL;
+	fences.n = 0;
 }
 
-/* Nodes whose mxqd is too old for the drain protocol (no answer to a drain
- * after two ticks) and whose transport_off is ssh: run the drain command
- * once per drain, then acknowledge on the node's behalf when its mxq_daemon
- * row reached EXITED. */
-static void ssh_drain(struct mxqd_server *server, struct mxq_power_db_snapshot *s, size_t i)
+static int64_t fence_of(const char *hostname, int64_t now)
 {
-	struct mxq_power_node *n = &s->nodes[i];
-	const struct mxq_power_host *h = &s->hosts[i];
-	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
-	struct ssh_drain_sent *d = NULL;
-	char err[512] = "";
-	int r;
+	for (size_t i = 0; i < fences.n; i++)
+		if (fences.v[i].until > now && strcmp(fences.v[i].hostname, hostname) == 0)
+			return fences.v[i].until;
+	return 0;
+}
 
-	if (!off || !off->run || n->drain_acked || h->node_ack[0] || poweroff_impossible(h))
-		return;
+/*
+ * First tick of a term: every node in a transition an earlier leader
+ * wrote (DRAINING, POWERING_OFF, POWERING_ON) may still receive that
+ * leader's call. Its workers check their lease deadline right before each
+ * call, so the last call can start no later than the old lease's expiry,
+ * which is before our takeover, and it lands within the longest call of
+ * the node's transports after that. Until takeover + that call + 1 s no
+ * wake or power-off of those nodes is started (mxq_power_node.fence_until).
+ */
+static void inherit_fences(const struct mxq_power_db_snapshot *s)
+{
+	int64_t longest = 0;
+
+	fences_clear();
+	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+		const struct mxq_power_host *h = &s->hosts[i];
+		uint64_t on = call_bound_ms(h->transport_on), off = call_bound_ms(h->transport_off);
+		int64_t until = s->now + (int64_t)(((on > off ? on : off) + 999) / 1000) + 1;
+		struct fence *m;
+
+		if (!mxq_power_state_is_transitional(s->nodes[i].state))
+			continue;
+		if (until - s->now > longest)
+			longest = until - s->now;
+		m = realloc(fences.v, (fences.n + 1) * sizeof(*m));
+		if (!m)
+			return;
+		fences.v = m;
+		if (!(m[fences.n].hostname = strdup(s->hosts[i].hostname)))
+			return;
+		m[fences.n++].until = until;
+	}
+	if (fences.n)
+		mx_log_notice("power: %zu node(s) in a transition of the previous leader: no wake or "
+			      "power-off of them for up to %" PRId64 " s (its lease expiry + the "
+			      "longest call of their transports)", fences.n, longest);
+}
+
+/* The ssh drain already sent for this DRAINING period of H. */
+static struct ssh_drain_sent *drain_sent(const struct mxq_power_host *h)
+{
 	for (size_t k = 0; k < tp.n_drains; k++)
 		if (strcmp(tp.drains[k].hostname, h->hostname) == 0)
-			d = &tp.drains[k];
-	if (h->has_daemon && h->daemon_status == MXQ_DAEMON_STATUS_EXITED && d &&
-	    d->state_since == n->state_since) {
-		r = mxq_power_db_node_ack_drain(server->db, h->hostname);
-		if (r == 1) {
-			mx_log_notice("power: %s: mxqd exited after the ssh drain: drain acknowledged",
-				      h->hostname);
-			n->drain_acked = true;
-		} else if (r < 0) {
-			mx_log_err("power: %s: cannot acknowledge the drain: %s", h->hostname,
-				   mx_db_error(server->db));
-		}
-		return;
-	}
-	if ((d && d->state_since == n->state_since) || s->now - n->state_since < 2 * pm.opt.tick_s)
-		return;
+			return &tp.drains[k];
+	return NULL;
+}
+
+static void remember_drain(const struct mxq_power_host *h, int64_t since)
+{
+	struct ssh_drain_sent *d = drain_sent(h), *m;
+	char *name;
+
 	if (!d) {
-		struct ssh_drain_sent *m = realloc(tp.drains, (tp.n_drains + 1) * sizeof(*m));
-		char *name = strdup(h->hostname);
+		m = realloc(tp.drains, (tp.n_drains + 1) * sizeof(*m));
+		name = strdup(h->hostname);
 		if (!m || !name) {
 			free(name);
 			if (m)
@@ -560,66 +652,77 @@ static void ssh_drain(struct mxqd_server *server, struct mxq_power_db_snapshot *
 		d = &tp.drains[tp.n_drains++];
 		d->hostname = name;
 	}
-	d->state_since = n->state_since;
-	mx_log_notice("power: %s did not answer the drain: running '%s' over ssh", h->hostname,
-		      tp.cfg.ssh_drain_command);
-	if (send_work(off, h, MXQD_WORK_RUN, tag_of(n), tp.cfg.ssh_drain_command, err, sizeof(err)) < 0)
-		mark_failed(server, h, n, "ssh drain", err, UINT64_MAX);
+	d->state_since = since;
 }
 
 /*
- * Bring recorded ON/OFF states into agreement with the real power state:
- * the BMC's where a transport reads it (asked when ASK, every reconcile
- * interval; the answers are applied at the tick they come back, if the
- * node is still in the state it was asked in), the heartbeat otherwise.
+ * What the leader knows about node I beyond the tables, for the policy:
+ * which transports can act on it, the results of the calls made for its
+ * present state, calls still running, and an earlier leader's window. The
+ * status question for the next tick is asked here too when it is due (a
+ * read, not a decision). ASK: the reconcile interval is due. Without ACT
+ * (dry run, lease past its deadline) only whether it is managed at all.
  */
-static void reconcile(struct mxqd_server *server, struct mxq_power_db_snapshot *s, bool ask)
+static void node_facts(struct mxq_power_db_snapshot *s, size_t i, bool ask, bool act)
 {
-	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
-		struct mxq_power_node *n = &s->nodes[i];
-		const struct mxq_power_host *h = &s->hosts[i];
-		const struct mxqd_power_work_result *res;
-		enum mxq_power_node_state to;
-		char why[700];
-		int st;
+	struct mxq_power_node *n = &s->nodes[i];
+	const struct mxq_power_host *h = &s->hosts[i];
+	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
+	const struct mxqd_power_transport *st;
+	const struct mxqd_power_work_result *res;
+	const char *why = wake_impossible(h);
+	struct ssh_drain_sent *d;
 
-		/* a pending admin request acts on the node this very tick */
-		if (n->excluded || h->admin_request[0] ||
-		    (n->state != MXQ_POWER_ON && n->state != MXQ_POWER_OFF))
-			continue;
-		if (status_transport(h)) {
-			res = result_for(h, n, MXQD_WORK_STATUS);
-			if (ask)
-				ask_status(h, n);
-			if (!res || res->rc < 0)
-				continue;
-			st = res->rc;
-			if (st == 1 && n->state == MXQ_POWER_OFF && !n->seen_up) {
-				to = MXQ_POWER_ON;
-				snprintf(why, sizeof(why), "reconciled: %s reports power on although recorded "
-					 "OFF (switched on outside the power manager)", h->transport_on);
-			} else if (st == 0 && n->state == MXQ_POWER_ON) {
-				to = MXQ_POWER_OFF;
-				snprintf(why, sizeof(why), "reconciled: %s reports power off although recorded "
-					 "ON (switched off outside the power manager)", h->transport_on);
-			} else {
-				continue;
-			}
-		} else if (ask && n->state == MXQ_POWER_ON && n->seen_down) {
-			to = MXQ_POWER_OFF;
-			snprintf(why, sizeof(why), "reconciled: no mxqd heartbeat and no transport reads "
-				 "the power state: recorded OFF");
-		} else {
-			continue;
-		}
-		if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, to, why) == 1) {
-			mx_log_notice("power: %s %s -> %s: %s", h->hostname, mxq_power_state_to_string(n->state),
-				      mxq_power_state_to_string(to), why);
-			n->state = to;
-			n->state_since = s->now;
-			n->seen_down = to == MXQ_POWER_OFF;
-		}
+	if (!why)
+		why = poweroff_impossible(h);
+	if (why) {
+		n->unmanaged_why = keep_text("%s", why);
+		return;
 	}
+	if (!act)
+		return;
+	n->off_by_node = off && (off->caps & MXQD_TRANSPORT_NODE_OFF);
+	n->can_cut = off && (off->caps & MXQD_TRANSPORT_CAN_HARD_OFF);
+	n->ssh_drain = off && off->run;
+	n->ssh_drain_sent = n->ssh_drain && (d = drain_sent(h)) && d->state_since == n->state_since;
+	n->off_call_busy = (n->state == MXQ_POWER_POWERING_OFF &&
+			    (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_SOFT) ||
+			     mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD))) ||
+			   (n->state == MXQ_POWER_DRAINING && mxqd_power_work_busy(h->hostname, MXQD_WORK_RUN));
+	n->fence_until = fence_of(h->hostname, s->now);
+	n->inherited = pm.lease.new_term &&
+		       (n->state == MXQ_POWER_POWERING_ON || n->state == MXQ_POWER_POWERING_OFF);
+	for (size_t k = 0; k < tp.n_results; k++) {
+		const struct mxqd_power_work_result *r = &tp.results[k];
+
+		if (r->refused || r->rc >= 0 || r->kind == MXQD_WORK_STATUS || r->tag.state < 0 ||
+		    strcmp(r->hostname, h->hostname) != 0)
+			continue;
+		if (r->tag.state == (int)n->state) {
+			n->failed_call = keep_text("%s of %s failed after %.2f s: %s", work_what(r->kind),
+						   h->hostname, (double)r->ms / 1000.0, r->err);
+			mx_log_err("power: %s", n->failed_call ? n->failed_call : r->err);
+		} else
+			mx_log_warning("power: %s of %s failed after %.2f s: %s (the node has moved on "
+				       "since)", work_what(r->kind), h->hostname,
+				       (double)r->ms / 1000.0, r->err);
+	}
+	if ((res = result_for(h, n, MXQD_WORK_OFF_HARD)) && res->rc >= 0)
+		n->hard_off_done = true;
+	st = status_transport(h);
+	if (!st)
+		return;
+	n->power_readable = true;
+	n->power_source = st->name;
+	if ((res = result_for(h, n, MXQD_WORK_STATUS)) && res->rc >= 0) {
+		n->power_read = true;
+		n->power_reading = res->rc;
+	}
+	/* the answer comes back at a later tick */
+	if ((n->state == MXQ_POWER_POWERING_OFF && (n->can_cut || n->seen_down)) ||
+	    ((n->state == MXQ_POWER_ON || n->state == MXQ_POWER_DRAINING) && n->daemon_gone) ||
+	    (ask && (n->state == MXQ_POWER_ON || n->state == MXQ_POWER_OFF) && !h->admin_request[0]))
+		ask_status(h, n);
 }
 
 /* ------------------------------------------------------------- node side */
@@ -769,144 +872,108 @@ static void warn_other_config(struct mxqd_server *server)
 	mx_db_result_free(res);
 }
 
-/* Mark the snapshot's nodes the leader cannot act on, confirm power-offs
- * with the transport (escalating soft to hard off), run ssh drains for old
- * nodes, and reconcile recorded states with real ones when due. */
-static void refine_snapshot(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
-{
-	uint64_t now_ms = mx_now_monotonic_ms();
-	int r;
-
-	mxq_power_db_transport_extras_free(tp.extras, tp.n_extras);
-	tp.extras = NULL;
-	tp.n_extras = 0;
-	r = mxq_power_db_transport_extras(server->db, &tp.extras, &tp.n_extras);
-	if (r < 0)
-		mx_log_warning("power: cannot read transport settings: %s", mx_db_error(server->db));
-
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		struct mxq_power_node *n = &s->nodes[i];
-		const struct mxq_power_host *h = &s->hosts[i];
-
-		if (!n->excluded && (wake_impossible(h) || poweroff_impossible(h)))
-			n->excluded = true;
-		if (n->excluded || pm.cfg.dry_run || !mxq_power_lease_valid(&pm.lease))
-			continue;
-		/* not off before the power-off call returned: its failure must
-		 * still find the node POWERING_OFF and mark it FAILED */
-		if (n->state == MXQ_POWER_POWERING_OFF &&
-		    (mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_SOFT) ||
-		     mxqd_power_work_busy(h->hostname, MXQD_WORK_OFF_HARD)))
-			n->seen_down = false;
-		if (n->state == MXQ_POWER_POWERING_OFF)
-			check_powering_off(server, s, i);
-		else if (n->state == MXQ_POWER_DRAINING)
-			ssh_drain(server, s, i);
-	}
-	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
-		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
-	if (pm.opt.reconcile_s > 0 && !pm.cfg.dry_run) {
-		bool ask = now_ms >= tp.next_reconcile_ms;
-
-		if (ask)
-			tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
-		reconcile(server, s, ask);
-	}
-}
-
-/* Carry out one action whose transition was written. Past the lease
- * deadline nothing is sent: the next leader finishes what we wrote. */
-static void actuate(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
-		    const struct mxq_power_action *a)
+/* Send the call that goes with action A (its transition or event is
+ * written). Returns 0, or a negative errno with errbuf when none could be
+ * started. */
+static int actuate(struct mxq_power_db_snapshot *s, const struct mxq_power_action *a,
+		   char *errbuf, size_t errlen)
 {
 	const struct mxq_power_host *h = &s->hosts[a->node_index];
+	const struct mxq_power_node *n = &s->nodes[a->node_index];
 	struct mxqd_power_work_tag tag = { .state = (int)a->to, .state_since = s->now };
-	char err[512] = "";
-	int r = 0;
+	/* a re-sent call carries no state: its failure is left to the deadline */
+	struct mxqd_power_work_tag untagged = { .state = -1 };
+	const struct mxqd_power_transport *off = mxqd_power_transport_find(h->transport_off);
 
-	if (!mxq_power_lease_valid(&pm.lease))
-		return;
-	if (a->kind == MXQ_POWER_ACTION_WAKE)
-		r = actuate_wake(h, tag, err, sizeof(err));
-	else if (a->kind == MXQ_POWER_ACTION_POWER_OFF)
-		r = actuate_power_off(h, tag, err, sizeof(err));
-	if (r >= 0)
-		return;
-	mx_log_err("power: %s %s failed: %s", mxq_power_action_to_string(a->kind), h->hostname, err);
-	r = mxq_power_db_transition(server->db, &pm.lease, h->hostname, a->to, MXQ_POWER_FAILED, err);
-	if (r < 0)
-		mx_log_err("power: cannot mark %s FAILED: %s", h->hostname, mx_db_error(server->db));
+	switch (a->kind) {
+	case MXQ_POWER_ACTION_WAKE:
+		return actuate_wake(h, tag, errbuf, errlen);
+	case MXQ_POWER_ACTION_POWER_OFF:
+		return actuate_power_off(h, tag, errbuf, errlen);
+	case MXQ_POWER_ACTION_RESEND:
+		return a->to == MXQ_POWER_POWERING_ON ? actuate_wake(h, untagged, errbuf, errlen) :
+		       actuate_power_off(h, untagged, errbuf, errlen);
+	case MXQ_POWER_ACTION_HARD_OFF:
+		return send_work(off, h, MXQD_WORK_OFF_HARD, tag_of(n), NULL, errbuf, errlen);
+	case MXQ_POWER_ACTION_SSH_DRAIN:
+		remember_drain(h, n->state_since);
+		return send_work(off, h, MXQD_WORK_RUN, tag_of(n), tp.cfg.ssh_drain_command, errbuf,
+				 errlen);
+	default:
+		return 0;
+	}
 }
 
 /*
- * A new leader finishes what its predecessor wrote but may not have sent:
- * intent is written before actuation (DESIGN 5.3), so a node found in
- * POWERING_ON or POWERING_OFF gets its wake or power-off again. Both are
- * idempotent. The re-sent action starts its deadline afresh (a same-state
- * transition with an event): time the previous leader, or the database,
- * was gone is not the node's fault. A failure is left to that deadline.
+ * Carry out action A: its fenced write (a transition with its event, or an
+ * event for an action that leaves the node where it is), then its call.
+ * A call that cannot even be started marks the node FAILED at once.
+ * Returns the write's result: 1 done, 0 fenced or moved on, negative errno
+ * (ends the tick).
  */
-static void finish_inherited_transitions(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
+static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
+		   const struct mxq_power_action *a)
 {
-	for (size_t i = 0; i < s->snap.n_nodes && mxq_power_lease_valid(&pm.lease); i++) {
-		struct mxq_power_node *n = &s->nodes[i];
-		const struct mxq_power_host *h = &s->hosts[i];
-		bool wake = n->state == MXQ_POWER_POWERING_ON && !n->seen_up;
-		char err[512] = "", why[128];
-		int r;
+	const struct mxq_power_node *n = &s->nodes[a->node_index];
+	char err[512] = "";
+	uint64_t jobs = 0;
+	int r;
 
-		if (n->excluded || !(wake || (n->state == MXQ_POWER_POWERING_OFF && !n->seen_down)))
-			continue;
-		snprintf(why, sizeof(why), "%s sent again by the new leader (epoch %" PRIu64 ")",
-			 wake ? "wake" : "power-off", pm.lease.epoch);
-		if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, n->state, n->state, why) != 1)
-			continue;
-		n->state_since = s->now;
-		/* no state in the tag: a failure is left to the deadline */
-		r = wake ? actuate_wake(h, (struct mxqd_power_work_tag) { .state = -1 }, err, sizeof(err))
-			 : actuate_power_off(h, (struct mxqd_power_work_tag) { .state = -1 }, err,
-					     sizeof(err));
-		mx_log_notice("power: %s: %s%s%s", h->hostname, why, r < 0 ? ", failed: " : "",
-			      r < 0 ? err : "");
+	switch (a->kind) {
+	case MXQ_POWER_ACTION_ADMIN_DONE:
+		return mxq_power_db_admin_request_done(server->db, &pm.lease, a->hostname, n->admin_off);
+	case MXQ_POWER_ACTION_RESOLVE_JOBS:
+		r = mxq_power_db_resolve_jobs(server->db, &pm.lease, a->hostname, a->from, a->reason,
+					      &jobs);
+		if (r == 1 && jobs)
+			mx_log_warning("power: %s: %" PRIu64 " job(s) marked UNKNOWN: %s", a->hostname,
+				       jobs, a->reason);
+		return r;
+	case MXQ_POWER_ACTION_HARD_OFF:
+	case MXQ_POWER_ACTION_SSH_DRAIN:
+		r = mxq_power_db_note(server->db, &pm.lease, a->hostname, a->from, a->reason);
+		break;
+	default:
+		r = mxq_power_db_transition(server->db, &pm.lease, a->hostname, a->from, a->to,
+					    a->reason);
+		break;
 	}
+	if (r != 1)
+		return r; /* fenced, or the row moved meanwhile: next tick decides again */
+	if (mxq_power_action_is_transition(a->kind))
+		mx_log_notice("power: %s %s -> %s: %s", a->hostname, mxq_power_state_to_string(a->from),
+			      mxq_power_state_to_string(a->to), a->reason);
+	else
+		mx_log_notice("power: %s %s", a->hostname, a->reason);
+	if (!mxq_power_lease_valid(&pm.lease) || actuate(s, a, err, sizeof(err)) >= 0)
+		return 1;  /* past the deadline nothing is sent: the next leader resends */
+	mx_log_err("power: %s %s failed: %s", mxq_power_action_to_string(a->kind), a->hostname, err);
+	r = mxq_power_db_transition(server->db, &pm.lease, a->hostname, a->to, MXQ_POWER_FAILED, err);
+	return r < 0 ? r : 1;
 }
 
-static void apply_admin_requests(struct mxqd_server *server, struct mxq_power_db_snapshot *s)
-{
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		struct mxq_power_host *h = &s->hosts[i];
-		struct mxq_power_node *n = &s->nodes[i];
-		bool off = strcmp(h->admin_request, "OFF") == 0;
-
-		if (!h->admin_request[0])
-			continue;
-		if (!off && n->state == MXQ_POWER_OFF) {
-			struct mxq_power_action a = {
-				.hostname = h->hostname, .node_index = i, .kind = MXQ_POWER_ACTION_WAKE,
-				.from = MXQ_POWER_OFF, .to = MXQ_POWER_POWERING_ON,
-				.reason = h->admin_request_reason,
-			};
-			if (mxq_power_db_transition(server->db, &pm.lease, h->hostname, MXQ_POWER_OFF,
-						    MXQ_POWER_POWERING_ON, h->admin_request_reason) == 1) {
-				mx_log_notice("power: %s: %s", h->hostname, h->admin_request_reason);
-				actuate(server, s, &a);
-				n->state = MXQ_POWER_POWERING_ON;
-				n->state_since = s->now;
-			}
-		}
-		n->admin_off = off;
-		mxq_power_db_admin_request_done(server->db, &pm.lease, h->hostname, off);
-	}
-}
-
+/*
+ * The tick, DESIGN §3: renew the lease -> read the snapshot (tables,
+ * transport settings and results, an earlier leader's in-flight windows)
+ * -> decide -> for each action: its fenced write, then its call ->
+ * explanations and policy state. Database errors end the tick; the next
+ * one starts from a fresh snapshot.
+ */
 static int leader_tick(struct mxqd_server *server)
 {
 	struct mxq_power_db_snapshot *s = NULL;
 	struct mxq_power_plan plan = { 0 };
 	int64_t hb_timeout = pm.opt.node_timeout_s > 0 ? (int64_t)pm.opt.node_timeout_s :
 			     3 * (int64_t)server->heartbeat_interval_s + 5;
+	uint64_t now_ms = mx_now_monotonic_ms();
+	bool ask = false;
 	int r;
 
+	/* what our workers answered, also when we lost the lease: a refused
+	 * call is logged by the candidate that made it */
+	collect_results();
+
+	/* 1. renew the lease */
 	r = mxq_power_lease_acquire(server->db, &pm.lease, (unsigned)(pm.opt.lease_s * 1000),
 				    (unsigned)(pm.opt.tick_s * 1000 / 2), pm.config_hash,
 				    pm.cfg.dry_run);
@@ -924,21 +991,38 @@ static int leader_tick(struct mxqd_server *server)
 			return r;
 	}
 
+	/* 2. the snapshot */
 	r = mxq_power_db_snapshot_read(server->db, hb_timeout, &s);
 	if (r < 0)
 		return r;
-	collect_results(server, s);
-	refine_snapshot(server, s);
-	if (pm.lease.new_term && !pm.cfg.dry_run)
-		finish_inherited_transitions(server, s);
-	if (!pm.cfg.dry_run)
-		apply_admin_requests(server, s);
-
-	r = mxq_power_decide(&s->snap, s->now, &pm.cfg, &pm.policy_state, &plan);
-	if (r < 0) {
-		mxq_power_db_snapshot_free(s);
-		return r;
+	r = read_extras(server->db);
+	if (r < 0)
+		goto out;
+	/* a term of our own epoch again (the lease lapsed, nobody else took
+	 * it): no other leader's calls can be in flight */
+	if (pm.lease.new_term && !pm.cfg.dry_run && pm.lease.epoch != pm.held_epoch)
+		inherit_fences(s);
+	pm.held_epoch = pm.lease.epoch;
+	if (pm.opt.reconcile_s > 0 && !tp.next_reconcile_ms) /* first one an interval after start */
+		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
+	if (pm.opt.reconcile_s > 0 && now_ms >= tp.next_reconcile_ms) {
+		ask = true;
+		tp.next_reconcile_ms = now_ms + (uint64_t)(pm.opt.reconcile_s * 1000);
 	}
+	for (size_t i = 0; i < s->snap.n_nodes; i++)
+		if (!s->nodes[i].excluded)
+			node_facts(s, i, ask, !pm.cfg.dry_run && mxq_power_lease_valid(&pm.lease));
+	s->snap.soft_off_deadline_s = (int64_t)ceil(pm.opt.soft_off_deadline_s);
+	s->snap.ssh_drain_after_s = (int64_t)ceil(2 * pm.opt.tick_s);
+	s->snap.reconcile_due = ask;
+
+	/* 3. decide */
+	r = mxq_power_decide(&s->snap, s->now, &pm.cfg, &pm.policy_state, &plan);
+	if (r < 0)
+		goto out;
+
+	/* 4. carry it out */
+	r = 0;
 	for (size_t i = 0; i < plan.n_actions && mxq_power_lease_valid(&pm.lease); i++) {
 		const struct mxq_power_action *a = &plan.actions[i];
 
@@ -949,37 +1033,28 @@ static int leader_tick(struct mxqd_server *server)
 				    a->reason);
 			continue;
 		}
-		r = mxq_power_db_transition(server->db, &pm.lease, a->hostname, a->from, a->to, a->reason);
+		r = execute(server, s, a);
 		if (r < 0)
-			break;
-		if (r == 0)
-			continue; /* fenced, or the row moved meanwhile: next tick decides again */
-		mx_log_notice("power: %s %s -> %s: %s", a->hostname, mxq_power_state_to_string(a->from),
-			      mxq_power_state_to_string(a->to), a->reason);
-		actuate(server, s, a);
+			goto out;
 	}
-	for (size_t i = 0; r >= 0 && i < plan.n_explanations && mxq_power_lease_valid(&pm.lease); i++) {
-		const struct mxq_power_host *h = &s->hosts[i];
-		const char *text = plan.explanations[i].text;
-		char buf[2048];
 
-		if (s->nodes[i].excluded && !h->explanation[0]) {
-			const char *why = wake_impossible(h) ? wake_impossible(h) : poweroff_impossible(h);
-			if (why) {
-				snprintf(buf, sizeof(buf), "not managed: %s", why);
-				text = buf;
-			}
-		}
-		if (mxq_power_db_explain(server->db, &pm.lease, h->hostname, text) < 0)
-			break;
+	/* 5. explanations and the policy state */
+	for (size_t i = 0; i < plan.n_explanations && mxq_power_lease_valid(&pm.lease); i++) {
+		r = mxq_power_db_explain(server->db, &pm.lease, s->hosts[i].hostname,
+					 plan.explanations[i].text);
+		if (r < 0)
+			goto out;
 	}
-	if (r >= 0 && mxq_power_lease_valid(&pm.lease))
+	r = 0;
+	if (mxq_power_lease_valid(&pm.lease))
 		r = mxq_power_state_save(server->db, &pm.lease, &pm.policy_state, plan.summary);
 	if (r == -ESTALE)
 		r = 0;
+out:
 	mxq_power_plan_free(&plan);
 	mxq_power_db_snapshot_free(s);
-	return r;
+	tick_text_free();
+	return r < 0 ? r : 0;
 }
 
 int mxqd_power_leader_tick(struct mxqd_server *server)

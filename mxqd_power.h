@@ -8,8 +8,10 @@
  *
  * An mxqd started with --power-manager is also a CANDIDATE for the leader
  * lease; the leader runs one tick every --power-tick seconds:
- *   renew lease -> read snapshot -> admin requests -> decide -> write
- *   transitions (fenced) -> actuate -> explanations -> save policy state
+ *   renew lease -> read snapshot (tables, transport settings and results,
+ *   an earlier leader's in-flight windows) -> decide -> per action: fenced
+ *   write, then the fenced transport call -> explanations -> save policy
+ *   state
  */
 #ifndef MXQD_POWER_H
 #define MXQD_POWER_H
@@ -78,5 +80,13 @@ uint64_t mxqd_power_next_tick_in_ms(void);
 
 /* Clean exit: give the lease up so another candidate takes over at once. */
 void mxqd_power_fini(struct mxqd_server *server);
+
+/*
+ * Wipe and free the power secrets (BMC passwords, ssh key paths) of this
+ * process. Called first in every child of mxqd that outlives the fork and
+ * runs user code (the job reaper, the callback supervisor): they must not
+ * carry what they never use. Power workers keep them.
+ */
+void mxqd_power_forget_secrets(void);
 
 #endif

@@ -30,20 +30,34 @@ static int exec_run(const struct mxqd_power_transport_config *c, const char *hos
 	uint64_t deadline = mx_now_monotonic_ms() + c->exec_timeout_s * 1000ULL;
 	size_t got = 0;
 	int pipefd[2], status = 0;
+	sigset_t term, old;
 	pid_t pid;
 
 	if (!cmd) {
 		snprintf(errbuf, errlen, "no --power-exec-command configured");
 		return -ENOTSUP;
 	}
+	/* HOST becomes an argument of a root program: never an option, a path
+	 * or shell syntax, whoever called us (mxqd_power.c checks it too) */
+	if (mx_hostname_check(host, errbuf, errlen) < 0)
+		return -EINVAL;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
 	pid = fork();
 	if (pid < 0) {
 		int r = -errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return r;
+	}
+	if (pid > 0) {
+		setpgid(pid, pid);  /* also here: the group exists before it is recorded */
+		mxqd_power_child_pgid = pid;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	if (pid == 0) {
 		sigset_t none;
@@ -81,6 +95,7 @@ static int exec_run(const struct mxqd_power_transport_config *c, const char *hos
 		if (mx_now_monotonic_ms() > deadline) {
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
+			mxqd_power_child_pgid = 0;
 			close(pipefd[0]);
 			snprintf(errbuf, errlen, "'%s %s %s' did not finish within %u s", cmd, host, action,
 				 c->exec_timeout_s);
@@ -88,6 +103,7 @@ static int exec_run(const struct mxqd_power_transport_config *c, const char *hos
 		}
 		usleep(20000);
 	}
+	mxqd_power_child_pgid = 0;
 	close(pipefd[0]);
 	if (out)
 		out[got] = '\0';

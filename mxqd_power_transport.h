@@ -15,11 +15,21 @@
 #ifndef MXQD_POWER_TRANSPORT_H
 #define MXQD_POWER_TRANSPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mxq_power_secrets.h"
+
+/*
+ * The process group of the command a transport runs at this moment (the
+ * exec transport's child is the leader of its own group, so that its
+ * timeout kills all it started), 0 when none. Set with SIGTERM blocked
+ * around the fork, so that the worker's SIGTERM handler
+ * (mxqd_power_work.c: the leader died) never misses a group it must kill.
+ */
+extern volatile sig_atomic_t mxqd_power_child_pgid;
 
 /* Settings shared by all transports (mxqd options). */
 struct mxqd_power_transport_config {

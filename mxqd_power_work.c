@@ -12,6 +12,14 @@
  * flushes none of the stdio buffers it inherited. The parent reads the
  * pipe without blocking; mxqd's main loop reaps the process with its other
  * children.
+ *
+ * Fencing: the worker compares the leader's lease deadline it was given
+ * with the monotonic clock right before the call and refuses when it has
+ * passed (result "-116 MS\nrefused ..."). It asks for SIGTERM when its
+ * parent dies (PR_SET_PDEATHSIG, checked once more against getppid() for
+ * a parent that died before the request); its SIGTERM handler kills the
+ * process group of a running exec command (mxqd_power_child_pgid) and then
+ * the worker itself with SIGKILL, both async-signal-safe.
  */
 #define _GNU_SOURCE
 #include "mxqd_power_work.h"
@@ -23,10 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mx_log.h"
 #include "mx_util.h"
+
+volatile sig_atomic_t mxqd_power_child_pgid;
 
 struct worker {
 	pid_t pid;
@@ -80,24 +92,82 @@ static int call(const struct mxqd_power_transport *tr, enum mxqd_power_work_kind
 	return -ENOTSUP;
 }
 
+/* The leader died (parent-death signal) or the worker is past its hard
+ * limit: nothing it started may outlive it. */
+static void worker_die(int sig)
+{
+	pid_t g = (pid_t)mxqd_power_child_pgid;
+
+	(void)sig;
+	if (g > 0)
+		kill(-g, SIGKILL);
+	kill(getpid(), SIGKILL);
+}
+
+/* MS from MXQD_POWER_TEST_HOLD for KIND, 0 when none (see the header). */
+static unsigned long test_hold_ms(enum mxqd_power_work_kind kind)
+{
+	static const char *const names[] = {
+		[MXQD_WORK_WAKE] = "wake", [MXQD_WORK_OFF_SOFT] = "off", [MXQD_WORK_OFF_HARD] = "off",
+		[MXQD_WORK_STATUS] = "status", [MXQD_WORK_RUN] = "run",
+	};
+	const char *p = getenv("MXQD_POWER_TEST_HOLD");
+
+	while (p && *p) {
+		size_t len = strcspn(p, "=,");
+		char *end;
+		unsigned long ms;
+
+		if (p[len] != '=')
+			return 0;
+		ms = strtoul(p + len + 1, &end, 10);
+		if ((len == 3 && strncmp(p, "any", 3) == 0) ||
+		    (len == strlen(names[kind]) && strncmp(p, names[kind], len) == 0))
+			return ms;
+		p = *end == ',' ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static void sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd_power_work_kind kind,
 			const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-			const char *command)
+			const char *command, struct mxqd_power_work_fence fence, pid_t leader)
 {
-	char err[512] = "", out[600];
-	uint64_t t0;
+	char err[512] = "", out[600], epoch[32];
+	uint64_t t0, now;
 	sigset_t none;
 	int rc, n;
 
+	/* die with the leader, and take the transport's command along */
+	signal(SIGTERM, worker_die);
+	signal(SIGINT, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (getppid() != leader)
+		_exit(0);  /* it died before we asked */
 	/* not the database socket, the spool lock or anything else of the
 	 * leader: a restarted mxqd must not find its spool still locked */
 	mx_log_close_other_fds(fd);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	t0 = mx_now_monotonic_ms();
-	rc = call(tr, kind, t, c, command, err, sizeof(err));
+	snprintf(epoch, sizeof(epoch), "%" PRIu64, fence.epoch);
+	setenv("MXQ_POWER_EPOCH", epoch, 1);
+	sleep_ms(test_hold_ms(kind));
+	t0 = now = mx_now_monotonic_ms();
+	if (fence.deadline_ms && now >= fence.deadline_ms) {
+		rc = -ESTALE;
+		snprintf(err, sizeof(err), "refused: the lease of epoch %" PRIu64 " ended %.3f s before "
+			 "the call", fence.epoch, (double)(now - fence.deadline_ms) / 1000.0);
+	} else {
+		rc = call(tr, kind, t, c, command, err, sizeof(err));
+	}
 	n = snprintf(out, sizeof(out), "%d %" PRIu64 "\n%s", rc, mx_now_monotonic_ms() - t0, err);
 	if (n > (int)sizeof(out) - 1)
 		n = (int)sizeof(out) - 1;
@@ -109,12 +179,18 @@ static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd
 
 int mxqd_power_work_start(const struct mxqd_power_transport *tr, enum mxqd_power_work_kind kind,
 			  const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-			  const char *command, struct mxqd_power_work_tag tag, char *errbuf,
-			  size_t errlen)
+			  const char *command, struct mxqd_power_work_tag tag,
+			  struct mxqd_power_work_fence fence, char *errbuf, size_t errlen)
 {
+	pid_t leader = getpid();
 	struct worker *w;
 	pid_t pid;
 	int fd;
+
+	if (fence.deadline_ms && mx_now_monotonic_ms() >= fence.deadline_ms) {
+		snprintf(errbuf, errlen, "refused: the lease of epoch %" PRIu64 " has ended", fence.epoch);
+		return -ESTALE;
+	}
 
 	if (n_workers == cap_workers) {
 		size_t cap = cap_workers ? 2 * cap_workers : 16;
@@ -133,13 +209,14 @@ int mxqd_power_work_start(const struct mxqd_power_transport *tr, enum mxqd_power
 		return (int)pid;
 	}
 	if (pid == 0)
-		worker_main(fd, tr, kind, t, c, command);  /* does not return */
+		worker_main(fd, tr, kind, t, c, command, fence, leader);  /* does not return */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	w = &workers[n_workers++];
 	*w = (struct worker) { .pid = pid, .fd = fd, .started_ms = mx_now_monotonic_ms() };
 	snprintf(w->res.hostname, sizeof(w->res.hostname), "%s", t->hostname);
 	w->res.kind = kind;
 	w->res.tag = tag;
+	w->res.fence = fence;
 	return 0;
 }
 
@@ -197,6 +274,7 @@ static void finish(struct worker *w, uint64_t now)
 		return;
 	}
 	snprintf(w->res.err, sizeof(w->res.err), "%s", nl + 1);
+	w->res.refused = w->res.rc == -ESTALE && strncmp(w->res.err, "refused:", 8) == 0;
 }
 
 size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_result **ret)
@@ -217,7 +295,7 @@ size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_re
 		if (drain(w)) {
 			finish(w, now);
 		} else if (now - w->started_ms > hard_limit_ms) {
-			kill(w->pid, SIGKILL);
+			kill(w->pid, SIGTERM);  /* worker_die(): its command's group too */
 			w->res.rc = -ETIMEDOUT;
 			w->res.ms = now - w->started_ms;
 			snprintf(w->res.err, sizeof(w->res.err), "%s of %s did not return within %.0f s: "

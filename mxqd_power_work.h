@@ -41,10 +41,24 @@ struct mxqd_power_work_tag {
 	int64_t state_since;     /* database seconds */
 };
 
+/*
+ * The fence every call carries: the leader's lease deadline on the local
+ * monotonic clock and its epoch. The worker checks the deadline right
+ * before it makes the call and refuses (rc -ESTALE, refused set) when it
+ * has passed; the epoch is exported to the call's environment as
+ * MXQ_POWER_EPOCH (exec transport commands can log who called them).
+ */
+struct mxqd_power_work_fence {
+	uint64_t deadline_ms;    /* mx_now_monotonic_ms() clock; 0: no deadline */
+	uint64_t epoch;
+};
+
 struct mxqd_power_work_result {
 	char hostname[256];
 	enum mxqd_power_work_kind kind;
 	struct mxqd_power_work_tag tag;
+	struct mxqd_power_work_fence fence;
+	bool refused;            /* not called: the deadline had passed (rc -ESTALE) */
 	int rc;                  /* the transport's return (negative errno on failure) */
 	char err[512];           /* its reason when rc < 0 */
 	uint64_t ms;             /* how long the call took (measured by the worker) */
@@ -52,15 +66,28 @@ struct mxqd_power_work_result {
 
 /*
  * Start KIND for target T through transport TR (COMMAND for RUN) in a
- * worker. 0, or a negative errno when no worker could be started (then
- * nothing runs and errbuf says why). Several calls for one host may run at
- * once (a wake must not wait for a status poll); callers that poll ask
- * mxqd_power_work_busy() first.
+ * worker, fenced by FENCE. 0, or a negative errno when no worker could be
+ * started (then nothing runs and errbuf says why); -ESTALE without a
+ * worker when the deadline has already passed. Several calls for one host
+ * may run at once (a wake must not wait for a status poll); callers that
+ * poll ask mxqd_power_work_busy() first.
+ *
+ * A worker and everything it starts die with the process that started it:
+ * the worker asks for SIGTERM on its parent's death (PR_SET_PDEATHSIG) and
+ * its SIGTERM handler kills the process group of the transport command it
+ * runs (exec transport) and then itself. The same SIGTERM stops a worker
+ * past its hard limit (mxqd_power_work_collect).
+ *
+ * Fault injection for tests: MXQD_POWER_TEST_HOLD="KIND=MS[,KIND=MS...]"
+ * (KIND: wake, off, status, run or any) in the starting process's
+ * environment makes each such worker wait MS milliseconds between being
+ * started (the intent is written) and its deadline check - a leader
+ * stalled between intent and call.
  */
 int mxqd_power_work_start(const struct mxqd_power_transport *tr, enum mxqd_power_work_kind kind,
 			  const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
-			  const char *command, struct mxqd_power_work_tag tag, char *errbuf,
-			  size_t errlen);
+			  const char *command, struct mxqd_power_work_tag tag,
+			  struct mxqd_power_work_fence fence, char *errbuf, size_t errlen);
 
 /* Whether a call of KIND for HOSTNAME is running. */
 bool mxqd_power_work_busy(const char *hostname, enum mxqd_power_work_kind kind);

@@ -31,14 +31,17 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxqd.h"
+#include "mxqd_energy_ipmi.h"
+#include "mxqd_power.h"
 
 #define JOB_PATH "/usr/local/bin:/usr/bin:/bin"
 
-static void job_tmpdir_path(const struct mxqd_reaper_args *a, char *buf, size_t len)
+void mxqd_job_tmpdir_path(const struct mxqd_server *server, uint64_t job_id, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/mxq_job_%" PRIu64, a->server->tmpdir, a->job->job_id);
+	snprintf(buf, len, "%s/mxq_job_%" PRIu64, server->tmpdir, job_id);
 }
 
 static void spool_path(const char *spooldir, uint64_t job_id, const char *ext, char *buf, size_t len)
@@ -103,6 +106,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 		shell = pw->pw_shell;
 	}
 	if (a->server->is_root) {
+		/* mxqd itself runs without core files; the job gets the limit mxqd started with */
+		setrlimit(RLIMIT_CORE, &a->server->job_core_limit);
 		if (setgid(job->gid) < 0 || initgroups(job->user_name, job->gid) < 0 ||
 		    setuid(job->uid) < 0) {
 			mx_log_err("job %" PRIu64 ": cannot switch to user %s (uid %u): %m",
@@ -150,7 +155,7 @@ static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxq
 
 	spool_path(spooldir, job_id, "stat.tmp", tmp, sizeof(tmp));
 	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	f = fopen(tmp, "we");
+	f = mx_fopen_create_nofollow(tmp, true, 0644);
 	if (!f)
 		return -errno;
 	fprintf(f, "wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
@@ -201,6 +206,11 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	int status = 0, fd, exec_fd = -1;
 
 	setsid();
+	/* This process lives as long as the job and is a copy of mxqd: the
+	 * BMC passwords of a power manager go now, before anything else. */
+	mxqd_power_forget_secrets();
+	mxqd_energy_ipmi_forget_secrets();
+	mx_db_forget_credentials(server->db);
 	mx_log_close_other_fds(a->report_fd);
 	/* The reaper must outlive terminal signals and mxqd itself. */
 	sigaction(SIGTERM, &sa, NULL);
@@ -214,11 +224,8 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_SETMASK, &chld, NULL);
 
-	job_tmpdir_path(a, tmpdir, sizeof(tmpdir));
-	if (mkdir(tmpdir, 0700) < 0 && errno != EEXIST)
-		mx_log_warning("job %" PRIu64 ": cannot create tmpdir %s: %m", job->job_id, tmpdir);
-	else if (server->is_root && chown(tmpdir, job->uid, job->gid) < 0)
-		mx_log_warning("job %" PRIu64 ": cannot chown tmpdir %s: %m", job->job_id, tmpdir);
+	/* created by mxqd (mkdirat, fchown through O_NOFOLLOW) before the fork */
+	mxqd_job_tmpdir_path(server, job->job_id, tmpdir, sizeof(tmpdir));
 
 	start_ms = mx_now_monotonic_ms();
 	pid = mx_fork_with_pipe(&exec_fd);
@@ -253,7 +260,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 
 	mx_proc_starttime(getpid(), &starttime);
 	spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = mx_open_create_nofollow(path, false, 0644);
 	if (fd >= 0) {
 		dprintf(fd, "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime, server->boot_id);
 		close(fd);

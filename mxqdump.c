@@ -30,6 +30,7 @@
 #include "mx_db.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
+#include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 
@@ -192,13 +193,13 @@ static void print_group_header(void)
 
 static void print_group_row(const struct mx_db_result *res)
 {
-	char st[16], mem[16], tm[16];
+	char st[16], mem[16], tm[16], user[256], name[512], cmd[4096];
 
 	mx_format_size_mib(mx_db_u64(res, G_MEMORY), mem, sizeof(mem));
 	mx_format_runtime_min(mx_db_u64(res, G_TIME), tm, sizeof(tm));
 	printf("%8llu %-10s %-16s %-9s %6llu %6llu %6llu %6llu %6llu %6llu %6llu %4llu %6s %6s  %s\n",
-	       (unsigned long long)mx_db_u64(res, G_ID), mx_db_str(res, G_USER),
-	       mx_db_str(res, G_NAME),
+	       (unsigned long long)mx_db_u64(res, G_ID), mx_term_field(mx_db_str(res, G_USER), user, sizeof(user)),
+	       mx_term_field(mx_db_str(res, G_NAME), name, sizeof(name)),
 	       group_status_name((int)mx_db_i64(res, G_STATUS), st, sizeof(st)),
 	       (unsigned long long)mx_db_u64(res, G_INQ),
 	       (unsigned long long)mx_db_u64(res, G_RUNNING),
@@ -208,7 +209,7 @@ static void print_group_row(const struct mx_db_result *res)
 	       (unsigned long long)mx_db_u64(res, G_UNKNOWN),
 	       (unsigned long long)mx_db_u64(res, G_SLOTS),
 	       (unsigned long long)mx_db_u64(res, G_THREADS), mem, tm,
-	       mx_db_str(res, G_COMMAND));
+	       mx_term_field(mx_db_str(res, G_COMMAND), cmd, sizeof(cmd)));
 }
 
 static json_t *group_json(const struct mx_db_result *res)
@@ -225,7 +226,7 @@ static json_t *group_json(const struct mx_db_result *res)
 	json_object_set_new(o, "group_status",
 		json_string(group_status_name((int)mx_db_i64(res, G_STATUS), st, sizeof(st))));
 	json_object_set_new(o, "group_closed",
-		json_boolean(mx_db_u64(res, G_FLAGS) & MXQ_GROUP_FLAG_CLOSED));
+		json_boolean(mxq_group_flags_closed(mx_db_u64(res, G_FLAGS))));
 	json_object_set_new(o, "group_priority", json_integer(mx_db_i64(res, G_PRIORITY)));
 	json_object_set_new(o, "group_jobs", json_integer(mx_db_i64(res, G_JOBS)));
 	json_object_set_new(o, "group_jobs_inq", json_integer(mx_db_i64(res, G_INQ)));
@@ -255,6 +256,7 @@ enum job_col {
 	J_ID, J_GROUP, J_USER, J_GROUP_NAME, J_COMMAND, J_STATUS, J_PRIORITY,
 	J_HOST, J_SERVER, J_PID, J_SLOTS, J_SUBMIT, J_START, J_END, J_NOW,
 	J_WSTATUS, J_WORKDIR, J_ARGV, J_CALLBACK, J_ENERGY, J_ENERGY_METHOD, J_ENERGY_COMPLETE,
+	J_REASON,
 };
 
 /* The active-status list is bound as one text parameter: FIND_IN_SET. */
@@ -263,7 +265,8 @@ static const char job_sql[] =
 	" j.job_status, j.job_priority, j.host_hostname, j.server_id, j.host_pid,"
 	" j.host_slots, UNIX_TIMESTAMP(j.date_submit), UNIX_TIMESTAMP(j.date_start),"
 	" UNIX_TIMESTAMP(j.date_end), UNIX_TIMESTAMP(), j.stats_status,"
-	" j.job_workdir, j.job_argv, j.job_callback, p.energy_j, p.method, p.completeness"
+	" j.job_workdir, j.job_argv, j.job_callback, p.energy_j, p.method, p.completeness,"
+	" j.job_reason"
 	" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 	" LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
 	" WHERE (? IS NULL OR g.user_uid = CAST(? AS UNSIGNED))"
@@ -296,6 +299,7 @@ static void print_job_header(void)
 static void print_job_row(const struct mx_db_result *res)
 {
 	char st[16], d1[32], d2[32], d3[32], ex[32], rt[32] = "-", en[32] = "-";
+	char user[256], host[256], server[256], reason[4096];
 	int status = (int)mx_db_i64(res, J_STATUS);
 	int64_t runtime = job_runtime(res);
 
@@ -307,13 +311,18 @@ static void print_job_row(const struct mx_db_result *res)
 	printf("%8llu %8llu %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s %10s\n",
 	       (unsigned long long)mx_db_u64(res, J_ID),
 	       (unsigned long long)mx_db_u64(res, J_GROUP),
-	       mx_db_str(res, J_USER), job_status_name(status, st, sizeof(st)),
-	       dash(mx_db_str(res, J_HOST)), dash(mx_db_str(res, J_SERVER)),
+	       mx_term_field(mx_db_str(res, J_USER), user, sizeof(user)),
+	       job_status_name(status, st, sizeof(st)),
+	       dash(mx_term_field(mx_db_str(res, J_HOST), host, sizeof(host))),
+	       dash(mx_term_field(mx_db_str(res, J_SERVER), server, sizeof(server))),
 	       dash(format_date(mx_db_u64(res, J_SUBMIT), d1, sizeof(d1))),
 	       dash(format_date(mx_db_u64(res, J_START), d2, sizeof(d2))),
 	       dash(format_date(mx_db_u64(res, J_END), d3, sizeof(d3))),
 	       dash(format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS), ex, sizeof(ex))),
 	       rt, en);
+	/* why it ended without running (mxqd refused it), on a line of its own */
+	if (mx_db_str(res, J_REASON) && *mx_db_str(res, J_REASON))
+		printf("%8s reason: %s\n", "", mx_term_field(mx_db_str(res, J_REASON), reason, sizeof(reason)));
 }
 
 static json_t *job_json(const struct mx_db_result *res)
@@ -362,6 +371,7 @@ static json_t *job_json(const struct mx_db_result *res)
 	}
 	json_object_set_new(o, "job_argv", argv_json);
 	json_object_set_new(o, "job_callback", json_str_or_null(mx_db_str(res, J_CALLBACK)));
+	json_object_set_new(o, "job_reason", json_str_or_null(mx_db_str(res, J_REASON)));
 	return o;
 }
 
@@ -568,6 +578,7 @@ int main(int argc, char **argv)
 	struct mx_db *db = NULL;
 	int r, status = EXIT_FAILURE;
 
+	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqdump");
 
 	if (!f.defaults_file || !*f.defaults_file)
@@ -585,7 +596,9 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	r = mxq_client_connect(&db, f.defaults_file, f.db_group);
+	if (!f.json)
+		mxq_client_escape_stdout();
+	r = mxq_client_connect_current(&db, f.defaults_file, f.db_group);
 	if (r < 0)
 		goto out;
 	if (dump(db, &f) == 0)

@@ -29,6 +29,7 @@
 
 #include "mx_db.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 
@@ -86,6 +87,58 @@ static char *terminable_status_list(void)
 	return s;
 }
 
+/*
+ * Ownership is also a condition inside every writing transaction, not only
+ * of the SELECT that produced the friendly message: mxq_group's UPDATE
+ * carries GROUP_OWNED in its WHERE; mxq_job's UPDATEs cannot name
+ * mxq_group (its counter triggers write that table: MariaDB error 1442),
+ * so they run in a transaction that first locks the group row FOR UPDATE
+ * with the same condition (lock_owned_group) and only touch jobs of that
+ * group. Bound as "iu": caller is root, caller's uid.
+ */
+#define GROUP_OWNED " AND (? OR user_uid = ?)"
+#define OWNER_ARGS (getuid() == 0), (unsigned)getuid()
+
+/* In an open transaction: lock group GROUP_ID if the caller owns it.
+ * 0 when locked, -EPERM when not the caller's, other negative errno. */
+static int lock_owned_group(struct mx_db *db, uint64_t group_id)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n = mx_db_query(db, &res, "SELECT group_id FROM mxq_group WHERE group_id = ?"
+				GROUP_OWNED " FOR UPDATE", "Uiu", group_id, OWNER_ARGS);
+
+	mx_db_result_free(res);
+	if (n < 0)
+		return (int)n;
+	return n > 0 ? 0 : -EPERM;
+}
+
+/* One UPDATE of jobs of GROUP_ID (SQL with three '?': status, id, status or
+ * list), inside a transaction that holds the caller's group locked. Rows
+ * changed, or negative errno (-EPERM: not the caller's). */
+static int64_t update_owned_jobs(struct mx_db *db, uint64_t group_id, const char *sql,
+				 const char *fmt, unsigned status, uint64_t id, unsigned code,
+				 const char *list)
+{
+	int64_t n;
+	int r = mx_db_begin(db);
+
+	if (r < 0)
+		return r;
+	r = lock_owned_group(db, group_id);
+	if (r < 0) {
+		mx_db_rollback(db);
+		return r;
+	}
+	n = list ? mx_db_exec(db, sql, fmt, status, id, group_id, list)
+		 : mx_db_exec(db, sql, fmt, status, id, group_id, code);
+	if (n < 0 || (r = mx_db_commit(db)) < 0) {
+		mx_db_rollback(db);
+		return n < 0 ? n : r;
+	}
+	return n;
+}
+
 /* The caller may act on things owned by OWNER_UID. */
 static bool may_cancel(uint64_t owner_uid)
 {
@@ -117,10 +170,13 @@ static int cancel_group_tx(struct mx_db *db, uint64_t group_id, const char *term
 	r = mx_db_begin(db);
 	if (r < 0)
 		return r;
+	r = lock_owned_group(db, group_id);
+	if (r < 0)
+		goto fail_r;
 	/* group first: mxqsub adds no more jobs to it, mxqd starts no more */
-	n = mx_db_exec(db, "UPDATE mxq_group SET group_status = ? WHERE group_id = ? AND group_status <> ?",
-		       "uUu", (unsigned)MXQ_GROUP_STATUS_CANCELLED, group_id,
-		       (unsigned)MXQ_GROUP_STATUS_CANCELLED);
+	n = mx_db_exec(db, "UPDATE mxq_group SET group_status = ? WHERE group_id = ? AND group_status <> ?"
+		       GROUP_OWNED, "uUuiu", (unsigned)MXQ_GROUP_STATUS_CANCELLED, group_id,
+		       (unsigned)MXQ_GROUP_STATUS_CANCELLED, OWNER_ARGS);
 	if (n < 0)
 		goto fail;
 	out->was_cancelled = n == 0;
@@ -153,7 +209,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	struct mx_db_result *res = NULL;
 	struct group_outcome out = { 0 };
 	uint64_t owner;
-	char *owner_name;
+	char *owner_name, shown[256];
 	int64_t rows;
 	int r = -EAGAIN;
 
@@ -173,7 +229,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	mx_db_result_free(res);
 	if (!may_cancel(owner)) {
 		mxq_complain("group %llu belongs to %s (uid %llu): only its owner or root may cancel it",
-			 (unsigned long long)group_id, owner_name ? owner_name : "?",
+			 (unsigned long long)group_id, mx_term_field(owner_name, shown, sizeof(shown)),
 			 (unsigned long long)owner);
 		free(owner_name);
 		return -EPERM;
@@ -184,6 +240,11 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 		if (attempt)
 			usleep(20000u << attempt);
 		r = cancel_group_tx(db, group_id, terminable, &out);
+	}
+	if (r == -EPERM) {
+		mxq_complain("group %llu is not yours: only its owner or root may cancel it",
+			     (unsigned long long)group_id);
+		return r;
 	}
 	if (r < 0) {
 		mxq_complain("cancelling group %llu failed: %s", (unsigned long long)group_id,
@@ -201,13 +262,13 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 
 /* Current status and owner of a job. */
 static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t *ret_owner,
-		    char **ret_owner_name)
+		    uint64_t *ret_group, char **ret_owner_name)
 {
 	struct mx_db_result *res = NULL;
 	int64_t rows;
 
 	rows = mx_db_query(db, &res,
-			   "SELECT j.job_status, g.user_uid, g.user_name FROM mxq_job j"
+			   "SELECT j.job_status, g.user_uid, g.user_name, j.group_id FROM mxq_job j"
 			   " JOIN mxq_group g ON g.group_id = j.group_id WHERE j.job_id = ?",
 			   "U", job_id);
 	if (rows < 0) {
@@ -221,6 +282,8 @@ static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t
 	}
 	*ret_status = (int)mx_db_i64(res, 0);
 	*ret_owner = mx_db_u64(res, 1);
+	if (ret_group)
+		*ret_group = mx_db_u64(res, 3);
 	if (ret_owner_name)
 		*ret_owner_name = mx_db_strdup(res, 2);
 	mx_db_result_free(res);
@@ -229,17 +292,17 @@ static int read_job(struct mx_db *db, uint64_t job_id, int *ret_status, uint64_t
 
 static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 {
-	char *owner_name = NULL;
-	uint64_t owner;
+	char *owner_name = NULL, shown[256];
+	uint64_t owner, group_id = 0;
 	int status, r;
 	int64_t n;
 
-	r = read_job(db, job_id, &status, &owner, &owner_name);
+	r = read_job(db, job_id, &status, &owner, &group_id, &owner_name);
 	if (r < 0)
 		return r;
 	if (!may_cancel(owner)) {
 		mxq_complain("job %llu belongs to %s (uid %llu): only its owner or root may cancel it",
-			 (unsigned long long)job_id, owner_name ? owner_name : "?",
+			 (unsigned long long)job_id, mx_term_field(owner_name, shown, sizeof(shown)),
 			 (unsigned long long)owner);
 		free(owner_name);
 		return -EPERM;
@@ -251,18 +314,22 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 	 * (an mxqd claimed or finished it) and the next round sees where to.
 	 */
 	for (int round = 0; round < 10; round++) {
-		n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ? WHERE job_id = ? AND job_status = ?",
-			       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, job_id,
-			       (unsigned)MXQ_JOB_STATUS_INQ);
+		n = update_owned_jobs(db, group_id,
+			"UPDATE mxq_job SET job_status = ? WHERE job_id = ? AND group_id = ? AND job_status = ?",
+			"uUUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, job_id, (unsigned)MXQ_JOB_STATUS_INQ, NULL);
+		if (n == -EPERM)
+			goto not_owned;
 		if (n < 0)
 			goto db_error;
 		if (n > 0) {
 			printf("cancelled job %llu: it was queued\n", (unsigned long long)job_id);
 			return 0;
 		}
-		n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ?"
-			       " WHERE job_id = ? AND FIND_IN_SET(job_status, ?) > 0",
-			       "uUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, job_id, terminable);
+		n = update_owned_jobs(db, group_id, "UPDATE mxq_job SET job_status = ?"
+			" WHERE job_id = ? AND group_id = ? AND FIND_IN_SET(job_status, ?) > 0",
+			"uUUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, job_id, 0, terminable);
+		if (n == -EPERM)
+			goto not_owned;
 		if (n < 0)
 			goto db_error;
 		if (n > 0) {
@@ -270,7 +337,7 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 			       (unsigned long long)job_id);
 			return 0;
 		}
-		r = read_job(db, job_id, &status, &owner, NULL);
+		r = read_job(db, job_id, &status, &owner, NULL, NULL);
 		if (r < 0)
 			return r;
 		if (mxq_job_status_is_terminal(status)) {
@@ -290,6 +357,10 @@ static int cancel_job(struct mx_db *db, uint64_t job_id, const char *terminable)
 db_error:
 	mxq_complain("cancelling job %llu failed: %s", (unsigned long long)job_id, mx_db_error(db));
 	return (int)n;
+not_owned:
+	mxq_complain("job %llu is not yours: only its owner or root may cancel it",
+		     (unsigned long long)job_id);
+	return -EPERM;
 }
 
 /* ------------------------------------------------------------------ */
@@ -349,6 +420,7 @@ int main(int argc, char **argv)
 	char *terminable = NULL;
 	int r, status = EXIT_FAILURE;
 
+	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqkill");
 
 	if (!o.defaults_file || !*o.defaults_file)

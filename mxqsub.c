@@ -30,6 +30,7 @@
 #include "keywordset.h"
 #include "mx_db.h"
 #include "mxq_client.h"
+#include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_expr.h"
 #include "mxq_status.h"
@@ -54,7 +55,7 @@ struct submission {
 	/* group attributes: jobs with identical values share a group */
 	const char *group_name;     /* --group-name, default "default" */
 	unsigned group_priority;    /* --group-priority, default 127 */
-	const char *job_command;    /* --command-alias, default basename(COMMAND) */
+	const char *job_command;    /* --command-alias, default COMMAND as given */
 	unsigned job_threads;       /* --threads, default 1 */
 	uint64_t job_memory;        /* --memory in MiB, default 2048 */
 	uint64_t job_time;          /* --runtime in minutes, default 15 */
@@ -377,11 +378,10 @@ static int set_command(struct submission *sub, char **cmd_argv, int cmd_argc)
 			 MAX_ARGV_COL);
 		return -EINVAL;
 	}
-	if (!sub->job_command) {
-		const char *slash = strrchr(cmd_argv[0], '/');
-
-		sub->job_command = slash && slash[1] ? slash + 1 : cmd_argv[0];
-	}
+	/* COMMAND as given, like upstream mxqsub: the same command from old
+	 * and new mxqsub joins the same group */
+	if (!sub->job_command)
+		sub->job_command = cmd_argv[0];
 	if (!*sub->job_command || strlen(sub->job_command) > MAX_COMMAND) {
 		mxq_complain("--command-alias: must be 1 to %d characters", MAX_COMMAND);
 		return -EINVAL;
@@ -596,7 +596,8 @@ static int submit_body(struct mx_db *db, void *ctx)
 	r = mx_db_query_u64(db, &group_id,
 		"SELECT group_id FROM mxq_group"
 		" WHERE user_uid = ? AND user_gid = ?"
-		"   AND group_status = ? AND (group_flags & ?) = 0"
+		/* open, or CLOSED only to upstream mxqsub (MXQ_GROUP_FLAG_NEW_ONLY) */
+		"   AND group_status = ? AND (group_flags & ?) IN (0, ?)"
 		"   AND BINARY group_name = ? AND BINARY job_command = ?"
 		"   AND job_threads = ? AND job_memory = ? AND job_time = ?"
 		"   AND job_max_per_node = ? AND group_priority = ?"
@@ -604,9 +605,11 @@ static int submit_body(struct mx_db *db, void *ctx)
 		"   AND BINARY tags = ? AND BINARY prerequisites = ?"
 		"   AND BINARY group_whitelist = ? AND BINARY group_blacklist = ?"
 		" ORDER BY group_id DESC LIMIT 1 FOR UPDATE",
-		"uuuUssuUUuuuussss",
+		"uuuUUssuUUuuuussss",
 		(unsigned)sub->user_uid, (unsigned)sub->user_gid,
-		(unsigned)MXQ_GROUP_STATUS_OK, (uint64_t)MXQ_GROUP_FLAG_CLOSED,
+		(unsigned)MXQ_GROUP_STATUS_OK,
+		(uint64_t)(MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY),
+		(uint64_t)(MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY),
 		sub->group_name, sub->job_command,
 		sub->job_threads, sub->job_memory, sub->job_time,
 		sub->job_max_per_node, sub->group_priority,
@@ -670,6 +673,7 @@ int main(int argc, char **argv)
 	struct mx_db *db = NULL;
 	int r, status = EXIT_FAILURE;
 
+	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqsub");
 
 	if (!dbo.defaults_file || !*dbo.defaults_file)
@@ -690,7 +694,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	r = mxq_client_connect(&db, dbo.defaults_file, dbo.group);
+	r = mxq_client_connect_current(&db, dbo.defaults_file, dbo.group);
 	if (r < 0)
 		goto out;
 	/* deadlocks between submitters creating groups, and on Galera

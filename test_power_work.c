@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mx_util.h"
+#include "mxqd_power_transport.h"
 #include "mxqd_power_work.h"
 
 static int fake_status(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
@@ -35,6 +37,27 @@ static int fake_status(const struct mxqd_power_target *t, const struct mxqd_powe
 	if (strcmp(t->hostname, "hang") == 0)
 		for (;;)
 			pause();
+	if (strcmp(t->hostname, "epoch") == 0)
+		return getenv("MXQ_POWER_EPOCH") ? atoi(getenv("MXQ_POWER_EPOCH")) : -ENOENT;
+	if (strcmp(t->hostname, "orphan") == 0) {
+		/* a command in its own group, as the exec transport runs it:
+		 * both PIDs go into the file $ORPHAN_PIDS, then both hang */
+		pid_t child = fork();
+		if (child == 0) {
+			setpgid(0, 0);
+			for (;;)
+				pause();
+		}
+		setpgid(child, child);
+		mxqd_power_child_pgid = child;
+		FILE *f = fopen(getenv("ORPHAN_PIDS"), "w");
+		if (f) {
+			fprintf(f, "%d %d\n", (int)getpid(), (int)child);
+			fclose(f);
+		}
+		for (;;)
+			pause();
+	}
 	return -EINVAL;
 }
 
@@ -53,14 +76,22 @@ static const struct mxqd_power_transport fake = {
 
 static const struct mxqd_power_transport_config cfg;
 
-static void start(const char *host, enum mxqd_power_work_kind kind, int state, const char *command)
+static int start_fenced(const char *host, enum mxqd_power_work_kind kind, int state,
+			const char *command, uint64_t deadline_ms, char *err, size_t errlen)
 {
 	struct mxqd_power_target t = { .hostname = host };
 	struct mxqd_power_work_tag tag = { .state = state, .state_since = 1000 + state };
+	struct mxqd_power_work_fence fence = { .deadline_ms = deadline_ms, .epoch = 7 };
+
+	return mxqd_power_work_start(&fake, kind, &t, &cfg, command, tag, fence, err, errlen);
+}
+
+static void start(const char *host, enum mxqd_power_work_kind kind, int state, const char *command)
+{
 	char err[256] = "";
 
-	ck_assert_msg(mxqd_power_work_start(&fake, kind, &t, &cfg, command, tag, err, sizeof(err)) == 0,
-		      "start %s: %s", host, err);
+	ck_assert_msg(start_fenced(host, kind, state, command, mx_now_monotonic_ms() + 60000, err,
+				   sizeof(err)) == 0, "start %s: %s", host, err);
 }
 
 /* Collect until N results are in (bounded): all of them in *ret. */
@@ -158,6 +189,91 @@ START_TEST(test_run_and_unsupported)
 }
 END_TEST
 
+START_TEST(test_fence)
+{
+	struct mxqd_power_work_result r[2];
+	char err[256] = "";
+
+	/* past the deadline already: no worker at all */
+	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 1, NULL, mx_now_monotonic_ms() - 1,
+				      err, sizeof(err)), -ESTALE);
+	ck_assert_ptr_nonnull(strstr(err, "epoch 7"));
+	ck_assert_uint_eq(mxqd_power_work_running(), 0);
+
+	/* held between intent and call past the deadline: refused in the worker */
+	setenv("MXQD_POWER_TEST_HOLD", "wake=0,status=400", 1);
+	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 2, NULL, mx_now_monotonic_ms() + 150,
+				      err, sizeof(err)), 0);
+	unsetenv("MXQD_POWER_TEST_HOLD");
+	start("epoch", MXQD_WORK_STATUS, 3, NULL);
+	ck_assert_uint_eq(collect_all(2, 60000, r), 2);
+	ck_assert_int_eq(find(r, 2, "off")->rc, -ESTALE);
+	ck_assert(find(r, 2, "off")->refused);
+	ck_assert_ptr_nonnull(strstr(find(r, 2, "off")->err, "refused: the lease of epoch 7 ended"));
+	ck_assert_uint_eq(find(r, 2, "off")->fence.epoch, 7);
+	/* the epoch reaches the call's environment */
+	ck_assert_int_eq(find(r, 2, "epoch")->rc, 7);
+	ck_assert(!find(r, 2, "epoch")->refused);
+}
+END_TEST
+
+/* True while PID exists (a zombie counts as gone). */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+START_TEST(test_dies_with_its_leader)
+{
+	char path[] = "/tmp/test_power_work.XXXXXX";
+	int fd = mkstemp(path), worker = 0, child = 0;
+	uint64_t end;
+	pid_t leader;
+
+	/* a "leader" that starts a worker whose command hangs, then dies */
+	ck_assert_int_ge(fd, 0);
+	setenv("ORPHAN_PIDS", path, 1);
+	leader = fork();
+	ck_assert_int_ge(leader, 0);
+	if (leader == 0) {
+		start("orphan", MXQD_WORK_STATUS, 1, NULL);
+		sleep(1);
+		_exit(0);
+	}
+	end = mx_now_monotonic_ms() + 5000;
+	while (mx_now_monotonic_ms() < end) {
+		FILE *f = fopen(path, "r");
+		int got = f ? fscanf(f, "%d %d", &worker, &child) : 0;
+
+		if (f)
+			fclose(f);
+		if (got == 2)
+			break;
+		usleep(20 * 1000);
+	}
+	close(fd);
+	unlink(path);
+	ck_assert_msg(worker > 0 && child > 0, "the orphan call did not start");
+	ck_assert(pid_alive(worker) && pid_alive(child));
+	waitpid(leader, NULL, 0);
+	/* the worker and the command's own process group die with it */
+	end = mx_now_monotonic_ms() + 5000;
+	while ((pid_alive(worker) || pid_alive(child)) && mx_now_monotonic_ms() < end)
+		usleep(20 * 1000);
+	ck_assert_msg(!pid_alive(worker), "worker %d outlived its leader", worker);
+	ck_assert_msg(!pid_alive(child), "command %d outlived the leader", child);
+}
+END_TEST
+
 START_TEST(test_nothing_to_collect)
 {
 	struct mxqd_power_work_result *r = (void *)1;
@@ -178,6 +294,8 @@ int main(void)
 	tcase_add_test(tc, test_results_and_tags);
 	tcase_add_test(tc, test_hanging_worker_killed);
 	tcase_add_test(tc, test_run_and_unsupported);
+	tcase_add_test(tc, test_fence);
+	tcase_add_test(tc, test_dies_with_its_leader);
 	tcase_add_test(tc, test_nothing_to_collect);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -2,9 +2,10 @@
 # mysql/embed-sql.sh - compile the schema files into C (mxq_schema_sql.c).
 #
 #   sh mysql/embed-sql.sh mysql/create_tables.sql mysql/create_triggers.sql \
-#       mysql/migrations/NNNN_name.sql... > mxq_schema_sql.c
+#       mysql/schema.expected mysql/migrations/NNNN_name.sql... > mxq_schema_sql.c
 #
-# create_tables.sql and create_triggers.sql are recognised by name; every
+# create_tables.sql, create_triggers.sql and schema.expected (what `mxqadmin
+# db status` compares a database with) are recognised by name; every
 # other argument must be a migration named NNNN_description.sql (four
 # digits, then lower-case letters, digits and '_'), given in increasing
 # version order without duplicates. The output defines the symbols declared
@@ -22,6 +23,7 @@ die() {
 
 tables=
 triggers=
+expected=
 migrations=
 last=0
 for f in "$@"; do
@@ -30,6 +32,7 @@ for f in "$@"; do
 	case $base in
 	create_tables.sql) tables=$f ;;
 	create_triggers.sql) triggers=$f ;;
+	schema.expected) expected=$f ;;
 	[0-9][0-9][0-9][0-9]_*.sql)
 		stem=${base%.sql}
 		case ${stem#????_} in
@@ -41,11 +44,12 @@ for f in "$@"; do
 		last=$v
 		migrations="$migrations $f"
 		;;
-	*) die "$f: not create_tables.sql, create_triggers.sql or NNNN_description.sql" ;;
+	*) die "$f: not create_tables.sql, create_triggers.sql, schema.expected or NNNN_description.sql" ;;
 	esac
 done
 [ -n "$tables" ] || die "create_tables.sql missing from the arguments"
 [ -n "$triggers" ] || die "create_triggers.sql missing from the arguments"
+[ -n "$expected" ] || die "schema.expected missing from the arguments"
 
 # Print file $1 as a C string literal, one source line per input line.
 literal() {
@@ -92,6 +96,10 @@ echo '};'
 echo
 echo 'const struct mxq_schema_file mxq_schema_create_triggers = '
 entry create_triggers 0 "$triggers"
+echo '};'
+echo
+echo 'const struct mxq_schema_file mxq_schema_expected = '
+entry schema_expected 0 "$expected"
 echo '};'
 echo
 echo 'const struct mxq_schema_file mxq_schema_migrations[] = {'

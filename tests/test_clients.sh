@@ -147,8 +147,8 @@ is "tags are stored canonically" \
 	"$(mxq_sql "SELECT tags FROM mxq_group WHERE group_id = $gid")" "a b"
 
 submit /bin/echo hi
-is "command alias defaults to the basename of COMMAND" \
-	"$(mxq_sql "SELECT job_command FROM mxq_group WHERE group_id = $gid")" echo
+is "command alias defaults to COMMAND as given (as upstream mxqsub stores it)" \
+	"$(mxq_sql "SELECT job_command FROM mxq_group WHERE group_id = $gid")" /bin/echo
 submit -a myalias /bin/echo hi
 is "--command-alias sets job_command" \
 	"$(mxq_sql "SELECT job_command FROM mxq_group WHERE group_id = $gid")" myalias

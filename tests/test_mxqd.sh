@@ -15,7 +15,8 @@
 #   4. limits (runtime, memory), exit status, environment, workdir, umask,
 #      stdout/stderr
 #   5. mxqkill of a group with running and queued jobs
-#   6. bad options and an unreachable database
+#   6. bad options and a missing database client configuration (a
+#      database that is not reachable is waited for: test_power_faults.sh)
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -301,8 +302,6 @@ is "mxqd node4 exits 0 on SIGTERM" "$mxqd_rc" 0
 
 section "6. bad input"
 rows_before=$(mxq_sql "SELECT COUNT(*) FROM mxq_daemon")
-sed "s|^socket=.*|socket=$MXQ_TEST_DIR/no-such.sock|" "$MXQ_MYSQL_DEFAULT_FILE" \
-	>"$MXQ_TEST_DIR/dead.cnf"
 bad_run() {
 	_d=$MXQ_TEST_DIR/bad
 	mkdir -p "$_d"
@@ -313,7 +312,10 @@ bad_run() {
 }
 while IFS='|' read -r desc cnf args; do
 	[ -n "$desc" ] || continue
-	[ "$cnf" = dead ] && cnf=$MXQ_TEST_DIR/dead.cnf || cnf=$MXQ_MYSQL_DEFAULT_FILE
+	case $cnf in
+	missing) cnf=$MXQ_TEST_DIR/no-such.cnf ;;
+	*) cnf=$MXQ_MYSQL_DEFAULT_FILE ;;
+	esac
 	eval "set -- $args"
 	bad_run -M "$cnf" "$@"
 	check "bad input ($desc): exit status non-zero (got $bad_rc)" \
@@ -324,7 +326,7 @@ done <<'EOF'
 unknown option|ok|--no-such-option
 bad --memory|ok|--memory 12Q
 bad --prerequisites|ok|--prerequisites 'a &'
-unreachable database|dead|
+missing database configuration|missing|
 EOF
 contains "bad --memory: the line names the option" "$(bad_run -M "$MXQ_MYSQL_DEFAULT_FILE" \
 	--memory 12Q; echo "$bad_err")" "--memory"

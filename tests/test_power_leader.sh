@@ -18,6 +18,8 @@
 
 POWER_TICK=0.5
 POWER_LEASE=2
+# a new leader waits out 11 s before it reverses an inherited transition
+POWER_EXEC_TIMEOUT=10
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/mxqd.sh"

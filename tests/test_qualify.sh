@@ -225,7 +225,7 @@ start_mxqd() {
 	mkdir -p "$_d/spool" "$_d/tmp"
 	"$mxqd" --hostname "$_h" --spool "$_d/spool" --tmpdir "$_d/tmp" \
 		--log "$_d/mxqd.log" --pid-file "$_d/mxqd.pid" --poll-interval 0.1 \
-		--heartbeat-interval 1 --no-power-node -M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
+		--heartbeat-interval 1 --no-power-node --allow-root-jobs -M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >"$_d/stderr" 2>&1 &
 	eval "pid_$(echo "$_h" | tr - _)=$!"
 	_t=150

@@ -4,17 +4,21 @@
 #
 # One server, several databases:
 #   mxq       new database, created by `db upgrade` (mxq_db_start)
-#   mxq_old   tests/fixtures/mxq-2016.sql + mxq-2016-data.sql, then upgraded
-#   others    partial, concurrent, dry-run and too-new cases
-# The upgraded 2016 database must end up exactly like the new one: columns,
-# indexes, tables and triggers are compared through information_schema, so
-# drift between create_tables.sql and the migrations fails here. Counters
-# are checked against an independent COUNT(*) by status category after
-# every step of a job life cycle.
+#   mxq_old   upstream MXQ 0.22.3 (tests/fixtures/upstream-0.22.sql, via
+#             tests/lib/upstream.sh), then upgraded; mxq_old_master the
+#             same for upstream-master (daemon_maxtime)
+#   others    partial, interrupted, concurrent, dry-run, foreign and
+#             too-new cases
+# An upgraded upstream database must end up exactly like the new one:
+# columns (except their order), indexes, tables and triggers are compared
+# through information_schema, and both must match mysql/schema.expected,
+# so drift between create_tables.sql and the migrations fails here.
+# Counters are checked against an independent COUNT(*) by status category
+# after every step of a job life cycle.
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
+. "$(dirname -- "$0")/lib/upstream.sh"
 
-fixtures=$MXQ_SRC_DIR/tests/fixtures
 mxqadmin=$MXQ_BUILD_DIR/mxqadmin
 
 # ------------------------------------------------------------------ TAP
@@ -49,11 +53,11 @@ triggers_of() {
 }
 
 columns_of() {
-	mxq_sql_db "$1" "SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE,
+	mxq_sql_db "$1" "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE,
 		IS_NULLABLE, COALESCE(COLUMN_DEFAULT, '(none)'), EXTRA,
 		COALESCE(CHARACTER_SET_NAME, '-'), COALESCE(COLLATION_NAME, '-')
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$1'
-		ORDER BY TABLE_NAME, ORDINAL_POSITION"
+		ORDER BY TABLE_NAME, COLUMN_NAME"
 }
 
 indexes_of() {
@@ -79,33 +83,6 @@ checksums_of() {
 	mxq_sql_db "$1" "CHECKSUM TABLE mxq_group, mxq_job, mxq_daemon, mxq_schema_version EXTENDED"
 }
 
-# Groups whose counters differ from their job rows. The categories are
-# written out here on purpose, independent of the triggers and migration:
-#   inq INQ; running ASSIGNED LOADED RUNNING UNKNOWN_RUN EXTRUNNING STOPPED
-#   KILLING CANCELLING; finished FINISHED; failed KILLED FAILED EXIT;
-#   cancelled CANCELLED; unknown UNKNOWN_PRE UNKNOWN.
-counter_mismatches() {
-	mxq_sql_db "$1" "SELECT g.group_id,
-		CONCAT_WS(' ', g.group_jobs, g.group_jobs_inq, g.group_jobs_running,
-			g.group_jobs_finished, g.group_jobs_failed, g.group_jobs_cancelled,
-			g.group_jobs_unknown, g.group_slots_running) AS have,
-		CONCAT_WS(' ', COALESCE(c.n, 0), COALESCE(c.inq, 0), COALESCE(c.run, 0),
-			COALESCE(c.fin, 0), COALESCE(c.fail, 0), COALESCE(c.canc, 0),
-			COALESCE(c.unk, 0), COALESCE(c.slots, 0)) AS want
-		FROM mxq_group g LEFT JOIN (
-			SELECT group_id, COUNT(*) AS n,
-				SUM(job_status = 0) AS inq,
-				SUM(job_status IN (100, 150, 200, 250, 300, 350, 399, 989)) AS run,
-				SUM(job_status = 1000) AS fin,
-				SUM(job_status IN (400, 750, 1024)) AS fail,
-				SUM(job_status = 990) AS canc,
-				SUM(job_status IN (755, 999)) AS unk,
-				SUM(CASE WHEN job_status IN (100, 150, 200, 250, 300, 350, 399, 989)
-					THEN host_slots ELSE 0 END) AS slots
-			FROM mxq_job GROUP BY group_id) c ON c.group_id = g.group_id
-		HAVING have <> want ORDER BY g.group_id"
-}
-
 counters_of() {
 	mxq_sql_db "$1" "SELECT group_id, group_jobs, group_jobs_inq, group_jobs_running,
 		group_jobs_finished, group_jobs_failed, group_jobs_cancelled, group_jobs_unknown,
@@ -119,11 +96,15 @@ old_columns() {
 		WHERE TABLE_SCHEMA = '$1' AND TABLE_NAME = '$2' $3"
 }
 
-# A 2016-era database NAME with the fixture rows.
+# An upstream MXQ 0.22.3 database NAME with the fixture rows.
 make_2016_db() {
-	mxq_db_add "$1" &&
-	mxq_sql_db "$1" <"$fixtures/mxq-2016.sql" &&
-	mxq_sql_db "$1" <"$fixtures/mxq-2016-data.sql"
+	upstream_db "$1" 0.22.3
+}
+
+# The rows of DB in a form that changes whenever any value does
+dump_rows() {
+	mariadb-dump --no-defaults --socket="$MXQ_TEST_DB_SOCKET" -uroot --no-create-info \
+		--skip-extended-insert --skip-dump-date --skip-comments --skip-triggers "$1"
 }
 
 # --------------------------------------------------------------- start
@@ -146,14 +127,36 @@ is "new database: counter triggers installed" "$(triggers_of mxq)" "$expected_tr
 admin "$MXQ_MYSQL_DEFAULT_FILE" db status
 contains "new database: db status says triggers installed" "$out" "counter triggers: installed"
 contains "new database: db status says nothing pending" "$out" "pending migrations: none"
+contains "new database: db status finds no schema difference" "$out" "schema: as expected"
+[ "$rc" -eq 0 ] && echo "$out" | grep -q "schema: as expected" ||
+	diag "mysql/schema.expected is out of date? regenerate it: make schema-expected"
+admin "$MXQ_MYSQL_DEFAULT_FILE" db schema
+is "new database: db schema prints exactly mysql/schema.expected" "$out" \
+	"$(grep -v '^#' "$MXQ_SRC_DIR/mysql/schema.expected")"
+
+# db status names each difference: a dropped column, a changed default, a
+# missing index and a missing trigger, on a copy of the new database
+mxq_db_add mxq_drift
+admin "$MXQ_TEST_DIR/mxq_drift.cnf" db upgrade
+mxq_sql_db mxq_drift "ALTER TABLE mxq_group DROP COLUMN stats_idle_sec;
+	ALTER TABLE mxq_job ALTER COLUMN job_stdout SET DEFAULT '/tmp/x', DROP INDEX mxq_job_claim;
+	DROP TRIGGER mxq_job_before_update; CREATE TABLE mxq_extra (x INT)"
+admin "$MXQ_TEST_DIR/mxq_drift.cnf" db status
+contains "db status names a missing column" "$out" "column mxq_group.stats_idle_sec: missing"
+contains "db status names a changed default" "$out" "column mxq_job.job_stdout: is text NO '/tmp/x'"
+contains "db status names a missing index" "$out" "index mxq_job.mxq_job_claim: missing"
+contains "db status names a missing trigger" "$out" "trigger mxq_job_before_update: missing"
+contains "db status names an unexpected table" "$out" "table mxq_extra: not expected"
+contains "db status counts the differences" "$out" "schema: 6 differences"
 
 # ------------------------------------- (b) 2016-era database, upgraded
 
-make_2016_db mxq_old || { not_ok "load the 2016 fixture"; exit 1; }
+make_2016_db mxq_old || { not_ok "load the upstream 0.22.3 fixture"; exit 1; }
 old_cnf=$MXQ_TEST_DIR/mxq_old.cnf
 
 group_cols=$(old_columns mxq_old mxq_group \
-	"AND COLUMN_NAME NOT LIKE 'group\_jobs%' AND COLUMN_NAME <> 'group_slots_running'")
+	"AND COLUMN_NAME NOT LIKE 'group\_jobs%' AND COLUMN_NAME NOT IN
+	('group_slots_running', 'group_sum_starttime')")
 group_cols="$group_cols,group_jobs_restarted"
 job_cols=$(old_columns mxq_old mxq_job)
 daemon_cols=$(old_columns mxq_old mxq_daemon)
@@ -166,11 +169,17 @@ rows_before=$(dump_old_rows)
 counts_before=$(mxq_sql_db mxq_old "SELECT (SELECT COUNT(*) FROM mxq_group),
 	(SELECT COUNT(*) FROM mxq_job), (SELECT COUNT(*) FROM mxq_daemon)")
 
-check "2016 fixture: counters are wrong before the upgrade" \
+check "upstream fixture: counters are wrong before the upgrade" \
 	test -n "$(counter_mismatches mxq_old)"
 admin "$old_cnf" db status
-contains "2016 fixture: db status reports version 0" "$out" "version 0 (2016-era"
-contains "2016 fixture: db status lists the pending migration" "$out" "0001_mxq_2016_to_core"
+contains "upstream fixture: db status reports version 0" "$out" "version 0 (2016-era"
+contains "upstream fixture: db status lists the pending migration" "$out" "0001_mxq_2016_to_core"
+contains "upstream fixture: db status names upstream's triggers" "$out" \
+	"other triggers: mxq_add_group, mxq_add_job, mxq_update_group, mxq_update_job"
+contains "upstream fixture: db status names the missing daemon_maxtime" "$out" \
+	"column mxq_daemon.daemon_maxtime: missing"
+contains "upstream fixture: db status names latin1 paths" "$out" \
+	"column mxq_job.job_workdir: is varchar(4096) NO (none) - latin1"
 
 # --dry-run first: must change nothing
 cols_before_dry=$(columns_of mxq_old)
@@ -181,7 +190,8 @@ is "dry run changes no column" "$(columns_of mxq_old)" "$cols_before_dry"
 is "dry run creates no version table" \
 	"$(mxq_sql_db mxq_old "SELECT COUNT(*) FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = 'mxq_old' AND TABLE_NAME = 'mxq_schema_version'")" 0
-is "dry run installs no trigger" "$(triggers_of mxq_old)" ""
+is "dry run changes no trigger (upstream's stay)" "$(triggers_of mxq_old)" \
+	"$(printf 'mxq_add_group\nmxq_add_job\nmxq_update_group\nmxq_update_job')"
 
 admin "$old_cnf" db upgrade
 is "2016 upgrade exits 0" "$rc" 0
@@ -196,13 +206,25 @@ is "2016 upgrade: contents of the 2016 columns kept (incl. group_mtime)" \
 is "2016 upgrade: every counter equals COUNT(*) of its category" "$(counter_mismatches mxq_old)" ""
 tab=$(printf '\t')
 is "2016 upgrade: counters as documented in the fixture" "$(counters_of mxq_old)" \
-"1${tab}16${tab}1${tab}8${tab}1${tab}3${tab}1${tab}2${tab}39${tab}2
-2${tab}5${tab}2${tab}0${tab}3${tab}0${tab}0${tab}0${tab}0${tab}0
-3${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}0${tab}7"
-is "2016 upgrade: new columns have their defaults" \
+"1${tab}10${tab}3${tab}2${tab}3${tab}2${tab}0${tab}0${tab}4${tab}1
+2${tab}6${tab}2${tab}0${tab}2${tab}0${tab}2${tab}0${tab}0${tab}0
+3${tab}2${tab}0${tab}0${tab}2${tab}0${tab}0${tab}0${tab}0${tab}0
+4${tab}3${tab}1${tab}1${tab}0${tab}0${tab}0${tab}1${tab}1${tab}0
+5${tab}2${tab}0${tab}0${tab}0${tab}0${tab}2${tab}0${tab}0${tab}0"
+counters_upgraded=$(counters_of mxq_old)
+is "2016 upgrade: group_sum_starttime is start time x slots of the running jobs" \
+	"$(mxq_sql_db mxq_old "SELECT COUNT(*) FROM mxq_group g WHERE group_sum_starttime <>
+		(SELECT COALESCE(SUM(UNIX_TIMESTAMP(date_start) * host_slots), 0) FROM mxq_job j
+		 WHERE j.group_id = g.group_id AND job_status IN (100, 150, 200) AND date_start <> 0)")" 0
+is "2016 upgrade: both daemon time columns carry the time limit" \
+	"$(mxq_sql_db mxq_old "SELECT DISTINCT CONCAT(daemon_time, ' ', daemon_maxtime) FROM mxq_daemon")" \
+	"1440 1440"
+admin "$old_cnf" db status
+contains "2016 upgrade: db status finds no schema difference" "$out" "schema: as expected"
+is "2016 upgrade: new columns have their defaults, queued jobs stay visible to old daemons" \
 	"$(mxq_sql_db mxq_old "SELECT CONCAT_WS(',', SUM(job_tmpdir_size), SUM(job_gpu),
 		MAX(tags), MAX(prerequisites), MAX(group_whitelist), MAX(group_blacklist)) FROM mxq_group;
-		SELECT COUNT(*) FROM mxq_job WHERE job_callback <> '';
+		SELECT COUNT(*) FROM mxq_job WHERE job_callback <> '' OR server_id = 'mxq-needs-0.9';
 		SELECT CONCAT_WS(',', MAX(tags), SUM(daemon_gpus_max), SUM(daemon_tmpdir_free_bytes))
 		FROM mxq_daemon")" "0,0,,,,
 0
@@ -210,8 +232,10 @@ is "2016 upgrade: new columns have their defaults" \
 
 sums_before=$(checksums_of mxq_old)
 triggers_before=$(trigger_bodies_of mxq_old)
+dump_before=$(dump_rows mxq_old)
 admin "$old_cnf" db upgrade
 is "second upgrade exits 0" "$rc" 0
+is "second upgrade: a dump of every row is identical" "$(dump_rows mxq_old)" "$dump_before"
 contains "second upgrade: schema is up to date" "$out" "schema is up to date (version $latest)"
 not_contains "second upgrade applies nothing" "$out" "apply migration"
 is "second upgrade changes no data (CHECKSUM TABLE)" "$(checksums_of mxq_old)" "$sums_before"
@@ -219,13 +243,25 @@ is "second upgrade: same triggers" "$(trigger_bodies_of mxq_old)" "$triggers_bef
 admin "$old_cnf" db status
 contains "upgraded: db status says nothing pending" "$out" "pending migrations: none"
 
-# ----------------------------- (c) upgraded 2016 == new, in every detail
+# ----------------------------- (c) upgraded upstream == new, in every detail
 
-is "same tables, engines and collations" "$(tables_of mxq_old)" "$(tables_of mxq)"
-is "same columns (name, position, type, default, nullability, charset)" \
-	"$(columns_of mxq_old)" "$(columns_of mxq)"
-is "same indexes" "$(indexes_of mxq_old)" "$(indexes_of mxq)"
-is "same triggers" "$(trigger_bodies_of mxq_old)" "$(trigger_bodies_of mxq)"
+upstream_db mxq_old_master master || not_ok "load the upstream-master fixture"
+admin "$MXQ_TEST_DIR/mxq_old_master.cnf" db status
+contains "upstream-master fixture: db status names the missing daemon_time" "$out" \
+	"column mxq_daemon.daemon_time: missing"
+admin "$MXQ_TEST_DIR/mxq_old_master.cnf" db upgrade
+is "upstream-master upgrade exits 0" "$rc" 0
+is "upstream-master upgrade: every counter equals COUNT(*) of its category" \
+	"$(counter_mismatches mxq_old_master)" ""
+is "upstream-master upgrade: counters as for 0.22.3" "$(counters_of mxq_old_master)" \
+	"$counters_upgraded"
+for db in mxq_old mxq_old_master; do
+	is "$db: same tables, engines and collations as new" "$(tables_of $db)" "$(tables_of mxq)"
+	is "$db: same columns (name, type, default, nullability, charset) as new" \
+		"$(columns_of $db)" "$(columns_of mxq)"
+	is "$db: same indexes as new" "$(indexes_of $db)" "$(indexes_of mxq)"
+	is "$db: same triggers as new" "$(trigger_bodies_of $db)" "$(trigger_bodies_of mxq)"
+done
 
 # -------------------- (d) an old client that knows only 2016 columns
 
@@ -275,6 +311,7 @@ while IFS='|' read -r desc sql; do
 done <<EOF
 insert six INQ jobs|$job_insert (1,0,11,'/',1,'x',18,0), (2,0,11,'/',1,'x',18,0), (3,0,11,'/',1,'x',18,0), (4,0,11,'/',1,'x',18,0), (5,0,11,'/',1,'x',18,0), (6,0,11,'/',1,'x',18,0)
 insert jobs that are already RUNNING and FINISHED|$job_insert (7,200,12,'/',1,'x',18,4), (8,1000,12,'/',1,'x',18,2)
+a job ends whose daemon row and group_sum_starttime already show 0 (nothing goes negative)|INSERT INTO mxq_daemon (daemon_id, hostname, mxq_version, boot_id, pid_starttime, daemon_pid) VALUES (77, 'h', 'x', 'b', 1, 1); $job_insert (10,0,12,'/',1,'x',18,0); UPDATE mxq_job SET job_status = 200, daemon_id = 77, host_slots = 3 WHERE job_id = 10; UPDATE mxq_daemon SET daemon_jobs_running = 0, daemon_slots_running = 0 WHERE daemon_id = 77; UPDATE mxq_group SET group_sum_starttime = 0 WHERE group_id = 12; UPDATE mxq_job SET job_status = 1000 WHERE job_id = 10; DELETE FROM mxq_job WHERE job_id = 10
 INQ to ASSIGNED with slots|UPDATE mxq_job SET job_status = 100, host_slots = 2 WHERE job_id = 1
 ASSIGNED to LOADED|UPDATE mxq_job SET job_status = 150 WHERE job_id = 1
 LOADED to RUNNING, slots change in the same update|UPDATE mxq_job SET job_status = 200, host_slots = 3 WHERE job_id = 1
@@ -322,6 +359,56 @@ is "partially upgraded database: upgrade exits 0" "$rc" 0
 is "partially upgraded database: same columns as new" "$(columns_of mxq_partial)" "$(columns_of mxq)"
 is "partially upgraded database: same indexes as new" "$(indexes_of mxq_partial)" "$(indexes_of mxq)"
 
+# Upgrades killed (SIGKILL, no cleanup) before statement 1, 2, 3, ... of
+# each run, on the same database: every run gets one statement further
+# than the one before; the last one completes. Both variants.
+for variant in $upstream_variants; do
+	db=mxq_killed_$(echo "$variant" | tr . _)
+	upstream_db "$db" "$variant"
+	kills=0
+	budget=1
+	while [ "$budget" -le 80 ]; do
+		MXQ_TEST_UPGRADE_STOP_AFTER=$budget "$mxqadmin" -M "$MXQ_TEST_DIR/$db.cnf" \
+			db upgrade >"$MXQ_TEST_DIR/killed.out" 2>&1
+		rc=$?
+		[ "$rc" -eq 137 ] || break
+		kills=$((kills + 1))
+		budget=$((budget + 3))
+	done
+	is "$variant upgrade killed $kills times: the last run completes" "$rc" 0
+	[ "$rc" -eq 0 ] || diag <"$MXQ_TEST_DIR/killed.out"
+	check "$variant upgrade was really killed mid-migration several times" test "$kills" -ge 5
+	is "$variant upgrade after kills: same schema as new" \
+		"$(columns_of "$db"; indexes_of "$db"; trigger_bodies_of "$db"; version_of "$db")" \
+		"$(columns_of mxq; indexes_of mxq; trigger_bodies_of mxq; version_of mxq)"
+	is "$variant upgrade after kills: counters equal the job rows" "$(counter_mismatches "$db")" ""
+	is "$variant upgrade after kills: counters as without kills" "$(counters_of "$db")" \
+		"$counters_upgraded"
+	admin "$MXQ_TEST_DIR/$db.cnf" db status
+	contains "$variant upgrade after kills: db status finds no difference" "$out" "schema: as expected"
+done
+
+# A database of ours from before the upstream migration (simulated: its
+# record removed, triggers of that time that did not mark anything) with a
+# queued job in a group with tags: the migration marks both.
+mxq_db_add mxq_ours_old
+admin "$MXQ_TEST_DIR/mxq_ours_old.cnf" db upgrade
+up_version=$(ls "$MXQ_SRC_DIR/mysql/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_upstream_0_22\.sql$/\1/p')
+mxq_sql_db mxq_ours_old "DROP TRIGGER mxq_group_before_insert; DROP TRIGGER mxq_job_before_insert;
+	DELETE FROM mxq_schema_version WHERE version >= $up_version;
+	INSERT INTO mxq_group (group_id, user_uid, user_name, user_gid, user_group, job_command, tags)
+	VALUES (5, 1001, 'alice', 100, 'users', 'a', 'gpu-node'), (6, 1001, 'alice', 100, 'users', 'b', '');
+	INSERT INTO mxq_job (job_id, group_id, job_workdir, job_argc, job_argv, job_umask)
+	VALUES (51, 5, '/', 1, 'x', 18), (61, 6, '/', 1, 'x', 18)"
+admin "$MXQ_TEST_DIR/mxq_ours_old.cnf" db upgrade
+is "our older database: the upstream migration runs again, exit 0" "$rc" 0
+is "our older database: the tagged group becomes CLOSED | NEW_ONLY, the plain one stays open" \
+	"$(mxq_sql_db mxq_ours_old "SELECT CONCAT(group_id, ':', group_flags) FROM mxq_group ORDER BY 1")" \
+	"$(printf '5:3\n6:0')"
+is "our older database: its queued job is hidden from upstream daemons, the plain one not" \
+	"$(mxq_sql_db mxq_ours_old "SELECT CONCAT(job_id, ':', server_id) FROM mxq_job ORDER BY 1")" \
+	"$(printf '51:mxq-needs-0.9\n61:')"
+
 # Two upgrades at once, of a 2016 database and of an empty one.
 for kind in 2016 empty; do
 	db=mxq_conc_$kind
@@ -348,7 +435,7 @@ done
 
 # ------------------------------------------- refusals and failures
 
-# A database newer than this mxqadmin is left alone.
+# A database newer than this build is left alone, by every program.
 mxq_db_add mxq_future
 admin "$MXQ_TEST_DIR/mxq_future.cnf" db upgrade
 mxq_sql_db mxq_future "INSERT INTO mxq_schema_version (version, name)
@@ -357,8 +444,66 @@ sums=$(checksums_of mxq_future)
 admin "$MXQ_TEST_DIR/mxq_future.cnf" db upgrade
 is "newer database: upgrade exits 1" "$rc" 1
 is "newer database: one line of output" "$(printf '%s\n' "$out" | wc -l)" 1
-contains "newer database: says it is newer" "$out" "newer than this mxqadmin"
+contains "newer database: says it is newer" "$out" "is newer than this build knows ($latest)"
+for tool in "mxqsub true" "mxqdump" "mxqkill -g 1" "mxqadmin db status"; do
+	set -- $tool
+	_t=$1
+	shift
+	out=$("$MXQ_BUILD_DIR/$_t" -M "$MXQ_TEST_DIR/mxq_future.cnf" "$@" 2>&1 >/dev/null)
+	rc=$?
+	is "newer database: ${tool%% *} refuses: exit 1, one line naming the version" \
+		"$rc $(printf '%s\n' "$out" | wc -l) $(printf '%s' "$out" | grep -c "version $((latest + 1000)) is newer")" \
+		"1 1 1"
+done
+out=$("$MXQ_BUILD_DIR/mxqd" -M "$MXQ_TEST_DIR/mxq_future.cnf" --hostname future \
+	--spool "$MXQ_TEST_DIR/future-spool" --tmpdir "$MXQ_TEST_DIR/future-tmp" \
+	--no-power-node --energy-sources none 2>&1)
+rc=$?
+is "newer database: mxqd refuses to start, exit 1" "$rc" 1
+contains "newer database: mxqd says why" "$out" "version $((latest + 1000)) is newer than this build"
+is "newer database: mxqd registered no daemon" \
+	"$(mxq_sql_db mxq_future "SELECT COUNT(*) FROM mxq_daemon")" 0
 is "newer database: nothing changed" "$(checksums_of mxq_future)" "$sums"
+
+# A not yet upgraded upstream database: writers say what to do, in one line.
+upstream_db mxq_notyet 0.22.3
+out=$("$MXQ_BUILD_DIR/mxqsub" -M "$MXQ_TEST_DIR/mxq_notyet.cnf" true 2>&1 >/dev/null)
+is "upstream database before the upgrade: mxqsub refuses in one line" \
+	"$(printf '%s\n' "$out" | wc -l) $(printf '%s' "$out" | grep -c "run 'mxqadmin db upgrade'")" "1 1"
+out=$("$MXQ_BUILD_DIR/mxqd" -M "$MXQ_TEST_DIR/mxq_notyet.cnf" --hostname notyet \
+	--spool "$MXQ_TEST_DIR/notyet-spool" --tmpdir "$MXQ_TEST_DIR/notyet-tmp" \
+	--no-power-node --energy-sources none 2>&1)
+contains "upstream database before the upgrade: mxqd says to upgrade" "$out" \
+	"is older than this build needs ($latest): run 'mxqadmin db upgrade' first"
+
+# Databases that are neither ours nor upstream's: refused before any change.
+foreign_case() {
+	_db=$1
+	_desc=$2
+	_want=$3
+	_cols=$(columns_of "$_db")
+	_sums=$(mxq_sql_db "$_db" "SELECT GROUP_CONCAT(TABLE_NAME) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = '$_db'")
+	admin "$MXQ_TEST_DIR/$_db.cnf" db upgrade
+	is "$_desc: upgrade exits 1 with one line" "$rc $(printf '%s\n' "$out" | wc -l)" "1 1"
+	contains "$_desc: the line names what it found" "$out" "$_want"
+	is "$_desc: no column changed" "$(columns_of "$_db")" "$_cols"
+	is "$_desc: no table created" "$(mxq_sql_db "$_db" "SELECT GROUP_CONCAT(TABLE_NAME)
+		FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$_db'")" "$_sums"
+}
+upstream_db mxq_foreign1 0.22.3
+mxq_sql_db mxq_foreign1 "CREATE TABLE accounting (id INT PRIMARY KEY)"
+foreign_case mxq_foreign1 "upstream database with an unknown table" "unknown table 'accounting'"
+upstream_db mxq_foreign2 master
+mxq_sql_db mxq_foreign2 "ALTER TABLE mxq_job MODIFY job_argc VARCHAR(10) NOT NULL"
+foreign_case mxq_foreign2 "upstream database with an incompatible column type" \
+	"column mxq_job.job_argc has type varchar(10), expected int(10) unsigned"
+upstream_db mxq_foreign3 0.22.3
+mxq_sql_db mxq_foreign3 "DROP TABLE mxq_daemon"
+foreign_case mxq_foreign3 "upstream database without mxq_daemon" "table 'mxq_daemon' missing"
+mxq_db_add mxq_foreign4
+mxq_sql_db mxq_foreign4 "CREATE TABLE wp_posts (id INT)"
+foreign_case mxq_foreign4 "some other application's database" "unknown table 'wp_posts'"
 
 # Unreachable database: socket that does not exist.
 sed "s|^socket=.*|socket=$MXQ_TEST_DIR/no-such.sock|" "$MXQ_MYSQL_DEFAULT_FILE" \

@@ -13,6 +13,14 @@
 -- table has the same column order as a new one. Stop every mxqd before
 -- upgrading: the counters are recomputed before the new triggers exist.
 
+-- Upstream's triggers go first: they would rewrite group_mtime and the
+-- statistics during the recomputation below. Ours are installed after the
+-- migrations (create_triggers.sql).
+DROP TRIGGER IF EXISTS mxq_add_group;
+DROP TRIGGER IF EXISTS mxq_update_group;
+DROP TRIGGER IF EXISTS mxq_add_job;
+DROP TRIGGER IF EXISTS mxq_update_job;
+
 CREATE TABLE IF NOT EXISTS mxq_schema_version (
     version     INT UNSIGNED NOT NULL,
     name        VARCHAR(255) NOT NULL,

@@ -17,8 +17,11 @@
 #       machine's kernel: its boot is not theirs) and the test database;
 #       extra options are appended (later options win). $mxqd_wrap, when
 #       set, is a command that execs mxqd (e.g. "unshare --time --boottime
-#       N": the PID stays mxqd's). Waits (bounded) until the daemon has
-#       registered its mxq_daemon row. Returns 0 when it runs, 1 when it
+#       N": the PID stays mxqd's). Jobs of these tests run as root (the
+#       test's own uid), so --allow-root-jobs is passed unless the test sets
+#       mxqd_root_jobs= (empty) first: tests/test_trust.sh does, to check
+#       the identity rules with real users. Waits (bounded) until the daemon
+#       has registered its mxq_daemon row. Returns 0 when it runs, 1 when it
 #       exited or did not register in time (its stderr and log tail are
 #       shown as TAP diagnostics). A HOST can be started again after it
 #       stopped (same spool: recovery tests).
@@ -57,6 +60,7 @@ mxqd_bin=$MXQ_BUILD_DIR/mxqd
 mxqsub_bin=$MXQ_BUILD_DIR/mxqsub
 mxqkill_bin=$MXQ_BUILD_DIR/mxqkill
 mxqd__hosts=
+mxqd_root_jobs=--allow-root-jobs
 mxqd_wrap=
 
 # ------------------------------------------------------------------ TAP
@@ -178,7 +182,7 @@ mxqd_start() {
 	$mxqd_wrap "$mxqd_bin" --hostname "$_host" \
 		--spool "$_d/spool" --tmpdir "$_d/tmp" \
 		--log "$_d/mxqd.log" --pid-file "$_d/mxqd.pid" \
-		--poll-interval 0.1 --heartbeat-interval 1 --energy-boot none \
+		--poll-interval 0.1 --heartbeat-interval 1 --energy-boot none $mxqd_root_jobs \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$_d/stderr" 2>&1 &
 	_pid=$!

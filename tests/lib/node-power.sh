@@ -168,7 +168,7 @@ power_on() {
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
 		--spool "$node/spool" --tmpdir "$node/tmp" \
 		--log "$node/mxqd.log" --pid-file "$node/mxqd.pidfile" \
-		--poll-interval 0.2 --heartbeat-interval 1 \
+		--poll-interval 0.2 --heartbeat-interval 1 --allow-root-jobs \
 		--poweroff-command "$(self_path) --dir $dir $host selfoff" \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >/dev/null 2>&1 &

@@ -25,8 +25,14 @@
 #             mxqd (the parent of the transport worker that runs this
 #             script) with SIGKILL and does nothing - a leader that died
 #             after writing its intent, before actuating it
+#   slow_on, slow_off
+#             if present: "on"/"off" first logs "slow SECS" and sleeps the
+#             number of seconds the file holds - a BMC that answers late
 # Every call is appended to $MXQ_POWER_TEST_DIR/exec.log as
-#   EPOCH.NANOSECONDS HOST ACTION RESULT
+#   EPOCH.NANOSECONDS HOST ACTION RESULT... caller=PID epoch=E pid=PID
+# caller: the leader mxqd (parent of the transport worker that runs this
+# script), epoch: MXQ_POWER_EPOCH the worker exported ("-" when called
+# otherwise), pid: this script.
 #
 # The script runs with the environment of whoever calls it (the leader
 # mxqd, or the test shell): MXQ_POWER_TEST_DIR, MXQ_BUILD_DIR and
@@ -40,7 +46,7 @@ dir=${MXQ_POWER_TEST_DIR:?MXQ_POWER_TEST_DIR is not set}/nodes/$host
 log=$MXQ_POWER_TEST_DIR/exec.log
 
 say() {
-	echo "$(date +%s.%N) $host $action $*" >>"$log"
+	echo "$(date +%s.%N) $host $action $* caller=$caller epoch=${MXQ_POWER_EPOCH:--} pid=$$" >>"$log"
 }
 
 # True while PID $1 runs and is not a zombie (shell builtins only: this is
@@ -65,6 +71,10 @@ node_pid() {
 	echo "$_pid"
 }
 
+# $PPID is the leader's transport worker; field 4 of its stat is its
+# parent, the leader (comm has no blanks: mxqd)
+caller=$(cut -d' ' -f4 "/proc/$PPID/stat" 2>/dev/null)
+
 if [ -z "$host" ] || [ ! -d "$dir" ]; then
 	echo "power-exec.sh: unknown node '$host'" >&2
 	[ -n "${MXQ_POWER_TEST_DIR:-}" ] && echo "$(date +%s.%N) $host $action unknown-node" >>"$log"
@@ -75,12 +85,13 @@ case $action in
 on|off)
 	if [ -e "$dir/crash_leader_$action" ]; then
 		rm -f "$dir/crash_leader_$action"
-		# $PPID is the leader's transport worker; field 4 of its stat is
-		# its parent, the leader (comm has no blanks: mxqd)
-		leader=$(cut -d' ' -f4 "/proc/$PPID/stat")
-		say "crash-leader $leader"
-		kill -KILL "$leader"
+		say "crash-leader $caller"
+		kill -KILL "$caller"
 		exit 1
+	fi
+	if [ -s "$dir/slow_$action" ]; then
+		say "slow $(cat "$dir/slow_$action")"
+		sleep "$(cat "$dir/slow_$action")"
 	fi
 	;;
 esac
@@ -117,7 +128,7 @@ on)
 		"$MXQ_BUILD_DIR/mxqd" --hostname "$host" \
 		--spool "$dir/spool" --tmpdir "$dir/tmp" \
 		--log "$dir/mxqd.log" --pid-file "$dir/mxqd.pid" \
-		--poll-interval 0.2 --heartbeat-interval 1 --energy-boot none \
+		--poll-interval 0.2 --heartbeat-interval 1 --energy-boot none --allow-root-jobs \
 		--poweroff-command "$0 $host selfoff" \
 		-M "$MXQ_MYSQL_DEFAULT_FILE" "$@" \
 		</dev/null >>"$dir/stderr" 2>&1 &

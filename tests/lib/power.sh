@@ -27,9 +27,10 @@
 #   power_node_boot HOST        power on (exec "on") and wait until ON
 #   power_node_pid HOST         PID of its running mxqd, empty when off
 #   power_node_running HOST     true while its mxqd runs
-#   power_node_flag HOST FLAG on|off
+#   power_node_flag HOST FLAG on|off [CONTENT]
 #       set/clear a failure flag of power-exec.sh: fail_on, fake_on,
-#       fail_off, crash_leader_on, crash_leader_off (see power-exec.sh)
+#       fail_off, crash_leader_on, crash_leader_off, slow_on, slow_off
+#       (CONTENT: the seconds of a slow_* flag; see power-exec.sh)
 #   power_node_log HOST         path of its mxqd log
 #   power_exec HOST ACTION      run the transport script as the leader would
 #
@@ -39,8 +40,9 @@
 #       replacing or adding settings (an empty VALUE drops the key).
 #   power_leader_start NAME CONF [MXQD OPTIONS...]
 #       mxqd_start NAME as a leader candidate: --no-power-node
-#       --power-manager, the exec transport above, --power-tick
-#       $POWER_TICK (0.5), --power-lease $POWER_LEASE (3), and
+#       --power-manager, the exec transport above (--power-exec-timeout
+#       $POWER_EXEC_TIMEOUT, 30), --power-tick $POWER_TICK (0.5),
+#       --power-lease $POWER_LEASE (3), and
 #       prerequisites no job satisfies (a leader runs no jobs).
 #   power_leader_log NAME       path of its log
 #
@@ -79,7 +81,7 @@
 #
 # Environment set: MXQ_POWER_TEST_DIR (exported: power-exec.sh needs it),
 # power_exec_bin. Read: MXQ_SRC_DIR, MXQ_BUILD_DIR, MXQ_TEST_DIR,
-# MXQ_MYSQL_DEFAULT_FILE, POWER_TICK, POWER_LEASE.
+# MXQ_MYSQL_DEFAULT_FILE, POWER_TICK, POWER_LEASE, POWER_EXEC_TIMEOUT.
 
 MXQ_POWER_TEST_DIR=$MXQ_TEST_DIR/power
 export MXQ_POWER_TEST_DIR
@@ -89,6 +91,9 @@ power_exec_bin=$MXQ_SRC_DIR/tests/lib/power-exec.sh
 mxqadmin_bin=$MXQ_BUILD_DIR/mxqadmin
 POWER_TICK=${POWER_TICK:-0.5}
 POWER_LEASE=${POWER_LEASE:-3}
+# also the in-flight window a new leader waits out (+1 s) for the nodes
+# it inherits in a transition
+POWER_EXEC_TIMEOUT=${POWER_EXEC_TIMEOUT:-30}
 power__nodes=
 
 # ------------------------------------------------------------------ nodes
@@ -123,7 +128,7 @@ power_node_running() {
 
 power_node_flag() {
 	if [ "$3" = on ]; then
-		: >"$MXQ_POWER_TEST_DIR/nodes/$1/$2"
+		printf '%s' "${4:-}" >"$MXQ_POWER_TEST_DIR/nodes/$1/$2"
 	else
 		rm -f "$MXQ_POWER_TEST_DIR/nodes/$1/$2"
 	fi
@@ -226,7 +231,7 @@ power_leader_start() {
 	_c=$2
 	shift 2
 	mxqd_start "$_n" --no-power-node --power-manager --power-config "$_c" \
-		--power-exec-command "$power_exec_bin" --power-exec-timeout 30 \
+		--power-exec-command "$power_exec_bin" --power-exec-timeout "$POWER_EXEC_TIMEOUT" \
 		--power-tick "$POWER_TICK" --power-lease "$POWER_LEASE" \
 		--poweroff-command /bin/false \
 		--slots 1 --memory 1G --prerequisites power_test_leader_runs_no_jobs "$@"
