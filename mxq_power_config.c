@@ -37,8 +37,11 @@ int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 			errbuf[0] = '\0';
 		return 0;	/* no file: the documented defaults */
 	}
-	if (r < 0)
+	if (r < 0) {
+		if (r != -EINVAL && r != -EFBIG)	/* those mx_safefs words itself */
+			snprintf(errbuf, errlen, "cannot read %s: %s", file, strerror(-r));
 		return r;
+	}
 	r = mxq_power_config_parse(cfg, text, file, errbuf, errlen);
 	free(text);
 	if (r < 0) {
