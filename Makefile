@@ -158,6 +158,8 @@ bench: $(PROGRAMS) $(BENCHES)
 
 # Power simulator: reads gzip traces (zlib), runs its simulations in threads.
 mxq-power-sim: ALL_LDLIBS += -lz -pthread
+test_sim: ALL_LDLIBS += -lz
+
 # Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
 # groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
 # object rather than a copy of it.

@@ -191,7 +191,8 @@ static void run(size_t n_nodes, size_t n_demand, unsigned unplaceable_pct, unsig
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-	struct mxq_power_snapshot snap = { c.nodes, n_nodes, c.demand, n_demand };
+	struct mxq_power_snapshot snap = { .nodes = c.nodes, .n_nodes = n_nodes,
+					   .demand = c.demand, .n_demand = n_demand };
 	for (unsigned r = 0; r < rounds; r++) {
 		struct mxq_power_state st = { 0 };
 		double t0 = now_ms();

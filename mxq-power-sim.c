@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -43,7 +44,7 @@
 #define PROG "mxq-power-sim"
 #define EXIT_USAGE 2
 #define MAX_CLASSES 64
-#define MAX_TIMEOUTS 8
+#define MAX_TIMEOUTS 16
 #define MAX_RUNS (2 + MAX_TIMEOUTS)
 #define SVG_POINTS 1200
 
@@ -133,14 +134,18 @@ static void usage(FILE *f)
 "      --skip-days D          start the window D days after the first job\n"
 "      --scale F|auto         superimpose F time-shifted copies of the trace; auto =\n"
 "                             modelled cores / the trace's MaxProcs\n"
-"      --wide gang|clamp      jobs wider than a node: whole nodes started together\n"
-"                             (gang, default) or squeezed onto one node (clamp)\n"
+"      --wide gang|clamp|split\n"
+"                             jobs wider than a node: whole nodes started together\n"
+"                             (gang, default), squeezed onto one node (clamp), or\n"
+"                             split into independent single-node jobs (split: MXQ's\n"
+"                             own workload, which has no gangs)\n"
 "      --expected-end requested|actual\n"
 "                             what the policy is told about running jobs (requested)\n"
 "      --keep-overruns        let jobs run past their requested time as recorded\n"
 "                             (default: ended at it, as mxqd enforces job_time)\n"
 "Policies:\n"
-"      --timeouts LIST        idle timeouts of the baselines, e.g. 10m,30m (default)\n"
+"      --timeouts LIST        the sweep of fixed idle timeouts (default\n"
+"                             1m,2m,5m,10m,20m,30m,60m)\n"
 "      --power-config FILE    power.conf for our policy (default: built-in defaults)\n"
 "      --tick DUR             time between two decisions of our policy (10s, as\n"
 "                             mxqd --power-tick)\n"
@@ -323,7 +328,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_WIDE:
 			r = mxq_sim_wide_from_string(optarg);
 			if (r < 0) {
-				mxq_complain("--wide: '%s' is neither gang nor clamp", optarg);
+				mxq_complain("--wide: '%s' is not gang, clamp or split", optarg);
 				return r;
 			}
 			o->wide = (enum mxq_sim_wide)r;
@@ -406,64 +411,165 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 static int read_trace(const char *path, struct mxq_sim_trace *trace)
 {
-	char buf[4096], msg[256];
-	unsigned long line = 0;
-	gzFile f = gzopen(path, "rb");
-	int r = 0;
+	char err[512];
+	int r = mxq_sim_trace_read(trace, path, 0, err, sizeof(err));
 
-	if (!f) {
-		mxq_complain("%s: %s", path, strerror(errno ? errno : ENOMEM));
+	if (r == -ENOMEM)
+		mxq_complain("%s: out of memory", path);
+	else if (r < 0)
+		mxq_complain("%s", err);
+	if (r < 0)
+		return r;
+	if (trace->extra_fields)
+		mxq_complain("warning: %s: %" PRIu64 " job lines have more than 18 fields; the "
+			     "fields after the 18th are ignored", path, trace->extra_fields);
+	if (trace->lines == 0) {
+		mxq_complain("%s: no job lines (an empty or header-only trace); give an SWF trace "
+			     "with jobs", path);
 		return -EINVAL;
 	}
-	gzbuffer(f, 256 * 1024);
-	while (gzgets(f, buf, sizeof(buf))) {
-		size_t len = strlen(buf);
-		line++;
-		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
-			mxq_complain("%s:%lu: line longer than %zu characters", path, line, sizeof(buf) - 2);
-			r = -EINVAL;
-			break;
-		}
-		r = mxq_sim_trace_add_line(trace, buf, msg, sizeof(msg));
-		if (r == -EINVAL) {
-			mxq_complain("%s:%lu: %s", path, line, msg);
-			break;
-		}
-		if (r < 0) {
-			mxq_complain("%s: %s", path, strerror(-r));
-			break;
-		}
+	if (trace->n_jobs == 0) {
+		mxq_complain("%s: all %" PRIu64 " job lines were skipped (%" PRIu64 " with run time "
+			     "<= 0, %" PRIu64 " with processors <= 0): nothing to simulate", path,
+			     trace->lines, trace->skipped_runtime, trace->skipped_procs);
+		return -EINVAL;
 	}
-	if (r == 0) {
-		int err;
-		const char *text = gzerror(f, &err);
-		if (err != Z_OK && err != Z_STREAM_END) {
-			mxq_complain("%s: %s", path, err == Z_ERRNO ? strerror(errno) : text);
-			r = -EIO;
-		}
-	}
-	gzclose(f);
-	if (r == 0)
-		mxq_sim_trace_finish(trace);
-	return r;
+	return 0;
 }
 
-/* power.conf: --power-config FILE, else the built-in defaults (the
- * simulator never reads the installed file unasked). */
-static int load_power_config(const char *path, struct mxq_power_config *cfg)
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f) {
+		mxq_complain("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			if (cap > (16u << 20)) {
+				mxq_complain("%s: larger than 16 MiB", path);
+				free(text);
+				fclose(f);
+				return NULL;
+			}
+			cap = cap ? cap * 2 : 8192;
+			char *t = realloc(text, cap);
+			if (!t) {
+				mxq_complain("%s: out of memory", path);
+				free(text);
+				fclose(f);
+				return NULL;
+			}
+			text = t;
+		}
+		size_t n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		mxq_complain("%s: %s", path, strerror(errno));
+		free(text);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	text[len] = '\0';
+	return text;
+}
+
+/* Does power.conf TEXT set KEY ("KEY = ...", blanks around, at the start
+ * of a line)? */
+static bool config_sets(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *p = l;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, key, n) != 0)
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '=')
+			return true;
+	}
+	return false;
+}
+
+/* The policy's power figures the file does not set itself. */
+struct cfg_given {
+	bool idle_watts, boot_energy, shutdown_energy, boot_time;
+};
+
+static int load_power_config(const char *path, struct mxq_power_config *cfg,
+			     struct cfg_given *given)
 {
 	char err[4096];
 	int r;
 
-	if (!path) {
-		mxq_power_config_defaults(cfg);
+	mxq_power_config_defaults(cfg);
+	*given = (struct cfg_given) { false };
+	if (!path)
 		return 0;
-	}
-	r = mxq_power_config_load(cfg, path, NULL, err, sizeof(err));
-	if (r < 0)
+	text = read_file(path);
+	if (!text)
+		return -EINVAL;
+	r = mxq_power_config_parse(cfg, text, path, err, sizeof(err));
+	if (r < 0) {
+		/* one line per error, as the parser wrote them */
 		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
 			mxq_complain("%s", line);
+		if (r != -EINVAL)
+			mxq_complain("%s: %s", path, strerror(-r));
+	} else {
+		*given = (struct cfg_given) {
+			.idle_watts = config_sets(text, "idle_watts"),
+			.boot_energy = config_sets(text, "boot_energy"),
+			.shutdown_energy = config_sets(text, "shutdown_energy"),
+			.boot_time = config_sets(text, "boot_time"),
+		};
+	}
+	free(text);
 	return r;
+}
+
+/*
+ * The policy knows the cluster's power figures as a site would configure
+ * them: what power.conf does not set comes from the simulated classes
+ * (node-weighted means; the longest boot time), never silently from the
+ * policy's built-in defaults.
+ */
+static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_given *given,
+			     const struct mxq_sim_class *classes, size_t n_classes)
+{
+	double nodes = 0, idle = 0, boot_j = 0, shut_j = 0;
+	int64_t boot_s = 0;
+
+	for (size_t i = 0; i < n_classes; i++) {
+		double c = classes[i].count;
+		nodes += c;
+		idle += c * classes[i].idle_w;
+		boot_j += c * classes[i].boot_j;
+		shut_j += c * classes[i].shutdown_j;
+		if (classes[i].boot_s > boot_s)
+			boot_s = classes[i].boot_s;
+	}
+	if (nodes <= 0)
+		return;
+	if (!given->idle_watts && idle > 0)
+		cfg->idle_watts = idle / nodes;
+	if (!given->boot_energy)
+		cfg->boot_energy_j = boot_j / nodes;
+	if (!given->shutdown_energy)
+		cfg->shutdown_energy_j = shut_j / nodes;
+	if (!given->boot_time)
+		cfg->boot_time_s = boot_s;
 }
 
 /* The classes of the cluster: --class specs, else one class sized from the
@@ -490,11 +596,12 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 		return 0;
 	}
 
+	if (!trace->max_procs && !trace->max_nodes && !(o->given.nodes && o->given.cores)) {
+		mxq_complain("%s: the trace has no MaxNodes/MaxProcs header: give the cluster with "
+			     "--nodes N --cores N (or --class count=N,cores=N,...)", o->trace_path);
+		return -EINVAL;
+	}
 	classes[0] = o->base;
-	uint32_t max_job = 1;
-	for (size_t k = 0; k < trace->n_jobs; k++)
-		if (trace->jobs[k].procs > max_job)
-			max_job = trace->jobs[k].procs;
 	if (!o->given.cores) {
 		uint32_t cores = 1;
 		if (trace->max_nodes && trace->max_procs >= trace->max_nodes)
@@ -504,8 +611,7 @@ static int build_classes(struct options *o, const struct mxq_sim_trace *trace,
 	if (o->given.nodes) {
 		classes[0].count = o->nodes;
 	} else {
-		uint32_t procs = trace->max_procs ? trace->max_procs :
-				 trace->max_nodes ? trace->max_nodes : max_job;
+		uint32_t procs = trace->max_procs ? trace->max_procs : trace->max_nodes;
 		uint32_t nodes = procs / classes[0].cores;
 		if (!o->given.cores && trace->max_nodes)
 			nodes = trace->max_nodes;
@@ -576,7 +682,35 @@ struct row {
 	double captured;             /* NAN when there is nothing to capture */
 	double saved_pct;
 	double wait_delta_pct;       /* NAN when always-on waits nothing */
+	bool timeout;                /* a fixed timeout of the sweep */
+	bool on_front;               /* no timeout of the sweep is better on both */
+	const char *dominated_by;    /* the first timeout that is, or NULL */
 };
+
+/* A better than B: no more energy and no longer mean wait, less of one. */
+static bool dominates(const struct row *a, const struct row *b)
+{
+	return a->energy_j <= b->energy_j && a->wait_mean <= b->wait_mean &&
+	       (a->energy_j < b->energy_j || a->wait_mean < b->wait_mean);
+}
+
+/* Mark, for every simulated row, whether a fixed timeout of the sweep beats
+ * it on energy and mean wait at once (the sweep's front: what the best
+ * fixed timeout in hindsight can reach). */
+static void mark_front(struct row *rows, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		rows[k].on_front = rows[k].res != NULL;
+		rows[k].dominated_by = NULL;
+		for (size_t t = 0; t < n && rows[k].res; t++) {
+			if (!rows[t].timeout || t == k || !dominates(&rows[t], &rows[k]))
+				continue;
+			rows[k].on_front = false;
+			rows[k].dominated_by = rows[t].name;
+			break;
+		}
+	}
+}
 
 static double kwh(double j)
 {
@@ -598,11 +732,12 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 			.wait_p95 = r->wait_p95_s, .wait_max = r->wait_max_s,
 			.cycles_mean = n_nodes ? (double)r->boots / (double)n_nodes : 0.0,
 			.cycles_max = r->boots_max, .has_cycles = true,
+			.timeout = runs[k].params.policy == MXQ_SIM_TIMEOUT,
 		};
 	}
-	/* the offline bound: always-on's schedule, each idle gap at its cheapest */
+	/* the lower bound: no schedule of these jobs can use less */
 	rows[n++] = (struct row) {
-		.name = "offline-bound", .energy_j = base->bound_j,
+		.name = "lower-bound", .energy_j = base->bound_j,
 		.idle_j = NAN, .transition_j = NAN,
 		.wait_mean = base->wait_mean_s, .wait_p95 = base->wait_p95_s,
 		.wait_max = base->wait_max_s,
@@ -616,11 +751,40 @@ static void make_rows(const struct run *runs, size_t n_runs, size_t n_nodes, str
 				    100.0 * (w->wait_mean - base->wait_mean_s) / base->wait_mean_s :
 				    (w->wait_mean > 0 ? INFINITY : 0.0);
 	}
+	mark_front(rows, n);
 	*ret_n = n;
+}
+
+/* The sweep's best energy, and where each of our policies stands to it. */
+static void print_verdict(const struct row *rows, size_t n)
+{
+	const struct row *best = NULL;
+
+	for (size_t k = 0; k < n; k++)
+		if (rows[k].timeout && (!best || rows[k].energy_j < best->energy_j))
+			best = &rows[k];
+	if (!best)
+		return;
+	printf("\nsweep: least energy of the fixed timeouts: %s, %.1f%% of the saving captured\n",
+	       best->name, 100.0 * best->captured);
+	for (size_t k = 0; k < n; k++) {
+		const struct row *w = &rows[k];
+		if (!w->res || w->timeout || w->res->energy_j == rows[0].res->energy_j)
+			continue;
+		if (w->on_front)
+			printf("%s: on or beyond the front (no fixed timeout is better on both energy "
+			       "and mean wait), %.1f%% captured (%.1f%% of %s's)\n", w->name,
+			       100.0 * w->captured, 100.0 * w->captured / best->captured, best->name);
+		else
+			printf("%s: behind the front: %s uses less energy and waits less\n", w->name,
+			       w->dominated_by);
+	}
 }
 
 struct speed {
 	double wall_s;               /* whole program, start to end */
+	double proc_cpu_s;           /* getrusage(RUSAGE_SELF): user + system */
+	double peak_mb;              /* getrusage(RUSAGE_SELF): maximum resident set */
 	double sim_s;                /* CPU time, summed over simulations */
 	double sim_days;             /* sum over simulations */
 	uint64_t events;
@@ -658,6 +822,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	       trace_name, st->jobs, st->trace_jobs, trace->skipped_runtime, trace->skipped_procs,
 	       st->unrunnable, st->wide, st->cut_to_limit, days,
 	       cap_s > 0 && days > 0 ? (double)st->busy_core_seconds / (cap_s * days * 86400) : 0);
+	if (o->wide == MXQ_SIM_WIDE_SPLIT)
+		printf("MXQ workload (--wide split): %" PRIu64 " wide jobs split into independent "
+		       "single-node jobs, counted above as jobs\n", st->split);
 	if (o->scale != 1.0 || o->days > 0 || o->skip_days > 0) {
 		if (o->days > 0)
 			snprintf(a, sizeof(a), "%.2f days", o->days);
@@ -677,9 +844,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       " s / %g J\n", k->name, k->count, k->cores, a, k->idle_w, k->busy_w,
 		       k->off_w, k->boot_s, k->boot_j, k->shutdown_s, k->shutdown_j);
 	}
-	printf("\n%-14s %11s %7s %10s %9s %6s %5s %9s %9s %9s %7s %8s\n", "policy",
+	printf("\n%-14s %11s %7s %10s %9s %6s %5s %9s %9s %9s %7s %8s %5s\n", "policy",
 	       "energy_kWh", "saved%", "idle_kWh", "trans_kWh", "cyc/n", "cmax",
-	       "wait_mean", "wait_p95", "wait_max", "wait+%", "captured");
+	       "wait_mean", "wait_p95", "wait_max", "wait+%", "captured", "front");
 	for (size_t k = 0; k < n_rows; k++) {
 		const struct row *w = &rows[k];
 		fmt_or_dash(a, sizeof(a), 1, "", false, kwh(w->idle_j));
@@ -688,14 +855,15 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		fmt_or_dash(d, sizeof(d), 2, "", true, w->wait_delta_pct);
 		if (w->has_cycles)
 			printf("%-14s %11.1f %7.2f %10s %9s %6.1f %5" PRIu32 " %8.0fs %8.0fs %8.0fs "
-			       "%7s %8s\n", w->name, kwh(w->energy_j), w->saved_pct, a, b,
+			       "%7s %8s %5s\n", w->name, kwh(w->energy_j), w->saved_pct, a, b,
 			       w->cycles_mean, w->cycles_max, w->wait_mean, w->wait_p95, w->wait_max,
-			       d, c);
+			       d, c, w->on_front ? "yes" : "no");
 		else
-			printf("%-14s %11.1f %7.2f %10s %9s %6s %5s %8.0fs %8.0fs %8.0fs %7s %8s\n",
+			printf("%-14s %11.1f %7.2f %10s %9s %6s %5s %8.0fs %8.0fs %8.0fs %7s %8s %5s\n",
 			       w->name, kwh(w->energy_j), w->saved_pct, a, b, "-", "-", w->wait_mean,
-			       w->wait_p95, w->wait_max, d, c);
+			       w->wait_p95, w->wait_max, d, c, "-");
 	}
+	print_verdict(rows, n_rows);
 	for (size_t k = 0; k < n_runs; k++) {
 		const struct mxq_sim_result *r = &runs[k].res;
 		if (runs[k].params.policy != MXQ_SIM_POLICY)
@@ -713,6 +881,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	       mxq_sim_cluster_nodes(cluster), sp->sim_s, sp->wall_s,
 	       sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0,
 	       sp->sim_s > 0 ? (double)sp->events / sp->sim_s / 1e6 : 0);
+	printf("process: %.2f s CPU (user + system, all threads) = %.3f s CPU per simulated day "
+	       "of the %zu simulations, peak memory %.1f MB\n", sp->proc_cpu_s,
+	       days > 0 ? sp->proc_cpu_s / days : 0, n_runs, sp->peak_mb);
 	for (size_t k = 0; k < n_runs; k++)
 		printf("  %-14s %8.2f s CPU %10.1f days/s %8.3f M events/s\n", runs[k].name,
 		       runs[k].cpu_s, runs[k].cpu_s > 0 ? days / runs[k].cpu_s : 0,
@@ -731,7 +902,8 @@ static void csv_num(double v, int decimals)
 static void print_csv(const char *trace_name, const struct row *rows, size_t n_rows)
 {
 	printf("trace,policy,energy_kwh,saved_pct,idle_kwh,transition_kwh,cycles_mean,"
-	       "cycles_max,wait_mean_s,wait_p95_s,wait_max_s,wait_delta_pct,captured\n");
+	       "cycles_max,wait_mean_s,wait_p95_s,wait_max_s,wait_delta_pct,captured,on_front,"
+	       "dominated_by\n");
 	for (size_t k = 0; k < n_rows; k++) {
 		const struct row *w = &rows[k];
 		/* names are ours (no commas or quotes); the trace name is quoted */
@@ -753,7 +925,8 @@ static void print_csv(const char *trace_name, const struct row *rows, size_t n_r
 		csv_num(w->wait_max, 1);
 		csv_num(w->wait_delta_pct, 3);
 		csv_num(w->captured, 4);
-		putchar('\n');
+		printf(",%s,%s\n", w->res ? (w->on_front ? "yes" : "no") : "",
+		       w->dominated_by ? w->dominated_by : "");
 	}
 }
 
@@ -793,6 +966,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(jt, "gang_jobs", json_integer((json_int_t)st->wide));
 	json_object_set_new(jt, "clamped_procs", json_integer((json_int_t)st->clamped_procs));
 	json_object_set_new(jt, "clamped_memory", json_integer((json_int_t)st->clamped_memory));
+	json_object_set_new(jt, "split_jobs", json_integer((json_int_t)st->split));
 	json_object_set_new(jt, "cut_to_requested_time", json_integer((json_int_t)st->cut_to_limit));
 	json_object_set_new(jt, "keep_overruns", json_boolean(o->keep_overruns));
 	json_object_set_new(jt, "signatures", json_integer((json_int_t)st->signatures));
@@ -862,6 +1036,11 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 		json_object_set_new(jr, "wait_max_s", json_num(w->wait_max));
 		json_object_set_new(jr, "wait_delta_pct", json_num(w->wait_delta_pct));
 		json_object_set_new(jr, "saving_captured", json_num(w->captured));
+		if (w->res) {
+			json_object_set_new(jr, "on_front", json_boolean(w->on_front));
+			json_object_set_new(jr, "dominated_by", w->dominated_by ?
+					    json_string(w->dominated_by) : json_null());
+		}
 		for (size_t q = 0; q < n_runs; q++) {
 			if (w->res != &runs[q].res)
 				continue;
@@ -890,6 +1069,8 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(js, "simulated_days", json_real(sp->sim_days));
 	json_object_set_new(js, "cpu_s", json_real(sp->sim_s));
 	json_object_set_new(js, "wall_s", json_real(sp->wall_s));
+	json_object_set_new(js, "process_cpu_s", json_real(sp->proc_cpu_s));
+	json_object_set_new(js, "peak_memory_mb", json_real(sp->peak_mb));
 	json_object_set_new(js, "days_per_s", json_real(sp->sim_s > 0 ? sp->sim_days / sp->sim_s : 0));
 	json_object_set_new(js, "events_per_s", json_real(sp->sim_s > 0 ?
 							  (double)sp->events / sp->sim_s : 0));
@@ -906,8 +1087,77 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 
 /* One panel per simulated policy: busy nodes as a grey area, powered nodes as
  * a line, time in days on the x axis. */
+/*
+ * The energy / mean-wait plane: every simulated policy a dot, the fixed
+ * timeouts of the sweep joined by a line (their front), the lower bound
+ * as a dashed line. Below the time-series panels, starting at Y0.
+ */
+static void svg_front(FILE *f, const struct row *rows, size_t n_rows, double y0, double left,
+		      double plot_w, double plot_h)
+{
+	double e_min = INFINITY, e_max = -INFINITY, w_min = INFINITY, w_max = -INFINITY;
+
+	for (size_t k = 0; k < n_rows; k++) {
+		if (rows[k].energy_j < e_min)
+			e_min = rows[k].energy_j;
+		if (rows[k].energy_j > e_max)
+			e_max = rows[k].energy_j;
+		if (rows[k].res && rows[k].wait_mean > w_max)
+			w_max = rows[k].wait_mean;
+		if (rows[k].res && rows[k].wait_mean < w_min)
+			w_min = rows[k].wait_mean;
+	}
+	if (!(w_max > w_min))
+		w_max = w_min + 1.0;
+	if (!(e_max > e_min))
+		e_max = e_min + 1.0;
+	double e_pad = (e_max - e_min) * 0.05;
+	e_min -= e_pad;
+	e_max += e_pad;
+	double w_pad = (w_max - w_min) * 0.05;
+	w_min -= w_pad;
+	w_max += w_pad * 3;          /* room for the labels */
+#define SVG_X(w) (left + plot_w * ((w) - w_min) / (w_max - w_min))
+#define SVG_Y(e) (y0 + plot_h - plot_h * ((e) - e_min) / (e_max - e_min))
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">energy (kWh) against mean "
+		"wait (s): fixed timeouts joined, their front is what the best one in hindsight "
+		"reaches</text>\n", left, y0 - 6);
+	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+		"stroke=\"#888\"/>\n", left, y0, plot_w, plot_h);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\">%.0f s</text>\n"
+		"<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f s</text>\n",
+		left - 4, y0 + 10, kwh(e_max), left - 4, y0 + plot_h, kwh(e_min), left,
+		y0 + plot_h + 14, w_min, left + plot_w, y0 + plot_h + 14, w_max);
+	fputs("<polyline fill=\"none\" stroke=\"#36c\" points=\"", f);
+	for (size_t k = 0; k < n_rows; k++)
+		if (rows[k].timeout)
+			fprintf(f, " %.1f,%.1f", SVG_X(rows[k].wait_mean), SVG_Y(rows[k].energy_j));
+	fputs("\"/>\n", f);
+	for (size_t k = 0; k < n_rows; k++) {
+		const struct row *w = &rows[k];
+		if (!w->res) {
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				"stroke=\"#393\" stroke-dasharray=\"4 3\"/>\n<text x=\"%.1f\" "
+				"y=\"%.1f\" fill=\"#393\">%s</text>\n", left, SVG_Y(w->energy_j),
+				left + plot_w, SVG_Y(w->energy_j), left + 4, SVG_Y(w->energy_j) - 3,
+				w->name);
+			continue;
+		}
+		const char *color = w->timeout ? "#36c" : "#c03";
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n"
+			"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"10\">%s</text>\n",
+			SVG_X(w->wait_mean), SVG_Y(w->energy_j), color, SVG_X(w->wait_mean) + 5,
+			SVG_Y(w->energy_j) - 4, color, w->name);
+	}
+#undef SVG_X
+#undef SVG_Y
+}
+
 static int write_svg(const char *path, const char *trace_name, const struct run *runs,
-		     size_t n_runs, size_t n_nodes, int64_t step)
+		     size_t n_runs, size_t n_nodes, int64_t step, const struct row *rows,
+		     size_t n_rows)
 {
 	const double w = 960, ph = 170, left = 60, right = 20, top = 40, gap = 40;
 	double plot_w = w - left - right, plot_h = ph - 30;
@@ -925,7 +1175,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 			max_n = n;
 	}
 	double days = (double)max_n * (double)step / 86400.0;
-	double height = top + (double)n_runs * (ph + gap);
+	double height = top + (double)(n_runs + 2) * (ph + gap);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -986,6 +1236,8 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 				fputs("\"/>\n", f);
 		}
 	}
+	svg_front(f, rows, n_rows, top + (double)n_runs * (ph + gap) + 20, left, plot_w,
+		  2 * ph - 30);
 	fputs("</svg>\n", f);
 	if (fclose(f) != 0) {
 		mxq_complain("%s: %s", path, strerror(errno));
@@ -1001,11 +1253,12 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.timeouts = { 10 * 60, 30 * 60 }, .n_timeouts = 2, .tick_s = 10, .scale = 1.0,
+		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .scale = 1.0,
 		.wide = MXQ_SIM_WIDE_GANG,
 	};
 	struct mxq_sim_trace trace;
 	struct mxq_power_config cfg;
+	struct cfg_given cfg_given;
 	struct mxq_sim_class classes[MAX_CLASSES];
 	struct mxq_sim_workload_opts wopts;
 	struct mxq_sim_cluster *cluster = NULL;
@@ -1026,12 +1279,13 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
-	if (load_power_config(o.power_config_path, &cfg) < 0)
+	if (load_power_config(o.power_config_path, &cfg, &cfg_given) < 0)
 		goto out;
 	if (read_trace(o.trace_path, &trace) < 0)
 		goto out;
 	if (build_classes(&o, &trace, classes, &n_classes) < 0)
 		goto out;
+	calibrate_policy(&cfg, &cfg_given, classes, n_classes);
 
 	mxq_sim_workload_opts_defaults(&wopts);
 	wopts.skip_s = (int64_t)llround(o.skip_days * 86400.0);
@@ -1058,6 +1312,12 @@ int main(int argc, char **argv)
 	r = mxq_sim_cluster_new(&trace, classes, n_classes, &wopts, &cluster, err, sizeof(err));
 	if (r < 0) {
 		mxq_complain("%s", r == -EINVAL ? err : strerror(-r));
+		goto out;
+	}
+	if (mxq_sim_cluster_stats(cluster)->jobs == 0) {
+		mxq_complain("%s: no job to simulate in the window (%" PRIu64 " fit no node): "
+			     "change --days/--skip-days or the cluster", o.trace_path,
+			     mxq_sim_cluster_stats(cluster)->unrunnable);
 		goto out;
 	}
 
@@ -1149,6 +1409,12 @@ int main(int argc, char **argv)
 		sp.events += runs[k].res.events;
 	}
 	sp.wall_s = now_s() - t_start;
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		sp.proc_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		sp.peak_mb = (double)ru.ru_maxrss / 1024.0;
+	}
 
 	make_rows(runs, n_runs, mxq_sim_cluster_nodes(cluster), rows, &n_rows);
 	const char *trace_name = strrchr(o.trace_path, '/') ? strrchr(o.trace_path, '/') + 1 :
@@ -1167,7 +1433,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	if (o.svg_path && write_svg(o.svg_path, trace_name, runs, n_runs,
-				    mxq_sim_cluster_nodes(cluster), step) < 0)
+				    mxq_sim_cluster_nodes(cluster), step, rows, n_rows) < 0)
 		rc = 1;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		mxq_complain("writing the output failed");

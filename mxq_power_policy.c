@@ -2647,7 +2647,8 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 			c.booting++;
 		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
 	}
-	qsort(order, snap->n_nodes, sizeof(*order), cmp_sort_key);
+	if (!snap->nodes_in_order)
+		qsort(order, snap->n_nodes, sizeof(*order), cmp_sort_key);
 
 	refill_buckets(&c);
 	settle_breaker_before(&c);
@@ -2660,14 +2661,14 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	step_suspend(&c, order);
 	step_admin_done(&c);
 
-	for (size_t i = 0; i < snap->n_nodes && !c.nomem; i++) {
+	for (size_t i = 0; i < snap->n_nodes && !c.nomem && !snap->no_explanations; i++) {
 		c.plan.explanations[i] = (struct mxq_power_explanation) {
 			.hostname = plan_str(&c, snap->nodes[i].hostname),
 			.state = c.w[i].eff,
 			.text = explain_node(&c, i),
 		};
 	}
-	c.plan.n_explanations = snap->n_nodes;
+	c.plan.n_explanations = snap->no_explanations ? 0 : snap->n_nodes;
 	write_summary(&c);
 	if (c.nomem) {
 		r = -ENOMEM;

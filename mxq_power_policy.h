@@ -263,6 +263,10 @@ struct mxq_power_snapshot {
 	int64_t ssh_drain_after_s;   /* DRAINING without an answer this long: ssh drain */
 	bool reconcile_due;          /* this tick reconciles: an ON node whose mxqd is
 	                                gone and whose power nothing reads is recorded OFF */
+	bool nodes_in_order;         /* the caller promises nodes are sorted by
+	                                efficiency_rank, then hostname: not sorted again */
+	bool no_explanations;        /* plan without explanations (n_explanations 0):
+	                                for the simulator, which never reads them */
 };
 
 /* ------------------------------------------------------------------------

@@ -11,7 +11,8 @@
  * The model, in short (the man page mxq-power-sim(1) says it at length):
  *  - a job asks for slots (its processors) and memory; a job wider than the
  *    largest node takes whole nodes, all started at once (gang), or is
- *    squeezed onto one node (clamp);
+ *    squeezed onto one node (clamp), or split into independent node-wide
+ *    jobs (split: MXQ's own workload, which has no gangs);
  *  - dispatch works like mxqd: waiting jobs in submit order, each on the
  *    first qualified ON node with free slots and memory (server_is_qualified
  *    decides "qualified"), later jobs backfill what is left; the first wide
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <zlib.h>
 
 #include "mx_util.h"
 #include "mxqd_control.h"
@@ -145,8 +147,9 @@ int mxq_sim_trace_add_line(struct mxq_sim_trace *trace, const char *line,
 	while (*p) {
 		char *end;
 		if (n == SWF_FIELDS) {
-			set_err(errbuf, errlen, "more than %d fields", SWF_FIELDS);
-			return -EINVAL;
+			/* later SWF versions and local tools add columns: ignored */
+			trace->extra_fields++;
+			break;
 		}
 		errno = 0;
 		f[n] = strtod(p, &end);
@@ -240,6 +243,48 @@ int mxq_sim_trace_parse(struct mxq_sim_trace *trace, const char *text, const cha
 	}
 	mxq_sim_trace_finish(trace);
 	return 0;
+}
+
+int mxq_sim_trace_read(struct mxq_sim_trace *trace, const char *path, uint64_t max_jobs,
+		       char *errbuf, size_t errlen)
+{
+	char buf[4096], msg[256];
+	unsigned long line = 0;
+	gzFile f = gzopen(path, "rb");
+	int r = 0;
+
+	if (!f) {
+		set_err(errbuf, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		return -EIO;
+	}
+	gzbuffer(f, 256 * 1024);
+	while ((!max_jobs || trace->n_jobs < max_jobs) && gzgets(f, buf, sizeof(buf))) {
+		size_t len = strlen(buf);
+		line++;
+		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
+			set_err(errbuf, errlen, "%s:%lu: line longer than %zu characters", path, line,
+				sizeof(buf) - 2);
+			r = -EINVAL;
+			break;
+		}
+		r = mxq_sim_trace_add_line(trace, buf, msg, sizeof(msg));
+		if (r == -EINVAL)
+			set_err(errbuf, errlen, "%s:%lu: %s", path, line, msg);
+		if (r < 0)
+			break;
+	}
+	if (r == 0) {
+		int err;
+		const char *text = gzerror(f, &err);
+		if (err != Z_OK && err != Z_STREAM_END) {
+			set_err(errbuf, errlen, "%s: %s", path, err == Z_ERRNO ? strerror(errno) : text);
+			r = -EIO;
+		}
+	}
+	gzclose(f);
+	if (r == 0)
+		mxq_sim_trace_finish(trace);
+	return r;
 }
 
 static int cmp_trace_job(const void *a, const void *b)
@@ -466,6 +511,7 @@ double mxq_sim_percentile(double *v, size_t n, double p)
 static const char *const wide_names[_MXQ_SIM_WIDE_MAX] = {
 	[MXQ_SIM_WIDE_GANG] = "gang",
 	[MXQ_SIM_WIDE_CLAMP] = "clamp",
+	[MXQ_SIM_WIDE_SPLIT] = "split",
 };
 
 const char *mxq_sim_wide_to_string(enum mxq_sim_wide wide)
@@ -496,6 +542,8 @@ struct sim_sig {
 	bool reqs_ready;
 	uint8_t *qual;               /* server_is_qualified() per node */
 	uint32_t n_qual;
+	double slot_w;               /* least (busy - idle) / cores over the
+	                                qualified nodes: a slot's own draw */
 };
 
 /* Dispatch queue key: jobs of one signature, one width and one duration
@@ -541,6 +589,8 @@ struct mxq_sim_cluster {
 	int64_t start;
 	int64_t last_submit;
 	struct mxq_sim_workload_stats stats;
+	double mem_mib_s;            /* memory x run time of the jobs kept */
+	double slot_j;               /* the slots' own energy, at the cheapest class */
 };
 
 void mxq_sim_cluster_free(struct mxq_sim_cluster *c)
@@ -583,6 +633,77 @@ int64_t mxq_sim_cluster_start(const struct mxq_sim_cluster *c)
 int64_t mxq_sim_cluster_last_submit(const struct mxq_sim_cluster *c)
 {
 	return c->last_submit;
+}
+
+/* What every node of CLS draws at least, whatever it does: off, idle,
+ * booting or shutting down (a busy node draws idle plus its slots). */
+static double class_floor_w(const struct mxq_sim_class *k)
+{
+	double w = k->off_w < k->idle_w ? k->off_w : k->idle_w;
+
+	if (k->boot_s > 0 && k->boot_j / (double)k->boot_s < w)
+		w = k->boot_j / (double)k->boot_s;
+	if (k->shutdown_s > 0 && k->shutdown_j / (double)k->shutdown_s < w)
+		w = k->shutdown_j / (double)k->shutdown_s;
+	return w;
+}
+
+/* Cheapest way to buy AMOUNT units (core- or MiB-seconds) of ON time:
+ * class K sells up to count x per_node(K) x H units at (idle - floor) /
+ * per_node(K) joules each; fractional knapsack, cheapest first. With
+ * MEMORY, per_node is the class's memory, else its cores. */
+static double cheapest_on_time(const struct mxq_sim_cluster *c, double amount, double h,
+			       bool memory)
+{
+	double total = 0.0, last_cost = -INFINITY;
+	size_t last = SIZE_MAX;
+
+	/* classes in (cost, index) order, without sorting a copy */
+	while (amount > 0.0) {
+		size_t best = SIZE_MAX;
+		double best_cost = INFINITY;
+		for (size_t i = 0; i < c->n_classes; i++) {
+			const struct mxq_sim_class *k = &c->classes[i];
+			double per = memory ? (double)k->memory_mib : (double)k->cores;
+			if (!k->count || per <= 0)
+				continue;
+			double cost = (k->idle_w - class_floor_w(k)) / per;
+			bool after = cost > last_cost || (cost == last_cost && last != SIZE_MAX &&
+							  i > last);
+			if (after && (cost < best_cost || best == SIZE_MAX)) {
+				best_cost = cost;
+				best = i;
+			}
+		}
+		if (best == SIZE_MAX)
+			break;
+		last = best;
+		last_cost = best_cost;
+		const struct mxq_sim_class *k = &c->classes[best];
+		double per = memory ? (double)k->memory_mib : (double)k->cores;
+		double cap = (double)k->count * per * h;
+		double take = amount < cap ? amount : cap;
+		total += take * best_cost;
+		amount -= take;
+	}
+	return total;
+}
+
+double mxq_sim_lower_bound(const struct mxq_sim_cluster *c, int64_t end)
+{
+	double h = end > c->start ? (double)(end - c->start) : 0.0;
+	double floor_j = 0.0, on_j, mem_j = 0.0;
+	bool memory = c->mem_mib_s > 0.0;
+
+	for (size_t i = 0; i < c->n_classes; i++) {
+		floor_j += (double)c->classes[i].count * class_floor_w(&c->classes[i]) * h;
+		if (c->classes[i].count && !c->classes[i].memory_mib)
+			memory = false;     /* a class without a memory limit */
+	}
+	on_j = cheapest_on_time(c, (double)c->stats.busy_core_seconds, h, false);
+	if (memory)
+		mem_j = cheapest_on_time(c, c->mem_mib_s, h, true);
+	return floor_j + (on_j > mem_j ? on_j : mem_j) + c->slot_j;
 }
 
 /* The policy's order: most efficient (lowest rank) first, ties by name. */
@@ -765,9 +886,16 @@ static int sig_prepare(struct mxq_sim_cluster *c, struct sim_sig *s)
 	if (!s->qual)
 		return -ENOMEM;
 	s->n_qual = 0;
+	s->slot_w = INFINITY;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		s->qual[i] = server_is_qualified(&c->nodes[i].caps, &s->reqs, NULL);
 		s->n_qual += s->qual[i];
+		if (s->qual[i]) {
+			const struct mxq_sim_class *k = &c->classes[c->nodes[i].cls];
+			double w = (k->busy_w - k->idle_w) / (double)k->cores;
+			if (w < s->slot_w)
+				s->slot_w = w;
+		}
 	}
 	return 0;
 }
@@ -826,8 +954,16 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 	c->last_submit = c->start;
 	c->stats.trace_jobs = trace->n_jobs;
 
-	c->jobs = calloc(n_placed ? n_placed : 1, sizeof(*c->jobs));
-	keys = calloc(n_placed ? n_placed : 1, sizeof(*keys));
+	/* room for the pieces of split wide jobs */
+	size_t n_slots = n_placed;
+	if (opts->wide == MXQ_SIM_WIDE_SPLIT && max_cores)
+		for (size_t k = 0; k < n_placed; k++) {
+			uint32_t procs = trace->jobs[placed[k].trace_index].procs;
+			if (procs > max_cores)
+				n_slots += (procs + (uint64_t)max_cores - 1) / max_cores - 1;
+		}
+	c->jobs = calloc(n_slots ? n_slots : 1, sizeof(*c->jobs));
+	keys = calloc(n_slots ? n_slots : 1, sizeof(*keys));
 	if (!c->jobs || !keys) {
 		r = -ENOMEM;
 		goto fail;
@@ -853,7 +989,7 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		if (tj->procs <= max_cores) {
 			j->parts = 1;
 			j->threads = tj->procs;
-		} else if (opts->wide == MXQ_SIM_WIDE_GANG) {
+		} else if (opts->wide == MXQ_SIM_WIDE_GANG || opts->wide == MXQ_SIM_WIDE_SPLIT) {
 			uint64_t parts = (tj->procs + (uint64_t)max_cores - 1) / max_cores;
 			j->parts = (uint32_t)parts;
 			j->threads = max_cores;
@@ -877,6 +1013,19 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		key->memory_mib = j->memory_mib;
 		if (time_modelled)
 			key->time_min = (uint64_t)((j->expect + 59) / 60);
+		if (opts->wide == MXQ_SIM_WIDE_SPLIT && j->parts > 1) {
+			/* MXQ has no gangs: one independent node-wide job per part */
+			uint32_t pieces = j->parts;
+			c->stats.split++;
+			key->wide = false;
+			j->parts = 1;
+			for (uint32_t q = 1; q < pieces; q++) {
+				c->jobs[nj + q] = *j;
+				keys[nj + q] = *key;
+			}
+			nj += pieces;
+			continue;
+		}
 		nj++;
 	}
 	c->n_jobs = nj;
@@ -928,6 +1077,8 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		if (j->parts > 1)
 			c->stats.wide++;
 		c->stats.busy_core_seconds += (uint64_t)j->threads * j->parts * (uint64_t)j->run;
+		c->mem_mib_s += (double)j->memory_mib * j->parts * (double)j->run;
+		c->slot_j += hit->slot_w * j->threads * j->parts * (double)j->run;
 		j->part_off = c->total_parts;
 		c->total_parts += j->parts;
 		if (j->submit > c->last_submit)
@@ -1118,7 +1269,6 @@ struct mxq_sim {
 	uint32_t n_powered, n_busy, n_off, n_transit;
 
 	double e[_E_MAX];
-	double bound_saving;
 	uint64_t events, ticks, actions[_MXQ_POWER_ACTION_MAX], policy_errors;
 	bool closed;
 	int64_t end;
@@ -1255,10 +1405,16 @@ static bool node_dispatchable(const struct sim_node *n)
 	       n->rec != MXQ_POWER_POWERING_OFF && n->rec != MXQ_POWER_OFF;
 }
 
+/* At least 1 s: a 0 s timeout firing at the same instant would power a
+ * freshly booted node off before the dispatch pass that follows the
+ * events of that instant could give it the job it was woken for (and wake
+ * it again, for ever). */
 static int arm_idle_timeout(struct mxq_sim *s, size_t i)
 {
 	struct sim_node *n = &s->nodes[i];
-	return ev_push(s, s->now + s->p.timeout_s, EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
+	int64_t t = s->p.timeout_s > 0 ? s->p.timeout_s : 1;
+
+	return ev_push(s, s->now + t, EV_IDLE_TIMEOUT, (uint32_t)i, ++n->idle_gen);
 }
 
 /*
@@ -1323,10 +1479,6 @@ static int node_update(struct mxq_sim *s, size_t i)
 	} else if (!idle && n->idle) {
 		n->idle = false;
 		n->idle_gen++;
-		if (s->p.policy == MXQ_SIM_ALWAYS_ON) {
-			int64_t gap = now - n->idle_since;
-			s->bound_saving += (double)gap * cls->idle_w - mxq_sim_gap_cost(cls, gap, false);
-		}
 	}
 	return 0;
 }
@@ -1965,6 +2117,8 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 	*snap = (struct mxq_power_snapshot) {
 		.nodes = s->pnodes, .n_nodes = s->n_nodes,
 		.demand = s->pdemand, .n_demand = n_sigs,
+		.nodes_in_order = true,          /* build_nodes() sorted them so */
+		.no_explanations = true,
 	};
 	return 0;
 }
@@ -2331,15 +2485,9 @@ int mxq_sim_close(struct mxq_sim *s, int64_t end)
 		return r;
 	s->now = end;
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		struct sim_node *n = &s->nodes[i];
 		r = node_update(s, i);
 		if (r < 0)
 			return r;
-		if (s->p.policy == MXQ_SIM_ALWAYS_ON && n->idle) {
-			int64_t gap = end - n->idle_since;
-			s->bound_saving += (double)gap * n->cls->idle_w -
-					   mxq_sim_gap_cost(n->cls, gap, true);
-		}
 	}
 	series_advance(s, end);
 	for (size_t b = 0; b < s->n_series; b++) {
@@ -2363,8 +2511,7 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 	res.transition_j = s->e[E_TRANSITION];
 	res.off_j = s->e[E_OFF];
 	res.energy_j = res.busy_j + res.idle_j + res.transition_j + res.off_j;
-	if (s->p.policy == MXQ_SIM_ALWAYS_ON)
-		res.bound_j = res.energy_j - s->bound_saving;
+	res.bound_j = mxq_sim_lower_bound(s->c, s->end);
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		res.boots += s->nodes[i].boots;
 		if (s->nodes[i].boots > res.boots_max)

@@ -56,6 +56,7 @@ struct mxq_sim_trace {
 	uint64_t lines;              /* job lines read (blank and ';' lines not counted) */
 	uint64_t skipped_runtime;    /* job lines with run time <= 0 */
 	uint64_t skipped_procs;      /* job lines with processors <= 0 (fields 5 and 8) */
+	uint64_t extra_fields;       /* job lines with more than 18 fields (the rest ignored) */
 };
 
 /* Empty trace. */
@@ -66,7 +67,8 @@ void mxq_sim_trace_done(struct mxq_sim_trace *trace);
 /*
  * Take one line (without or with its newline): a ';' header line (MaxNodes,
  * MaxProcs and UnixStartTime are kept, the rest ignored), a blank line
- * (ignored), or a job line of 18 numeric fields. Jobs without run time or
+ * (ignored), or a job line of 18 numeric fields (more are counted in
+ * extra_fields and ignored). Jobs without run time or
  * processors are counted and skipped. Returns 0, -EINVAL for a malformed
  * line (message in errbuf, without position), -ENOMEM.
  */
@@ -79,6 +81,15 @@ int mxq_sim_trace_add_line(struct mxq_sim_trace *trace, const char *line,
  */
 int mxq_sim_trace_parse(struct mxq_sim_trace *trace, const char *text, const char *name,
 			char *errbuf, size_t errlen);
+
+/*
+ * Read the file PATH (plain or gzip-compressed) line by line, then
+ * _finish(); with MAX_JOBS > 0 stop after that many jobs (a quick sample
+ * of the trace's start). 0; -EINVAL for a bad line ("PATH:LINE: ..." in
+ * errbuf); -EIO when the file cannot be read ("PATH: ..."); -ENOMEM.
+ */
+int mxq_sim_trace_read(struct mxq_sim_trace *trace, const char *path, uint64_t max_jobs,
+		       char *errbuf, size_t errlen);
 
 /* Sort the jobs by submit time (then job number). Call once after the last
  * line. */
@@ -129,7 +140,7 @@ int mxq_sim_parse_duration(const char *s, int64_t *ret_s);
 /* Cost, in joules, of one idle gap of GAP seconds on a node of CLS when the
  * future is known: the cheaper of staying on and powering off for it
  * (shutdown + off + boot; at the end of the run no boot is needed, TRAILING).
- * The building block of the offline lower bound. */
+ * (ski rental with the future known). */
 double mxq_sim_gap_cost(const struct mxq_sim_class *cls, int64_t gap, bool trailing);
 
 /* Nearest-rank percentile P (0 < P <= 100) of V[0..n); sorts V in place.
@@ -144,9 +155,13 @@ double mxq_sim_percentile(double *v, size_t n, double p);
 enum mxq_sim_wide {
 	MXQ_SIM_WIDE_GANG = 0,       /* whole nodes, all started together */
 	MXQ_SIM_WIDE_CLAMP,          /* squeezed onto one node of the largest size */
+	MXQ_SIM_WIDE_SPLIT,          /* independent jobs of the largest node's size, one
+	                                per gang part, started whenever each fits (MXQ
+	                                has no gang jobs: its users submit such work as
+	                                many single-node jobs) */
 	_MXQ_SIM_WIDE_MAX,
 };
-/* "gang", "clamp"; NULL out of range / -EINVAL for other names. */
+/* "gang", "clamp", "split"; NULL out of range / -EINVAL for other names. */
 const char *mxq_sim_wide_to_string(enum mxq_sim_wide wide);
 int mxq_sim_wide_from_string(const char *name);
 
@@ -176,6 +191,7 @@ struct mxq_sim_workload_stats {
 	uint64_t wide;               /* jobs needing more than one node (gang) */
 	uint64_t clamped_procs;      /* processors cut to what the cluster has */
 	uint64_t clamped_memory;     /* memory cut to the largest node's */
+	uint64_t split;              /* wide jobs split into single-node jobs (split) */
 	uint64_t cut_to_limit;       /* run time cut to the requested time */
 	uint64_t unrunnable;         /* no node qualifies at all: left out */
 	uint64_t signatures;         /* distinct requirement signatures */
@@ -199,6 +215,20 @@ void mxq_sim_cluster_free(struct mxq_sim_cluster *cluster);
 
 const struct mxq_sim_workload_stats *mxq_sim_cluster_stats(const struct mxq_sim_cluster *cluster);
 size_t mxq_sim_cluster_nodes(const struct mxq_sim_cluster *cluster);
+/*
+ * The honest lower bound, in joules, on the energy of any schedule of the
+ * cluster's jobs between the window start and END (>= every job's end):
+ * every node draws at least its floor (the least of its off, idle, boot
+ * and shutdown draw) all the time; a node is ON while any of its slots is
+ * used, so the core-seconds (and, when every class has memory, the
+ * MiB-seconds) of the jobs need at least that much ON time, bought at the
+ * cheapest (idle - floor) per core (per MiB) of the classes; each job's
+ * slots add their own draw ((busy - idle) / cores) on the cheapest class
+ * that qualifies. No policy, schedule or packing can use less: waits,
+ * boots and shutdowns only add.
+ */
+double mxq_sim_lower_bound(const struct mxq_sim_cluster *cluster, int64_t end);
+
 /* Window start and last submit, on the simulation clock. */
 int64_t mxq_sim_cluster_start(const struct mxq_sim_cluster *cluster);
 int64_t mxq_sim_cluster_last_submit(const struct mxq_sim_cluster *cluster);
@@ -260,7 +290,7 @@ struct mxq_sim_result {
 	double idle_j;               /* ON (or draining) nodes running nothing */
 	double transition_j;         /* boots and shutdowns */
 	double off_j;                /* powered off */
-	double bound_j;              /* always-on only: offline lower bound, else 0 */
+	double bound_j;              /* mxq_sim_lower_bound() at END */
 	uint64_t boots;              /* all nodes */
 	uint32_t boots_max;          /* of the node booted most */
 	uint64_t jobs;

@@ -646,8 +646,11 @@ static void build(const struct scenario *s, struct built *b)
 			.max_per_node = t->max_per_node,
 		};
 	}
-	b->snap = (struct mxq_power_snapshot) { b->nodes, n, b->demand, d, s->soft_off, s->ssh_after,
-						s->reconcile };
+	b->snap = (struct mxq_power_snapshot) { .nodes = b->nodes, .n_nodes = n,
+						.demand = b->demand, .n_demand = d,
+						.soft_off_deadline_s = s->soft_off,
+						.ssh_drain_after_s = s->ssh_after,
+						.reconcile_due = s->reconcile };
 }
 
 static void unbuild(struct built *b)

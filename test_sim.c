@@ -188,7 +188,6 @@ START_TEST(trace_bad_lines)
 {
 	static const struct { const char *line; const char *msg; } bad[] = {
 		{ "1 2 3\n", "3 fields" },
-		{ "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\n", "more than 18" },
 		{ "1 2 3 x 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", "field 4" },
 		{ "1 -5 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", "negative submit" },
 	};
@@ -203,6 +202,24 @@ START_TEST(trace_bad_lines)
 		ck_assert_msg(strstr(err, bad[i].msg), "'%s' lacks '%s'", err, bad[i].msg);
 		mxq_sim_trace_done(&t);
 	}
+}
+END_TEST
+
+/* Columns after the 18th are counted and ignored, the job is kept. */
+START_TEST(trace_extra_fields)
+{
+	struct mxq_sim_trace t;
+	char err[256];
+
+	mxq_sim_trace_init(&t);
+	ck_assert_int_eq(mxq_sim_trace_parse(&t, "1 0 -1 30 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1 7 8\n"
+					     "2 5 -1 30 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n",
+					     "x.swf", err, sizeof(err)), 0);
+	ck_assert_uint_eq(t.n_jobs, 2);
+	ck_assert_uint_eq(t.extra_fields, 1);
+	ck_assert_uint_eq(t.jobs[0].procs, 2);
+	ck_assert_int_eq(t.jobs[0].run, 30);
+	mxq_sim_trace_done(&t);
 }
 END_TEST
 
@@ -434,8 +451,9 @@ START_TEST(policy_warm_pool_and_max_cycles)
 }
 END_TEST
 
-/* Offline bound over a schedule with a short gap, a long gap and a tail. */
-START_TEST(offline_bound_two_gaps)
+/* The lower bound on one 1-core node: floor all the time, ON time for the
+ * core-seconds, the slots' own draw. */
+START_TEST(lower_bound_one_node)
 {
 	struct world w;
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
@@ -445,10 +463,210 @@ START_TEST(offline_bound_two_gaps)
 	world_run(&w, &p, 1110);
 	/* busy 3 x 10 s x 200 W; idle gaps 40 s, 940 s and a 100 s tail */
 	ck_assert_energy(w.res.energy_j, 6000 + (40 + 940 + 100) * 100.0);
-	/* gap 40 < 80: stays on, 4000; gap 940: 1000 + 6000 + 860 * 2 = 8720;
-	 * tail: 1000 + 80 * 2 = 1160 */
-	ck_assert_energy(w.res.bound_j, 6000 + 4000 + 8720 + 1160);
+	/* floor min(off 2, idle 100, boot 100, shutdown 50) = 2 W over 1110 s:
+	 * 2220; 30 core-s of ON time at (100 - 2) W: 2940; the slots' own
+	 * (200 - 100) W x 30 s: 3000 */
+	ck_assert_energy(w.res.bound_j, 2220 + 2940 + 3000);
+	ck_assert_energy(mxq_sim_lower_bound(w.cluster, 1110), w.res.bound_j);
 	world_done(&w);
+}
+END_TEST
+
+/* Two classes: ON time is bought at the cheapest idle watts per core,
+ * memory-seconds may cost more than core-seconds, the slots' draw is the
+ * cheapest class's. */
+START_TEST(lower_bound_classes)
+{
+	struct world w;
+	struct mxq_sim_class c[2];
+
+	/* 2 jobs of 2 processors for 100 s, 1000 KiB each processor */
+	world_trace(&w, "1 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n"
+			"2 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n");
+	small_class(&c[0], 1, 4);   /* (100 - 2) / 4 = 24.5 W per core */
+	snprintf(c[0].name, sizeof(c[0].name), "big");
+	c[0].memory_mib = 2;        /* 49 W per MiB */
+	small_class(&c[1], 3, 1);   /* 98 W per core, (200-100)/1 per slot */
+	snprintf(c[1].name, sizeof(c[1].name), "small");
+	c[1].memory_mib = 4;        /* 24.5 W per MiB */
+	world_cluster(&w, c, 2, NULL);
+	/* H = 1000: floor 4 nodes x 2 W x 1000 = 8000. Core-seconds 400: the
+	 * big class sells 4000 at 24.5: 9800. MiB-seconds: each job needs 2 MiB
+	 * (2000 KiB) x 100 s, 400 in all: small sells 12000 at 24.5: 9800, a tie.
+	 * Slots: 400 slot-s at (200 - 100) / 4 = 25 W on the big class: 10000. */
+	ck_assert_energy(mxq_sim_lower_bound(w.cluster, 1000), 8000 + 9800 + 10000);
+	/* memory dearer than cores: small class sells memory at 98 W/MiB */
+	world_done(&w);
+	world_trace(&w, "1 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n"
+			"2 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n");
+	c[1].memory_mib = 1;        /* 98 W per MiB, 3000 MiB-s */
+	c[0].memory_mib = 4;        /* 24.5 W per MiB, 4000 MiB-s: all 400 there */
+	world_cluster(&w, c, 2, NULL);
+	ck_assert_energy(mxq_sim_lower_bound(w.cluster, 1000), 8000 + 9800 + 10000);
+	c[0].memory_mib = 8;        /* 12.25 W per MiB: memory cheaper, cores decide */
+	world_done(&w);
+	world_trace(&w, "1 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n"
+			"2 0 -1 100 2 -1 -1 2 100 1000 1 1 1 -1 -1 -1 -1 -1\n");
+	c[0].cores = 1;             /* 98 W per core everywhere now, slots 100 W */
+	world_cluster(&w, c, 2, NULL);
+	/* jobs of 2 processors no longer fit one node: gang of 2 parts of 1
+	 * slot; core-s 400 at 98 = 39200; MiB-s 400 at 12.25 = 4900 */
+	ck_assert_energy(mxq_sim_lower_bound(w.cluster, 1000), 8000 + 39200 + 40000);
+	world_done(&w);
+}
+END_TEST
+
+/* Every policy the simulator runs, on the cluster of W: none may use less
+ * than the lower bound. */
+static void assert_bound_holds(struct world *w, const char *what)
+{
+	static const int64_t timeouts[] = { 0, 60, 600, 3600 };
+	struct mxq_sim_params p[2 + sizeof(timeouts) / sizeof(timeouts[0])];
+	size_t n = 0;
+	struct mxq_sim *sims[sizeof(p) / sizeof(p[0])];
+	int64_t end = mxq_sim_cluster_start(w->cluster);
+
+	p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_ALWAYS_ON };
+	for (size_t k = 0; k < sizeof(timeouts) / sizeof(timeouts[0]); k++)
+		p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_TIMEOUT,
+						   .timeout_s = timeouts[k] };
+	p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_POLICY, .cfg = &w->cfg, .tick_s = 10 };
+	for (size_t k = 0; k < n; k++) {
+		ck_assert_int_eq(mxq_sim_new(w->cluster, &p[k], &sims[k]), 0);
+		int r = mxq_sim_run(sims[k]);
+		ck_assert_msg(r == 0, "%s: %s (timeout %lld s): %s", what,
+			      mxq_sim_policy_to_string(p[k].policy), (long long)p[k].timeout_s,
+			      strerror(-r));
+		if (mxq_sim_done_at(sims[k]) > end)
+			end = mxq_sim_done_at(sims[k]);
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct mxq_sim_result r;
+		ck_assert_int_eq(mxq_sim_close(sims[k], end), 0);
+		mxq_sim_get_result(sims[k], &r);
+		ck_assert_msg(r.energy_j >= r.bound_j * (1 - 1e-12),
+			      "%s: %s (timeout %lld s) used %.1f J, below the bound %.1f J", what,
+			      mxq_sim_policy_to_string(p[k].policy), (long long)p[k].timeout_s,
+			      r.energy_j, r.bound_j);
+		ck_assert(r.bound_j > 0);
+		mxq_sim_free(sims[k]);
+	}
+}
+
+/* The start of every shipped trace (MXQ_TRACES_DIR, default
+ * ../shared/traces; the first 1500 jobs keep the test quick), on the
+ * cluster its header describes, one class and a mixed one. */
+START_TEST(lower_bound_holds_on_traces)
+{
+	static const char *const names[] = {
+		"HPC2N-2002-2.1-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz", "alea-hpc2n.swf.gz",
+	};
+	const char *dir = getenv("MXQ_TRACES_DIR") ? getenv("MXQ_TRACES_DIR") : "../shared/traces";
+	size_t found = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[4096], err[512];
+		for (int mixed = 0; mixed <= 1; mixed++) {
+			struct world w;
+			struct mxq_sim_class c[2];
+			memset(&w, 0, sizeof(w));
+			mxq_power_config_defaults(&w.cfg);
+			mxq_sim_trace_init(&w.trace);
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+			int r = mxq_sim_trace_read(&w.trace, path, 1500, err, sizeof(err));
+			if (r == -EIO) {
+				fprintf(stderr, "test_sim: %s not there, trace not checked\n", path);
+				world_done(&w);
+				break;
+			}
+			ck_assert_msg(r == 0, "%s", err);
+			found++;
+			uint32_t nodes = w.trace.max_nodes ? w.trace.max_nodes : 100;
+			uint32_t cores = w.trace.max_procs >= nodes ? w.trace.max_procs / nodes : 1;
+			small_class(&c[0], nodes, cores);
+			c[0].boot_s = 180;
+			c[0].boot_j = 30000;
+			if (!mixed) {
+				world_cluster(&w, c, 1, NULL);
+			} else {
+				/* half the nodes twice as wide, cheaper per core */
+				c[0].count = nodes / 2;
+				snprintf(c[0].name, sizeof(c[0].name), "wide");
+				c[0].cores = cores * 2;
+				c[0].idle_w = 150;
+				c[0].busy_w = 400;
+				c[1] = c[0];
+				snprintf(c[1].name, sizeof(c[1].name), "narrow");
+				c[1].count = nodes - nodes / 2;
+				c[1].cores = cores;
+				c[1].idle_w = 100;
+				c[1].busy_w = 200;
+				world_cluster(&w, c, 2, NULL);
+			}
+			assert_bound_holds(&w, names[i]);
+			world_done(&w);
+		}
+	}
+	fprintf(stderr, "test_sim: lower bound checked on %zu trace clusters\n", found);
+}
+END_TEST
+
+static long rnd(uint64_t *x, uint64_t n)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (long)((*x >> 33) % n);
+}
+
+/* Random traces on random mixed clusters (cores, memory, watts), wide jobs
+ * as gangs, clamped or split. */
+START_TEST(lower_bound_holds_on_random_traces)
+{
+	uint64_t x = 0x5eed17;
+
+	for (int round = 0; round < 12; round++) {
+		struct world w;
+		struct mxq_sim_class c[2];
+		char *text = calloc(300, 160);
+		size_t len = 0;
+		ck_assert_ptr_nonnull(text);
+#define RND(n) rnd(&x, (uint64_t)(n))
+		long t = 0;
+		int n_jobs = 50 + (int)RND(250);
+		for (int k = 0; k < n_jobs; k++) {
+			t += RND(RND(4) == 0 ? 20000 : 600);
+			long run = 1 + RND(RND(3) == 0 ? 40000 : 3000);
+			int procs = 1 + (int)RND(RND(4) == 0 ? 24 : 4);
+			long mem = RND(3) == 0 ? -1 : 1 + RND(3000000);
+			len += (size_t)snprintf(text + len, 160, "%d %ld -1 %ld %d -1 -1 %d %ld %ld "
+						"1 1 1 -1 -1 -1 -1 -1\n", k + 1, t, run, procs, procs,
+						run + RND(2000), mem);
+		}
+#undef RND
+		world_trace(&w, text);
+		free(text);
+		for (int i = 0; i < 2; i++) {
+			small_class(&c[i], 1 + (uint32_t)(x >> 40) % 6, 1 + (uint32_t)(x >> 20) % 8);
+			snprintf(c[i].name, sizeof(c[i].name), "c%d", i);
+			c[i].memory_mib = round % 3 == 0 ? 0 : 1024 + (x >> 10) % 8192;
+			c[i].idle_w = 40 + (double)((x >> 5) % 200);
+			c[i].busy_w = c[i].idle_w + (double)((x >> 13) % 300);
+			c[i].off_w = (double)((x >> 7) % 10);
+			c[i].boot_s = 30 + (int64_t)((x >> 17) % 300);
+			c[i].shutdown_s = 10 + (int64_t)((x >> 23) % 100);
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		}
+		if (round % 3 == 0)
+			c[0].memory_mib = c[1].memory_mib = 0;
+		struct mxq_sim_workload_opts o;
+		mxq_sim_workload_opts_defaults(&o);
+		o.wide = (enum mxq_sim_wide)(round % _MXQ_SIM_WIDE_MAX);  /* gang, clamp, split */
+		world_cluster(&w, c, 2, &o);
+		world_config(&w, round % 2 ? "idle_time = auto\nwarm_pool = 0\n" : "warm_pool = 0\n");
+		if (getenv("TEST_SIM_VERBOSE"))
+			fprintf(stderr, "round %d\n", round);
+		assert_bound_holds(&w, "random trace");
+		world_done(&w);
+	}
 }
 END_TEST
 
@@ -475,22 +693,55 @@ START_TEST(dispatch_gang_and_backfill)
 }
 END_TEST
 
+/* Two 1-core nodes (small_class), wide jobs handled as WIDE. */
+static void world_two_nodes_wide(struct world *w, enum mxq_sim_wide wide)
+{
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+
+	small_class(&c, 2, 1);
+	mxq_sim_workload_opts_defaults(&o);
+	o.wide = wide;
+	world_cluster(w, &c, 1, &o);
+}
+
 /* Clamping instead: the wide job runs on one node, no waiting for both. */
 START_TEST(dispatch_clamp)
 {
 	struct world w;
-	struct mxq_sim_class c;
-	struct mxq_sim_workload_opts o;
 	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
 
 	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 2, 50 });
-	small_class(&c, 2, 1);
-	mxq_sim_workload_opts_defaults(&o);
-	o.wide = MXQ_SIM_WIDE_CLAMP;
-	world_cluster(&w, &c, 1, &o);
+	world_two_nodes_wide(&w, MXQ_SIM_WIDE_CLAMP);
 	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->clamped_procs, 1);
 	world_run(&w, &p, 400);
 	ck_assert_double_eq(job_wait(&w, 1), 0);
+	world_done(&w);
+}
+END_TEST
+
+/* MXQ workload: a 3-processor job on two 1-core nodes becomes three
+ * independent 1-core jobs; two start at once, the third when the first
+ * node frees, where a gang would have been cut to 2 parts. */
+START_TEST(dispatch_split)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_ALWAYS_ON };
+
+	WORLD_JOBS(&w, { 0, 100, 1, 100 }, { 10, 50, 3, 50 });
+	world_two_nodes_wide(&w, MXQ_SIM_WIDE_SPLIT);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->split, 1);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->jobs, 4);
+	ck_assert_uint_eq(mxq_sim_cluster_stats(w.cluster)->wide, 0);
+	world_run(&w, &p, 400);
+	/* job 1 on node 1 [0,100); piece 1 on node 2 [10,60); piece 2 on node 2
+	 * [60,110) (waits 50); piece 3 on node 1 [100,150) (waits 90) */
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	ck_assert_double_eq(job_wait(&w, 1), 0);
+	ck_assert_double_eq(job_wait(&w, 2), 50);
+	ck_assert_double_eq(job_wait(&w, 3), 90);
+	/* busy 100 + 150 s at 200 W, idle 400 x 2 - 250 s at 100 W */
+	ck_assert_energy(w.res.energy_j, 250 * 200.0 + 550 * 100.0);
 	world_done(&w);
 }
 END_TEST
@@ -692,6 +943,7 @@ static Suite *sim_suite(void)
 
 	tcase_add_test(parse, trace_header_and_skips);
 	tcase_add_test(parse, trace_bad_lines);
+	tcase_add_test(parse, trace_extra_fields);
 	tcase_add_test(parse, class_specs);
 	tcase_add_test(parse, durations);
 	tcase_add_test(parse, percentiles);
@@ -703,16 +955,20 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, timeout_arrival_during_shutdown);
 	tcase_add_test(sim, policy_one_node_cycle);
 	tcase_add_test(sim, policy_warm_pool_and_max_cycles);
-	tcase_add_test(sim, offline_bound_two_gaps);
+	tcase_add_test(sim, lower_bound_one_node);
+	tcase_add_test(sim, lower_bound_classes);
+	tcase_add_test(sim, lower_bound_holds_on_random_traces);
+	tcase_add_test(sim, lower_bound_holds_on_traces);
 	tcase_add_test(sim, dispatch_gang_and_backfill);
 	tcase_add_test(sim, dispatch_clamp);
+	tcase_add_test(sim, dispatch_split);
 	tcase_add_test(sim, dispatch_memory);
 	tcase_add_test(sim, time_limit);
 	tcase_add_test(sim, window_and_scale);
 	tcase_add_test(sim, qualification);
 	tcase_add_test(sim, time_series);
 	tcase_add_test(sim, quiet_ticks_are_exact);
-	tcase_set_timeout(sim, 60);
+	tcase_set_timeout(sim, 300);  /* generous: the machine may be loaded */
 	suite_add_tcase(s, sim);
 	return s;
 }
