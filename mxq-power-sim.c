@@ -33,7 +33,6 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
-#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -511,6 +510,7 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 			     struct cfg_given *given)
 {
 	char err[4096];
+	char *text;
 	int r;
 
 	mxq_power_config_defaults(cfg);
