@@ -8,7 +8,11 @@
 #   make bench-sim       replay the shipped workload traces through the power policies
 #   make fuzz            libFuzzer targets (clang), FUZZ_TIME seconds each
 #                        (prerequisites parser; request targets and escaping)
-#   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR
+#   make install         honours PREFIX, DESTDIR, SYSCONFDIR, SYSTEMDUNITDIR, MXQ_USER
+#   make uninstall       removes what install put there (same variables);
+#                        config files you changed stay
+#   make deb             Debian packages in .. (dpkg-buildpackage -b -us -uc)
+#   make check-deb       build them in a clean clone, lintian, install, check, purge
 
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
@@ -16,9 +20,16 @@ BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DATADIR    ?= $(PREFIX)/share/mxq
+DOCDIR     ?= $(PREFIX)/share/doc/mxq
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 LOCALSTATEDIR ?= /var
 # Trust boundary (README "Security model"): the account the client tools
-# are set-id to (empty: install without set-id bits) and the admin group.
+# are set-id to (empty: install without set-id bits, as for staging a
+# package, whose maintainer scripts set the modes) and the admin group.
+# A missing account is created (also for a DESTDIR: the files carry its
+# uid); stage packages with MXQ_USER=.
 MXQ_USER    ?= mxq
 ADMIN_GROUP ?= mxqadmin
 
@@ -31,7 +42,9 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
 EXTRA_LIBS   ?= $(shell pkg-config --libs libfreeipmi libssh jansson libcurl 2>/dev/null)
 
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CFLAGS) $(MYSQL_CFLAGS) \
+# CPPFLAGS and LDFLAGS from the environment are honoured (dpkg-buildflags
+# passes the hardening flags through them).
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE= $(WARN) $(CPPFLAGS) $(CFLAGS) $(MYSQL_CFLAGS) \
 	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
 	-DMXQ_VERSION='"$(VERSION)"' -DMXQ_ADMIN_GROUP='"$(ADMIN_GROUP)"'
 ALL_LDLIBS = $(MYSQL_LIBS) $(EXTRA_LIBS) -lm
@@ -58,11 +71,25 @@ FUZZ_SRCS  := $(wildcard fuzz_*.c)
 
 SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql mysql/schema.expected $(sort $(wildcard mysql/migrations/*.sql))
 
-.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install clean \
-	schema-expected
+.PHONY: all check check-unit check-integration check-galera bench bench-sim fuzz install uninstall \
+	deb check-deb clean schema-expected
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
+
+# systemd units, written by install with the paths of that install. Both
+# mxqd units come from one source and differ in role, options and which one
+# they conflict with.
+SYSTEMD_UNITS := mxqd.service mxqd-power-manager.service mxq-metrics.service mxq-metrics.timer
+UNIT_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g'
+UNIT_mxqd.service = $(UNIT_SUBST) -e 's|@UNIT@|mxqd.service|' -e 's|@ROLE@||g' \
+	-e 's|@CONFLICTS@|mxqd-power-manager.service|' \
+	-e 's|@OPTS@| "$$$$MXQD_OPTS"|' systemd/mxqd.service.in
+UNIT_mxqd-power-manager.service = $(UNIT_SUBST) -e 's|@UNIT@|mxqd-power-manager.service|' \
+	-e 's|@ROLE@| as a power manager candidate|g' -e 's|@CONFLICTS@|mxqd.service|' \
+	-e 's|@OPTS@| --power-manager "$$$$MXQD_OPTS" "$$$$MXQD_POWER_OPTS"|' systemd/mxqd.service.in
+UNIT_mxq-metrics.service = $(UNIT_SUBST) systemd/mxq-metrics.service.in
+UNIT_mxq-metrics.timer = cat systemd/mxq-metrics.timer
 
 %.o: %.c $(wildcard *.h) parser.h
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -87,7 +114,7 @@ libmxq.a: $(LIB_OBJS)
 
 define prog_rule
 $(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
 endef
 # mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
 mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o mxqd_power_retry.o
@@ -165,29 +192,89 @@ fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
 		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
 	done
 
+# Installed layout (README "Layout", debian/ packages the same):
+#   BINDIR    mxqsub mxqdump mxqkill (set-id mxq) mxqadmin (setgid mxq) mxq-power-sim
+#   SBINDIR   mxqd
+#   SYSCONFDIR/mxq  example configs, kept when present; SYSCONFDIR/default/mxqd
+#   DATADIR/mysql   schema and grants; DOCDIR README.md; units, tmpfiles,
+#   man pages, bash completion (one script, linked for every tool).
+CLIENT_TOOLS := mxqsub mxqdump mxqkill
+CONF_FILES := mysql.cnf:0640 mxqd.cnf:0600 mxqadmin.cnf:0640 power.conf:0644 power-secrets:0600
+GRANTS_SQL := $(wildcard mysql/grants.sql)
+MAN_PAGES := $(wildcard manpages/*.[1578])
+INSTALL_DIRS = $(BINDIR) $(SBINDIR) $(SYSCONFDIR)/mxq $(SYSCONFDIR)/default \
+	$(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8 \
+	$(DATADIR)/mysql $(DOCDIR) $(SYSTEMDUNITDIR) $(TMPFILESDIR) $(BASHCOMPDIR)
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/mxq \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(PREFIX)/share/mxq/mysql $(DESTDIR)$(SYSTEMDUNITDIR)
-	install -m 0755 mxqd mxq-web $(DESTDIR)$(SBINDIR)
-	install -m 0644 mysql/grants.sql $(DESTDIR)$(PREFIX)/share/mxq/mysql
-	@# set-id tools: the mxq account reads the client credentials, nobody else
-	if [ -n "$(MXQ_USER)" ]; then \
-		getent passwd $(MXQ_USER) >/dev/null || useradd --system --user-group --no-create-home \
-			--home-dir /nonexistent --shell /usr/sbin/nologin $(MXQ_USER) || exit 1; \
-		install -o $(MXQ_USER) -g $(MXQ_USER) -m 6755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR); \
-		install -o root -g $(MXQ_USER) -m 2755 mxqadmin $(DESTDIR)$(SBINDIR); \
+	@set -e; u='$(MXQ_USER)'; \
+	if [ -n "$$u" ] && ! getent passwd "$$u" >/dev/null; then \
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$$u"; \
+	fi; \
+	for d in $(INSTALL_DIRS); do install -d $(DESTDIR)$$d; done; \
+	if [ -n "$$u" ]; then \
+		install -o "$$u" -g "$$u" -m 6755 $(CLIENT_TOOLS) $(DESTDIR)$(BINDIR); \
+		install -o root -g "$$u" -m 2755 mxqadmin $(DESTDIR)$(BINDIR); \
 	else \
-		install -m 0755 mxqsub mxqdump mxqkill $(DESTDIR)$(BINDIR); \
-		install -m 0755 mxqadmin $(DESTDIR)$(SBINDIR); \
-	fi
-	install -m 0644 $(SQL_FILES) $(DESTDIR)$(PREFIX)/share/mxq/mysql
-	for m in manpages/*.[1578]; do [ -e "$$m" ] || continue; \
-		s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
-	sed 's|/usr/local/sbin/mxqd|$(SBINDIR)/mxqd|g' mxqd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxqd.service
-	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service
+		install -m 0755 $(CLIENT_TOOLS) mxqadmin $(DESTDIR)$(BINDIR); \
+	fi; \
+	install -m 0755 mxq-power-sim $(DESTDIR)$(BINDIR); \
+	install -m 0755 mxqd mxq-web $(DESTDIR)$(SBINDIR); \
+	sed 's|/usr/local/sbin/mxq-web|$(SBINDIR)/mxq-web|g' mxq-web.service > $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
+	install -m 0644 $(SQL_FILES) $(GRANTS_SQL) $(DESTDIR)$(DATADIR)/mysql; \
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR); \
+	for m in $(MAN_PAGES); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}; done; \
+	$(foreach u,$(SYSTEMD_UNITS),$(UNIT_$(u)) > $(DESTDIR)$(SYSTEMDUNITDIR)/$(u); \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$(u);) \
+	install -m 0644 systemd/mxqd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/mxqd.conf; \
+	install -m 0644 bash-completion/mxq $(DESTDIR)$(BASHCOMPDIR)/mxqsub; \
+	for p in $(filter-out mxqsub,$(PROGRAMS)); do ln -sf mxqsub $(DESTDIR)$(BASHCOMPDIR)/$$p; done; \
+	for cm in $(CONF_FILES) default/mxqd:0644; do c=$${cm%:*}; \
+		dst=$(DESTDIR)$(SYSCONFDIR)/$$c; case $$c in default/*) ;; *) dst=$(DESTDIR)$(SYSCONFDIR)/mxq/$$c;; esac; \
+		if [ -e "$$dst" ]; then echo "install: keeping $$dst"; continue; fi; \
+		install -m $${cm#*:} etc/$$c "$$dst"; \
+		if [ -n "$$u" ]; then case $$c in \
+			mysql.cnf) chgrp "$$u" "$$dst";; \
+			mxqadmin.cnf) if getent group $(ADMIN_GROUP) >/dev/null; then \
+				chgrp $(ADMIN_GROUP) "$$dst"; else chmod 0600 "$$dst"; fi;; \
+		esac; fi; \
+	done
+
+# Removes exactly what install put there; an example config that was edited
+# stays (it differs from etc/), and so does every directory not left empty.
+uninstall:
+	@set -e; \
+	for p in $(CLIENT_TOOLS) mxqadmin mxq-power-sim; do rm -f $(DESTDIR)$(BINDIR)/$$p; done; \
+	rm -f $(DESTDIR)$(SBINDIR)/mxqd $(DESTDIR)$(SBINDIR)/mxq-web $(DESTDIR)$(SYSTEMDUNITDIR)/mxq-web.service; \
+	for f in $(notdir $(SQL_FILES) $(GRANTS_SQL)); do rm -f $(DESTDIR)$(DATADIR)/mysql/$$f; done; \
+	rm -f $(DESTDIR)$(DOCDIR)/README.md; \
+	for m in $(notdir $(MAN_PAGES)); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done; \
+	for u in $(SYSTEMD_UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done; \
+	rm -f $(DESTDIR)$(TMPFILESDIR)/mxqd.conf; \
+	for p in $(PROGRAMS); do rm -f $(DESTDIR)$(BASHCOMPDIR)/$$p; done; \
+	for cm in $(CONF_FILES) default/mxqd:0644; do c=$${cm%:*}; \
+		dst=$(DESTDIR)$(SYSCONFDIR)/$$c; case $$c in default/*) ;; *) dst=$(DESTDIR)$(SYSCONFDIR)/mxq/$$c;; esac; \
+		[ -e "$$dst" ] || continue; \
+		if cmp -s etc/$$c "$$dst"; then rm -f "$$dst"; else echo "uninstall: keeping changed $$dst"; fi; \
+	done; \
+	for d in $(DATADIR)/mysql $(DATADIR) $(DOCDIR) $(SYSCONFDIR)/mxq; do \
+		rmdir $(DESTDIR)$$d 2>/dev/null || true; done; \
+	if [ -n "$(DESTDIR)" ]; then for d in $(INSTALL_DIRS); do d=$(DESTDIR)$$d; \
+		while [ "$$d" != "$(DESTDIR)" ]; do \
+			if [ -d "$$d" ]; then rmdir "$$d" 2>/dev/null || break; fi; d=$${d%/*}; done; \
+	done; fi
+
+# Debian packages (debian/), written to the parent directory. Not part of
+# `make check`: it rebuilds everything under fakeroot and takes minutes.
+deb:
+	dpkg-buildpackage -b -us -uc
+
+# Build in a clean clone of HEAD, lintian, apt-get install, check, purge
+# (root; installs packages on this machine).
+check-deb:
+	sh tests/check_deb.sh
 
 clean:
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \

@@ -17,7 +17,7 @@ check libfreeipmi-dev freeipmi-tools libssh-dev libjansson-dev zlib1g-dev
 openipmi libopenipmi-dev openssh-server openssh-client iproute2 procps python3 clang libclang-rt-14-dev
 galera-4 mariadb-backup socat libmicrohttpd-dev chromium prometheus curl jq
 libcurl4-openssl-dev redfishtool openssl
-gdb passwd util-linux"
+gdb passwd util-linux systemd bash-completion"
 
 deps() {
 	missing=

@@ -3,6 +3,12 @@
  *
  * Each call writes exactly one line with a single write(2) so lines from
  * several processes appending to the same file do not interleave.
+ *
+ * When stderr is connected to the systemd journal (JOURNAL_STREAM names the
+ * device and inode of our stderr, see systemd.exec(5)), each line starts
+ * with the syslog priority as "<N>" and carries no timestamp of its own: the
+ * journal records the time, and `journalctl -p warning` then selects by the
+ * level of every line. A log file set with --log gets the plain format.
  */
 #define _GNU_SOURCE
 #include "mx_log.h"
@@ -10,7 +16,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +26,7 @@ static const char *log_program = "mxq";
 static enum mx_log_level log_level = MX_LOG_INFO;
 static int log_fd = STDERR_FILENO;
 static char log_path[4096];
+static int stderr_is_journal = -1;	/* -1: not checked yet */
 
 static const char *level_name(enum mx_log_level level)
 {
@@ -56,6 +65,23 @@ int mx_log_reopen(void)
 
 int mx_log_fd(void) { return log_fd; }
 
+bool mx_log_stderr_is_journal(void)
+{
+	const char *env;
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (stderr_is_journal >= 0)
+		return stderr_is_journal;
+	stderr_is_journal = 0;
+	env = getenv("JOURNAL_STREAM");
+	if (env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 &&
+	    fstat(STDERR_FILENO, &st) == 0 &&
+	    (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino)
+		stderr_is_journal = 1;
+	return stderr_is_journal;
+}
+
 void mx_log_close_other_fds(int keep_fd)
 {
 	int keep[2] = { log_fd, keep_fd };
@@ -85,11 +111,16 @@ void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 
 	if (level > log_level)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	n = strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
-	n += snprintf(line + n, sizeof(line) - n, ".%03ld %s[%d] %s: ",
-		      ts.tv_nsec / 1000000, log_program, (int)getpid(), level_name(level));
+	if (log_fd == STDERR_FILENO && mx_log_stderr_is_journal()) {
+		n = (size_t)snprintf(line, sizeof(line), "<%d>%s: ", (int)level, level_name(level));
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		n = strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S", &tm);
+		n += snprintf(line + n, sizeof(line) - n, ".%03ld %s[%d] %s: ",
+			      ts.tv_nsec / 1000000, log_program, (int)getpid(),
+			      level_name(level));
+	}
 	if (n < sizeof(line)) {
 		int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 		if (m > 0)

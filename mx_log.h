@@ -4,12 +4,14 @@
  * Tools and daemons log; library code (mx_db, mx_util, keywordset, the
  * expression parser, the power policy) returns errors and never logs.
  * Messages go to stderr (or a log file set with mx_log_set_file()), one line
- * each, prefixed with a timestamp, the program name and the level.
+ * each, prefixed with a timestamp, the program name and the level; on a
+ * journal stream with the priority as "<N>" instead of the timestamp.
  */
 #ifndef MX_LOG_H
 #define MX_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum mx_log_level {
 	MX_LOG_ERR = 3,
@@ -28,6 +30,11 @@ enum mx_log_level mx_log_get_level(void);
 int mx_log_set_file(const char *path);
 /* Re-open the log file (after rotation). Returns 0 or negative errno. */
 int mx_log_reopen(void);
+
+/* True when stderr is a systemd journal stream (JOURNAL_STREAM matches it):
+ * lines written there should start with "<N>", the syslog priority. Checked
+ * once per process. */
+bool mx_log_stderr_is_journal(void);
 
 /* File descriptor log lines go to (stderr or the log file). */
 int mx_log_fd(void);

@@ -308,6 +308,19 @@ int mx_parse_runtime_min(const char *s, uint64_t *ret_minutes)
 	return 0;
 }
 
+int mx_parse_duration_s(const char *s, uint64_t *ret_seconds)
+{
+	mx_u128 seconds;
+	int r;
+
+	r = parse_unit_terms(s, runtime_units, MX_ARRAY_SIZE(runtime_units), false, 1,
+			     (mx_u128)UINT64_MAX, &seconds);
+	if (r < 0)
+		return r;
+	*ret_seconds = (uint64_t)seconds;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* human formatting                                                    */
 

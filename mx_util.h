@@ -46,6 +46,13 @@ int mx_parse_size_mib(const char *s, char default_unit, uint64_t *ret_mib);
  * (seconds, rounded up to minutes). A bare number means minutes.
  */
 int mx_parse_runtime_min(const char *s, uint64_t *ret_minutes);
+/*
+ * Duration string to seconds, rounded up: the terms and units of
+ * mx_parse_runtime_min() ("1h30m", "90s", "1.5d"), but a bare number means
+ * seconds. The one duration syntax of every tool except mxqsub/mxqd
+ * --runtime, whose bare number stays minutes as in upstream MXQ.
+ */
+int mx_parse_duration_s(const char *s, uint64_t *ret_seconds);
 
 /* Human forms for output: "1.5G", "3d2h". buf receives at most len bytes. */
 void mx_format_size_mib(uint64_t mib, char *buf, size_t len);

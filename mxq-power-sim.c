@@ -32,6 +32,7 @@
 
 #include "mx_util.h"
 #include "mxq_client.h"
+#include "mxq_json.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -1074,13 +1075,12 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(js, "events_per_s", json_real(sp->sim_s > 0 ?
 							  (double)sp->events / sp->sim_s : 0));
 	json_object_set_new(doc, "speed", js);
-	if (r == 0 && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-		r = -EIO;
 	if (r == 0)
-		putchar('\n');
+		r = mxq_json_print(doc);
 	else
+		json_decref(doc);
+	if (r < 0)
 		mxq_complain("could not write the JSON document");
-	json_decref(doc);
 	free(cfg_text);
 	return r;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mx_db.h"
+#include "mx_log.h"
 #include "mx_util.h"
 #include "mxq_privs.h"
 #include "mxq_schema.h"
@@ -28,7 +29,8 @@ void mxq_complain(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program);
+	/* complaints are errors: under systemd they reach the journal at LOG_ERR */
+	fprintf(stderr, "%s%s: ", mx_log_stderr_is_journal() ? "<3>" : "", program);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

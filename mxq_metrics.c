@@ -47,8 +47,8 @@ static const struct {
 	  "Overhead: energy of boots (estimated).", N_BOOT },
 	{ "mxq_node_energy_shutdown_joules_total", "counter",
 	  "Overhead: draining and stopping with no jobs.", N_SHUTDOWN },
-	{ "mxq_node_energy_update_age_seconds", "gauge",
-	  "Seconds since the node's mxqd last wrote its energy.", N_AGE },
+	{ "mxq_node_energy_updated_timestamp_seconds", "gauge",
+	  "When the node's mxqd last wrote its energy (Unix time).", N_AGE },
 };
 
 struct node_row {
@@ -70,7 +70,7 @@ int mxq_metrics_write(struct mx_db *db, FILE *out)
 	n = mx_db_query(db, &res,
 		"SELECT hostname, IF(state IN ('OFF', 'FAILED'), 0, current_watts), energy_joules,"
 		" energy_jobs_joules, energy_idle_joules, energy_boot_joules, energy_shutdown_joules,"
-		" 0, TIMESTAMPDIFF(MICROSECOND, energy_updated_at, NOW(3)) / 1e6"
+		" 0, UNIX_TIMESTAMP(energy_updated_at)"
 		" FROM mxq_power WHERE energy_updated_at IS NOT NULL ORDER BY hostname", NULL);
 	if (n < 0)
 		return (int)n;

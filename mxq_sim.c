@@ -324,37 +324,14 @@ void mxq_sim_class_defaults(struct mxq_sim_class *cls)
 
 int mxq_sim_parse_duration(const char *s, int64_t *ret_s)
 {
-	int64_t total = 0;
-	const char *p = s;
+	uint64_t v;
+	int r = mx_parse_duration_s(s, &v);
 
-	if (!s || !*s)
-		return -EINVAL;
-	while (*p) {
-		char *end;
-		int64_t mult = 1;
-
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		errno = 0;
-		unsigned long long v = strtoull(p, &end, 10);
-		if (errno)
-			return -ERANGE;
-		switch (*end) {
-		case 'd': mult = 86400; end++; break;
-		case 'h': mult = 3600; end++; break;
-		case 'm': mult = 60; end++; break;
-		case 's': end++; break;
-		case '\0': break;
-		default: return -EINVAL;
-		}
-		if (v > (unsigned long long)(INT64_MAX / 2 / mult))
-			return -ERANGE;
-		total += (int64_t)v * mult;
-		if (total > INT64_MAX / 2)
-			return -ERANGE;
-		p = end;
-	}
-	*ret_s = total;
+	if (r < 0)
+		return r;
+	if (v > INT64_MAX / 2)
+		return -ERANGE;
+	*ret_s = (int64_t)v;
 	return 0;
 }
 

@@ -132,8 +132,9 @@ void mxq_sim_class_defaults(struct mxq_sim_class *cls);
  */
 int mxq_sim_class_parse(struct mxq_sim_class *cls, const char *spec, char *errbuf, size_t errlen);
 
-/* Durations as used on the command line: terms INTEGER[s|m|h|d], added
- * ("90", "3m", "1h30m"); a bare number is seconds. 0 or -EINVAL/-ERANGE. */
+/* Durations as used on the command line: mx_parse_duration_s() ("90",
+ * "3m", "1h30m"; a bare number is seconds), at most INT64_MAX / 2.
+ * 0 or -EINVAL/-ERANGE. */
 int mxq_sim_parse_duration(const char *s, int64_t *ret_s);
 
 /* Cost, in joules, of one idle gap of GAP seconds on a node of CLS when the

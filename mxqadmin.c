@@ -30,7 +30,8 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mxqadmin [-M FILE] [-S GROUP] COMMAND [ARGS...]\n\n"
+	fprintf(f, "usage: mxqadmin [-M FILE] [-S GROUP] COMMAND [ARGS...]\n"
+		   "       mxqadmin --help | --version\n\n"
 		   "  -M, --mysql-default-file FILE   MySQL defaults file (default %s)\n"
 		   "  -S, --mysql-default-group GROUP group in it (default %s)\n\ncommands:\n",
 		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "help",                no_argument,       NULL, 'h' },
+		{ "version",             no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mxqadmin_db_options dbopt = {
@@ -71,12 +73,13 @@ int main(int argc, char **argv)
 	if (!dbopt.group || !*dbopt.group)
 		dbopt.group = MX_DB_GROUP_CLIENT;
 	/* '+': stop at the subcommand, its options are its own */
-	while ((c = getopt_long(argc, argv, "+M:S:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'M': dbopt.defaults_file = optarg; dbopt.chosen = true; break;
 		case 'S': dbopt.group = optarg; dbopt.chosen = true; break;
 		case 'h': usage(stdout); return 0;
-		default:  usage(stderr); return 2;
+		case 'V': printf("mxqadmin %s\n", MXQ_VERSION); return 0;
+		default:  mxq_complain_getopt(c, argv); return 2;
 		}
 	}
 	if (optind >= argc) {

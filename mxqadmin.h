@@ -33,6 +33,14 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 /* ---- helpers shared by the subcommands (in mxqadmin_qualify.c) ---- */
 
 struct mx_db;
+/* The power and queue metrics of `power metrics` (mxqadmin_metrics.c),
+ * printed after the energy metrics. Returns the exit status (0 or 1, with
+ * one line on stderr). */
+int mxqadmin_metrics_power(struct mx_db *db);
+/* S as a Prometheus label value on stdout: backslash, quote, newline escaped. */
+void mxqadmin_prom_label(const char *s);
+
+struct mx_db;
 /* power set HOST KEY=VALUE... (mxqadmin_power_set.c); pos[0] is HOST, npos >= 2.
  * Returns the exit status. */
 int mxqadmin_power_set(struct mx_db *db, int npos, char **pos);

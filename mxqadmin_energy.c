@@ -26,12 +26,15 @@
 #include <time.h>
 
 #include "mx_db.h"
+#include "mx_time.h"
+#include "mxq_json.h"
+#include "mxq_table.h"
 #include "mx_util.h"
 #include "mxq_metrics.h"
 #include "mxqadmin.h"
 
 
-#define TIME_FORMS "now, 2h, @EPOCH, YYYY-MM-DD HH:MM"
+#define TIME_FORMS MX_TIME_FORMS
 
 struct energy_args {
 	const char *hosts;      /* comma list or NULL */
@@ -56,58 +59,11 @@ static int bad(const char *fmt, ...)
 	return 2;
 }
 
-/* Parse a time argument into epoch seconds. 0 or -EINVAL. */
+/* A time argument (mx_time_parse(), the syntax of every tool) into epoch
+ * seconds. 0 or -EINVAL. */
 static int parse_time(const char *s, double *ret)
 {
-	static const char *const formats[] = {
-		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d",
-	};
-	time_t now = time(NULL);
-
-	if (strcmp(s, "now") == 0) {
-		*ret = (double)now;
-		return 0;
-	}
-	if (s[0] == '@') {
-		double v;
-		if (mx_strtod(s + 1, &v) < 0 || v < 0)
-			return -EINVAL;
-		*ret = v;
-		return 0;
-	}
-	{
-		/* an age: "-30m" or "30m" (as the other power commands take it) */
-		static const struct { char unit; double seconds; } units[] = {
-			{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 },
-		};
-		const char *p = s[0] == '-' ? s + 1 : s;
-		size_t len = strlen(p);
-		char num[32];
-		double v;
-
-		for (size_t i = 0; len >= 2 && len - 1 < sizeof(num) && i < MX_ARRAY_SIZE(units); i++) {
-			if (units[i].unit != p[len - 1])
-				continue;
-			memcpy(num, p, len - 1);
-			num[len - 1] = '\0';
-			if (mx_strtod(num, &v) < 0 || v < 0)
-				return -EINVAL;
-			*ret = (double)now - v * units[i].seconds;
-			return 0;
-		}
-		if (s[0] == '-')
-			return -EINVAL;
-	}
-	for (size_t i = 0; i < MX_ARRAY_SIZE(formats); i++) {
-		struct tm tm = { 0 };
-		const char *end = strptime(s, formats[i], &tm);
-		if (end && *end == '\0') {
-			tm.tm_isdst = -1;
-			*ret = (double)mktime(&tm);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return mx_time_parse(s, (double)time(NULL), ret);
 }
 
 static void format_time(double epoch, char *buf, size_t len)
@@ -123,13 +79,7 @@ static void format_time(double epoch, char *buf, size_t len)
 
 static int print_json(json_t *doc)
 {
-	int r = json_dumpf(doc, stdout, JSON_INDENT(2));
-
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', stdout);
-	return 0;
+	return mxq_json_print(doc);
 }
 
 /* ------------------------------------------------------------------ usage */
@@ -261,8 +211,8 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 				"peak_watts", h->peak_w, "coverage", h->covered_s / window,
 				"samples", (json_int_t)h->samples));
 		}
-		json_object_set_new(doc, "from", json_string(from_s));
-		json_object_set_new(doc, "to", json_string(to_s));
+		mxq_json_set_time(doc, "from", a->from);
+		mxq_json_set_time(doc, "to", a->to);
 		json_object_set_new(doc, "hosts", arr);
 		json_object_set_new(doc, "energy_j", json_real(total_j));
 		json_object_set_new(doc, "avg_watts", json_real(total_avg));
@@ -270,14 +220,29 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		return print_json(doc) < 0 ? 1 : 0;
 	}
 	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
-	printf("%-24s %14s %10s %10s %9s %8s\n", "HOST", "ENERGY_J", "KWH", "AVG_W", "PEAK_W", "COVERED");
-	for (size_t i = 0; i < n_hosts; i++) {
-		const struct host_usage *h = &hosts[i];
-		printf("%-24s %14.1f %10.4f %10.1f %9.1f %7.0f%%\n", h->host, h->energy_j,
-		       h->energy_j / 3.6e6, usage_avg_w(h),
-		       h->peak_w, 100.0 * h->covered_s / window);
+	{
+		struct mxq_table *t = mxq_table_new("HOST|ENERGY_J>|KWH>|AVG_W>|PEAK_W>|COVERED>");
+		int r = t ? 0 : -ENOMEM;
+#define C MXQ_TABLE_SEP
+		for (size_t i = 0; r == 0 && i < n_hosts; i++) {
+			const struct host_usage *h = &hosts[i];
+			r = mxq_table_addf(t, "%s" C "%.1f" C "%.4f" C "%.1f" C "%.1f" C "%.0f%%", h->host,
+					   h->energy_j, h->energy_j / 3.6e6,
+					   usage_avg_w(h), h->peak_w, 100.0 * h->covered_s / window);
+		}
+		if (r == 0)
+			r = mxq_table_addf(t, "total" C "%.1f" C "%.4f" C "%.1f" C "-" C "", total_j,
+					   total_j / 3.6e6, total_avg);
+#undef C
+		if (r == 0)
+			r = mxq_table_print(t, stdout);
+		mxq_table_free(t);
+		if (r < 0) {
+			free(hosts);
+			fprintf(stderr, "mxqadmin: power usage: %s\n", strerror(-r));
+			return 1;
+		}
 	}
-	printf("%-24s %14.1f %10.4f %10.1f %9s\n", "total", total_j, total_j / 3.6e6, total_avg, "-");
 	if (n_hosts == 0)
 		printf("(no node samples in this window)\n");
 	free(hosts);
@@ -308,16 +273,13 @@ static json_t *job_json(struct mx_db_result *res)
 		"samples", (json_int_t)mx_db_u64(res, J_SAMPLES), "method", mx_db_str(res, J_METHOD),
 		"completeness", mx_db_str(res, J_COMPLETE),
 		"idle_baseline_watts", mx_db_double(res, J_IDLE));
-	char buf[32];
 
-	format_time(mx_db_double(res, J_START), buf, sizeof(buf));
-	json_object_set_new(o, "date_start", json_string(buf));
+	mxq_json_set_time(o, "date_start", mx_db_double(res, J_START));
 	if (mx_db_is_null(res, J_END)) {
-		json_object_set_new(o, "date_end", json_null());
+		mxq_json_set_time(o, "date_end", 0);
 		json_object_set_new(o, "running", json_true());
 	} else {
-		format_time(mx_db_double(res, J_END), buf, sizeof(buf));
-		json_object_set_new(o, "date_end", json_string(buf));
+		mxq_json_set_time(o, "date_end", mx_db_double(res, J_END));
 		json_object_set_new(o, "running", json_false());
 	}
 	json_object_set_new(o, "user", mx_db_is_null(res, J_USER) ? json_null()
@@ -435,7 +397,9 @@ static int cmd_metrics(struct mx_db *db)
 		fprintf(stderr, "mxqadmin: out of memory\n");
 	else if (r < 0)
 		fprintf(stderr, "mxqadmin: power metrics: %s\n", mx_db_error(db));
-	return r < 0 ? 1 : 0;
+	if (r < 0)
+		return 1;
+	return mxqadmin_metrics_power(db);	/* power management and queue */
 }
 
 /* ------------------------------------------------------------------- main */
@@ -447,7 +411,7 @@ static void energy_usage(FILE *f)
 "       mxqadmin power job JOBID [--json]\n"
 "       mxqadmin power jobs [--user U] [--group ID|NAME] [--since T] [--limit N] [--json]\n"
 "       mxqadmin power metrics\n"
-"T: now, an age (30m, 2h, 7d), @EPOCH, or YYYY-MM-DD[ HH:MM[:SS]] (local time)\n");
+"T: " MX_TIME_FORMS " (no zone: local time)\n");
 }
 
 int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options *dbopt)
@@ -469,9 +433,9 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 	struct mx_db *db = NULL;
 	int c, rc;
 
-	optind = 1;
+	optind = 0;	/* a fresh getopt: permute, unlike mxqadmin's "+" */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': a.hosts = optarg; break;
 		case 'u': a.user = optarg; break;

@@ -36,17 +36,23 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "mx_db.h"
+#include "mx_time.h"
+#include "mxq_json.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
+#include "mxq_power_config.h"
 #include "mxq_power_json.h"
+#include "mxq_table.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxqadmin.h"
@@ -55,8 +61,6 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
-#define POWER_CONFIG_DEFAULT SYSCONFDIR "/mxq/power.conf"
-#define POWER_CONFIG_MAX_BYTES (1024 * 1024)
 
 /* A node whose mxqd row is older than this counts as down in snapshots
  * read here (list, explain): what the leader uses with mxqd's default
@@ -78,6 +82,7 @@ enum power_opt {
 	P_REASON = 1 << 4,
 	P_GROUP  = 1 << 5,
 	P_CONFIG = 1 << 6,
+	P_WATCH  = 1 << 7,
 };
 
 struct power_args {
@@ -85,11 +90,13 @@ struct power_args {
 	bool json;
 	const char *host;          /* --host */
 	const char *since;         /* --since */
+	double since_epoch;        /* --since parsed (mx_time_parse) */
 	uint64_t limit;            /* --limit */
 	const char *reason;        /* --reason */
 	uint64_t group_id;         /* --group */
 	bool have_group;
 	const char *config;        /* --power-config */
+	double watch_s;            /* --watch[=SECONDS]: refresh every SECONDS, 0 = once */
 	char **pos;                /* positional arguments */
 	int npos;
 };
@@ -144,16 +151,7 @@ static json_t *json_str_or_null(const char *s)
 /* Print DOC as the whole output (and free it). 0 or -EIO. */
 static int json_print(json_t *doc)
 {
-	int r = 0;
-
-	if (!doc)
-		return -ENOMEM;
-	if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-		r = -EIO;
-	else
-		putchar('\n');
-	json_decref(doc);
-	return r;
+	return mxq_json_print(doc);
 }
 
 static const char *state_name(enum mxq_power_node_state state)
@@ -212,64 +210,16 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 			     const char **ret_source)
 {
 	char errbuf[4096];
-	struct stat st;
-	char *text = NULL;
-	FILE *f;
-	size_t n;
-	int r;
+	int r = mxq_power_config_load(cfg, path, ret_source, errbuf, sizeof(errbuf));
 
-	mxq_power_config_defaults(cfg);
-	*ret_source = "built-in defaults";
-	if (!path) {
-		if (stat(POWER_CONFIG_DEFAULT, &st) < 0 && errno == ENOENT)
-			return 0;
-		path = POWER_CONFIG_DEFAULT;
-	}
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", path, strerror(-r));
-		return r;
-	}
-	text = malloc(POWER_CONFIG_MAX_BYTES + 1);
-	if (!text) {
-		fclose(f);
-		fprintf(stderr, "mxqadmin: out of memory\n");
-		return -ENOMEM;
-	}
-	n = fread(text, 1, POWER_CONFIG_MAX_BYTES + 1, f);
-	r = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (r == 0 && n > POWER_CONFIG_MAX_BYTES) {
-		fprintf(stderr, "mxqadmin: %s: larger than %d bytes\n", path,
-			POWER_CONFIG_MAX_BYTES);
-		free(text);
-		return -EFBIG;
-	}
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", path, strerror(-r));
-		free(text);
+		/* every error of the file, one line each */
+		for (char *line = strtok(errbuf, "\n"); line; line = strtok(NULL, "\n"))
+			fprintf(stderr, "mxqadmin: %s\n", line);
 		return r;
 	}
-	text[n] = '\0';
-	r = mxq_power_config_parse(cfg, text, path, errbuf, sizeof(errbuf));
-	free(text);
-	if (r < 0) {
-		/* the parser reports every error, one line each */
-		char *line = errbuf, *nl;
-		for (; *line; line = nl + 1) {
-			nl = strchr(line, '\n');
-			if (!nl) {
-				fprintf(stderr, "mxqadmin: %s\n", line);
-				break;
-			}
-			fprintf(stderr, "mxqadmin: %.*s\n", (int)(nl - line), line);
-		}
-		if (!*errbuf)
-			fprintf(stderr, "mxqadmin: %s: %s\n", path, strerror(-r));
-		return r;
-	}
-	*ret_source = path;
+	if (!*ret_source)
+		*ret_source = "built-in defaults";
 	return 0;
 }
 
@@ -328,22 +278,21 @@ static int list_json(const struct mxq_power_db_snapshot *s)
 
 static int list_table(const struct mxq_power_db_snapshot *s)
 {
+	struct mxq_table *t;
 	char flags[64];
-	int w = 4, fw = 5;
+	int r = 0;
 
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
-		if ((int)strlen(s->nodes[i].hostname) > w)
-			w = (int)strlen(s->nodes[i].hostname);
-		node_flags(&s->nodes[i], &s->hosts[i], flags, sizeof(flags));
-		if ((int)strlen(flags) > fw)
-			fw = (int)strlen(flags);
+	if (s->snap.n_nodes == 0) {
+		printf("(no managed hosts: mxq_power is empty)\n");
+		return 0;
 	}
-	printf("%-*s  %-12s %7s %4s %9s %7s %6s %4s %-10s %-*s %s\n", w, "HOST", "STATE", "SINCE",
-	       "JOBS", "SLOTS", "IDLE", "WATTS", "RANK", "TRANSPORT", fw, "FLAGS", "REASON");
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+	t = mxq_table_new("HOST|STATE|SINCE>|JOBS>|SLOTS>|IDLE>|WATTS>|RANK>|TRANSPORT|FLAGS|REASON");
+	if (!t)
+		return -errno;
+	for (size_t i = 0; r == 0 && i < s->snap.n_nodes; i++) {
 		const struct mxq_power_node *n = &s->nodes[i];
 		const struct mxq_power_host *h = &s->hosts[i];
-		char since[AGE_LEN], idle[AGE_LEN], slots[24], watts[32], transport[40], cut[64];
+		char since[AGE_LEN], idle[AGE_LEN], cut[64];
 		int64_t is = mxq_power_node_idle_since(n);
 
 		format_age(s->now - n->state_since, since, sizeof(since));
@@ -351,23 +300,24 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 			snprintf(idle, sizeof(idle), "-");
 		else
 			format_age(s->now - is, idle, sizeof(idle));
-		snprintf(slots, sizeof(slots), "%" PRIu32 "/%" PRIu32, n->used_slots,
-			 h->slots_total);
-		snprintf(watts, sizeof(watts), "%.0f", h->current_watts);
-		snprintf(transport, sizeof(transport), "%s/%s", dash(h->transport_on),
-			 dash(h->transport_off));
 		node_flags(n, h, flags, sizeof(flags));
-		printf("%-*s  %-12s %7s %4" PRIu32 " %9s %7s %6s %4" PRId32 " %-10s %-*s %s\n",
-		       w, n->hostname, state_name(n->state), since, n->jobs_running, slots, idle,
-		       watts, n->efficiency_rank, transport, fw, dash(flags),
-		       truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH, cut, sizeof(cut)));
+#define C MXQ_TABLE_SEP
+		r = mxq_table_addf(t, "%s" C "%s" C "%s" C "%" PRIu32 C "%" PRIu32 "/%" PRIu32 C "%s" C
+				   "%.0f" C "%" PRId32 C "%s/%s" C "%s" C "%s",
+				   n->hostname, state_name(n->state), since, n->jobs_running,
+				   n->used_slots, h->slots_total, idle, h->current_watts,
+				   n->efficiency_rank, dash(h->transport_on), dash(h->transport_off),
+				   dash(flags), truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH,
+							  cut, sizeof(cut)));
+#undef C
 	}
-	if (s->snap.n_nodes == 0)
-		printf("(no managed hosts: mxq_power is empty)\n");
-	return 0;
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	return r;
 }
 
-static int cmd_list(struct mx_db *db, const struct power_args *a)
+static int list_once(struct mx_db *db, const struct power_args *a)
 {
 	struct mxq_power_db_snapshot *s = NULL;
 	int r;
@@ -380,6 +330,48 @@ static int cmd_list(struct mx_db *db, const struct power_args *a)
 		fprintf(stderr, "mxqadmin: writing the list: %s\n", strerror(-r));
 		return 1;
 	}
+	return 0;
+}
+
+/*
+ * --watch: the list again every watch_s seconds, like watch(1): the screen
+ * is cleared (on a terminal) and a title line names the time. SIGINT,
+ * SIGTERM or SIGHUP end it with exit status 0; the wait is sigtimedwait,
+ * so a signal ends it at once and nothing is left half written.
+ */
+static int cmd_list(struct mx_db *db, const struct power_args *a)
+{
+	static const char clear[] = "\033[H\033[2J";
+	struct timespec wait;
+	sigset_t sigs, old;
+	char now[40];
+	int r;
+
+	if (a->watch_s <= 0)
+		return list_once(db, a);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	wait.tv_sec = (time_t)a->watch_s;
+	wait.tv_nsec = 0;
+	for (;;) {
+		fflush(stdout);
+		/* straight to the terminal: not through a filter on stdout */
+		if (isatty(STDOUT_FILENO) && write(STDOUT_FILENO, clear, sizeof(clear) - 1) < 0)
+			break;
+		mx_time_format_rfc3339((double)time(NULL), now, sizeof(now));
+		printf("Every %.0fs: mxqadmin power list    %s\n\n", a->watch_s, now);
+		r = list_once(db, a);
+		if (r != 0)
+			return r;
+		if (fflush(stdout) != 0)
+			return 1;
+		if (sigtimedwait(&sigs, NULL, &wait) > 0)
+			break;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
 
@@ -441,7 +433,7 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 	int r, rc = 1;
 
 	/* the local config, to tell whether the leader runs the same one */
-	if (a->config || access(POWER_CONFIG_DEFAULT, F_OK) == 0) {
+	if (a->config || access(MXQ_POWER_CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		if (load_power_config(a->config, &cfg, &source) < 0)
 			return 1;
 		snprintf(local_hash, sizeof(local_hash), "%016" PRIx64,
@@ -545,66 +537,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* events                                                              */
 
-/*
- * --since: an absolute time "YYYY-MM-DD[ HH:MM[:SS]]" (database time zone,
- * as shown), or a relative age: number+unit terms, units s m h d w
- * ("90m", "1d12h"). Returns 0 with *ret_abs set (absolute) or *ret_secs
- * set (relative), -EINVAL otherwise.
- */
-static int parse_since(const char *s, bool *ret_abs, int64_t *ret_secs)
-{
-	unsigned y, mo, d, h = 0, mi = 0, sec = 0;
-	int end = -1;
-
-	if (sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &end) == 3 && end == 10) {
-		const char *t = s + end;
-		int tend = -1;
-		if (*t == ' ' || *t == 'T') {
-			if (sscanf(t + 1, "%2u:%2u%n", &h, &mi, &tend) != 2 || tend != 5)
-				return -EINVAL;
-			t += 1 + tend;
-			if (*t == ':') {
-				tend = -1;
-				if (sscanf(t + 1, "%2u%n", &sec, &tend) != 1 || tend != 2)
-					return -EINVAL;
-				t += 1 + tend;
-			}
-		}
-		if (*t || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
-			return -EINVAL;
-		*ret_abs = true;
-		return 0;
-	}
-
-	int64_t total = 0;
-	if (!*s)
-		return -EINVAL;
-	while (*s) {
-		int64_t num = 0, unit;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		while (*s >= '0' && *s <= '9') {
-			if (num > INT64_MAX / 100)
-				return -EINVAL;
-			num = num * 10 + (*s++ - '0');
-		}
-		switch (*s++) {
-		case 's': unit = 1; break;
-		case 'm': unit = 60; break;
-		case 'h': unit = 3600; break;
-		case 'd': unit = 86400; break;
-		case 'w': unit = 7 * 86400; break;
-		default: return -EINVAL;
-		}
-		if (num > (INT64_MAX / 4 - total) / unit)
-			return -EINVAL;
-		total += num * unit;
-	}
-	*ret_abs = false;
-	*ret_secs = total;
-	return 0;
-}
-
 enum event_col { E_ID, E_TIME, E_UNIX, E_HOST, E_FROM, E_TO, E_REASON, E_EPOCH, E_ACTOR, E_HOST_W };
 
 /* The newest LIMIT matching events, oldest first; the last column is the
@@ -615,42 +547,39 @@ static const char events_sql[] =
 	"   hostname, from_state, to_state, reason, epoch, actor"
 	"   FROM mxq_power_event"
 	"   WHERE (? IS NULL OR hostname = ?)"
-	"     AND (? IS NULL OR event_time >= ?)"
-	"     AND (? = 0 OR event_time >= NOW(3) - INTERVAL ? SECOND)"
+	"     AND (? = 0 OR event_time >= FROM_UNIXTIME(?))"
 	"   ORDER BY event_time DESC, event_id DESC LIMIT ?) e"
 	" ORDER BY 3, 1";
 
 static json_t *event_json(const struct mx_db_result *res)
 {
-	return json_pack("{s:I, s:s, s:f, s:s, s:s, s:s, s:s, s:I, s:s}",
+	json_t *o = json_pack("{s:I, s:n, s:n, s:s, s:s, s:s, s:s, s:I, s:s}",
 			 "event_id", (json_int_t)mx_db_i64(res, E_ID),
-			 "time", mx_db_str(res, E_TIME),
-			 "time_unix", mx_db_double(res, E_UNIX),
+			 "time", "time_unix",
 			 "hostname", mx_db_str(res, E_HOST),
 			 "from_state", mx_db_str(res, E_FROM),
 			 "to_state", mx_db_str(res, E_TO),
 			 "reason", mx_db_str(res, E_REASON),
 			 "epoch", (json_int_t)mx_db_i64(res, E_EPOCH),
 			 "actor", mx_db_str(res, E_ACTOR));
+	if (o && mxq_json_set_time(o, "time", mx_db_double(res, E_UNIX)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
 }
 
 static int cmd_events(struct mx_db *db, const struct power_args *a)
 {
 	struct mx_db_result *res = NULL;
-	bool since_abs = false, first = true;
-	int64_t since_secs = 0, n;
+	bool first = true;
+	int64_t n;
 	uint64_t limit = a->limit ? a->limit : EVENTS_DEFAULT_LIMIT;
 	json_t *arr = NULL;
 	int hw = 4, rc = 1;
 
-	if (a->since && parse_since(a->since, &since_abs, &since_secs) < 0) {
-		fprintf(stderr, "mxqadmin: power events: invalid --since '%s' (want 'YYYY-MM-DD"
-			" HH:MM[:SS]' or an age like 30m, 1h, 2d)\n", a->since);
-		return 2;
-	}
-	n = mx_db_query(db, &res, events_sql, "ssssilU", a->host, a->host,
-			since_abs ? a->since : NULL, since_abs ? a->since : NULL,
-			a->since && !since_abs ? 1 : 0, since_secs, limit);
+	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
+			a->since ? 1 : 0, a->since_epoch, limit);
 	if (n < 0) {
 		fprintf(stderr, "mxqadmin: reading mxq_power_event: %s\n", mx_db_error(db));
 		return 1;
@@ -1200,7 +1129,7 @@ static int cmd_set(struct mx_db *db, const struct power_args *a)
 /* dispatch                                                            */
 
 static const struct power_cmd power_cmds[] = {
-	{ "list",    cmd_list,    P_JSON, 0, 0, "list [--json]" },
+	{ "list",    cmd_list,    P_JSON | P_WATCH, 0, 0, "list [--json] [--watch[=SECONDS]]" },
 	{ "status",  cmd_status,  P_JSON | P_CONFIG, 0, 0, "status [--json] [--power-config FILE]" },
 	{ "events",  cmd_events,  P_JSON | P_HOST | P_SINCE | P_LIMIT, 0, 0,
 	  "events [--host HOST] [--since T] [--limit N] [--json]" },
@@ -1220,7 +1149,7 @@ static void power_usage(FILE *f)
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		fprintf(f, "  power %s\n", power_cmds[i].usage);
 	fprintf(f, "  power usage|job|jobs|metrics ...: job and node energy (see power usage --help)\n");
-	fprintf(f, "T: 'YYYY-MM-DD HH:MM[:SS]' or an age like 30m, 1h, 2d\n");
+	fprintf(f, "T: " MX_TIME_FORMS "\n");
 }
 
 static const struct {
@@ -1229,7 +1158,7 @@ static const struct {
 } opt_names[] = {
 	{ "--json", P_JSON }, { "--host", P_HOST }, { "--since", P_SINCE },
 	{ "--limit", P_LIMIT }, { "--reason", P_REASON }, { "--group", P_GROUP },
-	{ "--power-config", P_CONFIG },
+	{ "--power-config", P_CONFIG }, { "--watch", P_WATCH },
 };
 
 /* Parse the options of CMD; returns -1 to go on, else the exit status. */
@@ -1244,6 +1173,7 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		{ "reason",       required_argument, NULL, 'r' },
 		{ "group",        required_argument, NULL, 'g' },
 		{ "power-config", required_argument, NULL, 'c' },
+		{ "watch",        optional_argument, NULL, 'w' },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1256,7 +1186,15 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		switch (c) {
 		case 'j': a->json = true; seen |= P_JSON; break;
 		case 'H': a->host = optarg; seen |= P_HOST; break;
-		case 's': a->since = optarg; seen |= P_SINCE; break;
+		case 's':
+			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0) {
+				fprintf(stderr, "mxqadmin: power %s: --since: '%s' is not a time (%s)\n",
+					cmd->name, optarg, MX_TIME_FORMS);
+				return 2;
+			}
+			a->since = optarg;
+			seen |= P_SINCE;
+			break;
 		case 'n':
 			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0) {
 				fprintf(stderr, "mxqadmin: power %s: invalid --limit '%s'"
@@ -1276,6 +1214,17 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 			seen |= P_GROUP;
 			break;
 		case 'c': a->config = optarg; seen |= P_CONFIG; break;
+		case 'w': {
+			uint64_t secs = 2;
+			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0)) {
+				fprintf(stderr, "mxqadmin: power %s: --watch: '%s' is not a duration"
+					" (e.g. 5, 10s, 1m)\n", cmd->name, optarg);
+				return 2;
+			}
+			a->watch_s = (double)secs;
+			seen |= P_WATCH;
+			break;
+		}
 		case 'h':
 			printf("usage: mxqadmin power %s\n", cmd->usage);
 			return 0;

@@ -36,6 +36,7 @@
 #include "mxq_daemon.h"
 #include "mxq_group.h"
 #include "mxq_status.h"
+#include "mxq_json.h"
 #include "mxq_privs.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
@@ -427,10 +428,8 @@ static int print_json(const struct mxqadmin_group *g, const struct host_verdict 
 		json_array_append_new(hosts, h);
 	}
 	json_object_set_new(doc, "hosts", hosts);
-	if (r == 0 && json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-		r = -EIO;
 	if (r == 0)
-		putchar('\n');
+		return mxq_json_print(doc);
 	json_decref(doc);
 	return r;
 }

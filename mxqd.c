@@ -12,7 +12,13 @@
  * leaves jobs running (a restarted mxqd re-adopts them); SIGHUP re-opens the
  * log file.
  *
- * Errors: configuration errors exit with status 1 and one line on stderr.
+ * Readiness: under systemd (Type=notify) READY=1 is sent once the daemon is
+ * registered in mxq_daemon and mxq_power, STOPPING=1 when it starts to
+ * drain or exit (mx_notify.c).
+ *
+ * Errors: usage errors (unknown option, bad value) exit with status 2,
+ * start-up failures (database, configuration file) with status 1, both
+ * with one line on stderr.
  * Database errors while serving are logged and retried with backoff; jobs
  * keep running and their outcomes wait in the spool directory.
  */
@@ -36,6 +42,7 @@
 
 #include "mx_db.h"
 #include "mx_log.h"
+#include "mx_notify.h"
 #include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_client.h"
@@ -158,7 +165,7 @@ static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("mxqd: ", stderr);
+	fputs(mx_log_stderr_is_journal() ? "<3>mxqd: " : "mxqd: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -742,6 +749,7 @@ static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
 {
 	switch (sig) {
 	case SIGTERM:
+		mx_notify("STOPPING=1");
 		if (s->accepting)
 			mx_log_notice("SIGTERM: no new jobs; exiting when %u running job(s) are done",
 				      s->jobs_running);
@@ -749,12 +757,14 @@ static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
 		mxqd_energy_shutdown_begins(s);
 		break;
 	case SIGINT:
+		mx_notify("STOPPING=1");
 		mx_log_notice("SIGINT: terminating %u running job(s), then exiting", s->jobs_running);
 		s->accepting = false;
 		mxqd_energy_shutdown_begins(s);
 		mxqd_jobs_kill_all(s);
 		break;
 	case SIGQUIT:
+		mx_notify("STOPPING=1");
 		mx_log_notice("SIGQUIT: exiting now, %u job(s) keep running", s->jobs_running);
 		ls->quit_now = true;
 		break;
@@ -955,8 +965,15 @@ int main(int argc, char **argv)
 	mxqd_power_options_init(&opt.power);
 	mxqd_energy_options_init(&opt.energy);
 	if (parse_options(argc, argv, &server, &opt) < 0)
-		return 1;
+		return 2;
 	if (opt.power.check_config) {
+		/* a check of a file that is not there must not read as "ok" */
+		if (access(opt.power.config_path, F_OK) < 0) {
+			fail("%s: %s; nothing to check%s", opt.power.config_path, strerror(errno),
+			     opt.power.config_path_given ? "" :
+			     " (without the file mxqd runs with the defaults of power.conf(5))");
+			return 1;
+		}
 		if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
 			fprintf(stderr, "%s\n", errbuf);
 			return 1;
@@ -1029,6 +1046,13 @@ int main(int argc, char **argv)
 	if (r < 0)
 		mx_log_err("power: cannot register this node in mxq_power: %s (is the schema upgraded? "
 			   "run mxqadmin db upgrade)", mx_db_error(server.db));
+	/* registered: the power manager and `systemctl start` may count on us */
+	if (opt.daemonize)
+		snprintf(errbuf, sizeof(errbuf), "READY=1\nMAINPID=%d", (int)getpid());
+	else
+		snprintf(errbuf, sizeof(errbuf), "READY=1");
+	if ((r = mx_notify(errbuf)) < 0)
+		mx_log_warning("cannot notify the service manager ($NOTIFY_SOCKET): %s", strerror(-r));
 
 	serve(&server, &sigs);
 	mxqd_prof_log();

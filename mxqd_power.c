@@ -44,6 +44,7 @@
 #include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_power_db.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_status.h"
 #include "mxq_power_secrets.h"
@@ -55,7 +56,6 @@
 #define SYSCONFDIR "/etc"
 #endif
 
-#define CONFIG_MAX_BYTES (1 << 20)
 
 /* The module's state: one mxqd, one instance. */
 static struct {
@@ -74,7 +74,7 @@ static struct {
 void mxqd_power_options_init(struct mxqd_power_options *opt)
 {
 	*opt = (struct mxqd_power_options) {
-		.config_path = SYSCONFDIR "/mxq/power.conf",
+		.config_path = MXQ_POWER_CONFIG_DEFAULT_PATH,
 		.tick_s = 10,
 		.lease_s = 30,
 		.exec_timeout_s = 20,
@@ -101,22 +101,11 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 
 static int load_config(const struct mxqd_power_options *opt, char *errbuf, size_t errlen)
 {
-	char *text = NULL;
-	int r;
+	int r = mxq_power_config_load(&pm.cfg, opt->config_path_given ? opt->config_path : NULL,
+				      NULL, errbuf, errlen);
 
-	mxq_power_config_defaults(&pm.cfg);
-	r = mx_read_config_file(opt->config_path, CONFIG_MAX_BYTES, false, &text, NULL, NULL,
-				errbuf, errlen);
-	if (r == -ENOENT && !opt->config_path_given) {
-		/* no file: the documented defaults */
-	} else if (r < 0) {
+	if (r < 0)
 		return r;
-	} else {
-		r = mxq_power_config_parse(&pm.cfg, text, opt->config_path, errbuf, errlen);
-		free(text);
-		if (r < 0)
-			return r;
-	}
 	snprintf(pm.config_hash, sizeof(pm.config_hash), "%016" PRIx64, mxq_power_config_hash(&pm.cfg));
 	return 0;
 }

@@ -29,6 +29,7 @@
 
 #include "mx_db.h"
 #include "mxq_client.h"
+#include "mxq_json.h"
 #include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_status.h"
@@ -551,14 +552,10 @@ static int dump(struct mx_db *db, const struct filters *f)
 	}
 	mx_db_result_free(res);
 	if (f->json) {
-		int r = json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		json_decref(array);
-		if (r < 0) {
+		if (mxq_json_print(array) < 0) {
 			mxq_complain("cannot write JSON output");
 			return -EIO;
 		}
-		putchar('\n');
 	}
 	if (fflush(stdout) != 0) {
 		mxq_complain("writing the output: %s", strerror(errno));

@@ -265,11 +265,13 @@ START_TEST(durations)
 	ck_assert_int_eq(s, 90);
 	ck_assert_int_eq(mxq_sim_parse_duration("1h30m", &s), 0);
 	ck_assert_int_eq(s, 5400);
+	ck_assert_int_eq(mxq_sim_parse_duration("1w", &s), 0);	/* the shared units */
+	ck_assert_int_eq(s, 7 * 86400);
 	ck_assert_int_eq(mxq_sim_parse_duration("2d3s", &s), 0);
 	ck_assert_int_eq(s, 2 * 86400 + 3);
 	ck_assert_int_eq(mxq_sim_parse_duration("", &s), -EINVAL);
 	ck_assert_int_eq(mxq_sim_parse_duration("-1", &s), -EINVAL);
-	ck_assert_int_eq(mxq_sim_parse_duration("5w", &s), -EINVAL);
+	ck_assert_int_eq(mxq_sim_parse_duration("5x", &s), -EINVAL);
 	ck_assert_int_eq(mxq_sim_parse_duration("99999999999999999999", &s), -ERANGE);
 	ck_assert_int_eq(s, 2 * 86400 + 3);
 }

@@ -159,10 +159,10 @@ is "mxqd exits 0" "$mxqd_rc" 0
 
 section "7. bad input"
 out=$("$MXQ_BUILD_DIR/mxqd" --energy-ipmi '' 2>&1)
-is "empty --energy-ipmi: exit 1" "$?" 1
+is "empty --energy-ipmi: a usage error, exit 2" "$?" 2
 contains "empty --energy-ipmi: says what is wrong" "$out" "--energy-ipmi"
 out=$("$MXQ_BUILD_DIR/mxqd" --energy-ipmi-workarounds bogus 2>&1)
-is "unknown workaround: exit 1" "$?" 1
+is "unknown workaround: a usage error, exit 2" "$?" 2
 contains "unknown workaround: named, known ones listed" "$out" "unknown IPMI workaround 'bogus' (known:"
 
 tap_done

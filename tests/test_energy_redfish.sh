@@ -186,12 +186,12 @@ mxqd_stop enode6
 # ----------------------------------------------------- 8. bad input
 section "8. bad input"
 out=$("$MXQ_BUILD_DIR/mxqd" --energy-redfish '' 2>&1)
-is "empty --energy-redfish: exit 1" "$?" 1
+is "empty --energy-redfish: a usage error, exit 2" "$?" 2
 contains "empty --energy-redfish: says what is wrong" "$out" "--energy-redfish: '' does not start with the BMC address"
 out=$("$MXQ_BUILD_DIR/mxqd" --energy-redfish 127.0.0.1,tls=off 2>&1)
-is "unknown option: exit 1" "$?" 1
+is "unknown option: a usage error, exit 2" "$?" 2
 contains "unknown option: named, known ones listed" "$out" "'tls=off' is not one of chassis="
 out=$("$MXQ_BUILD_DIR/mxqd" --energy-redfish https://127.0.0.1/ 2>&1)
-is "a URL instead of HOST[:PORT]: exit 1" "$?" 1
+is "a URL instead of HOST[:PORT]: a usage error, exit 2" "$?" 2
 
 tap_done

@@ -120,7 +120,7 @@ printf '# test policy\nmin_off_time = 5m\nresume_rate = 10\nmax_booting = 10\n' 
 out=$(admin power list)
 is "list: exit 0" "$?" 0
 contains "list: header" "$out" "HOST   STATE"
-contains "list: busy host with job and slots" "$(echo "$out" | grep '^cpu1 ')" " 1      4/16       -"
+is "list: busy host with job and slots" "$(echo "$out" | awk '$1 == "cpu1" {print $4, $5, $6}')" "1 4/16 -"
 is "list: watts, rank, transport" "$(echo "$out" | awk '$1 == "cpu1" {print $7, $8, $9}')" \
 	"180 50 exec/self"
 contains "list: idle time from the last job end" "$(echo "$out" | grep '^idle1 ')" "15m0"
@@ -129,6 +129,13 @@ contains "list: FAILED state" "$(echo "$out" | grep '^cpu2 ')" "FAILED"
 contains "list: long reason cut in the table" "$(echo "$out" | grep '^gpu1 ')" \
 	"suspended: idle for 35m, longer than the idle..."
 not_contains "list: cut reason does not run on" "$(echo "$out" | grep '^gpu1 ')" "most expensive"
+
+long=a-very-long-host-name-that-used-to-break-the-columns.example.org
+mxq_sql "INSERT INTO mxq_power (hostname, state) VALUES ('$long', 'UNKNOWN')"
+out=$(admin power list)
+is "list: columns sized to the longest host name (STATE at one offset on every line)" \
+	"$(echo "$out" | awk 'NR == 1 { o = index($0, "STATE") } NR > 1 { print (index($0, $2) == o) }' | sort -u)" 1
+mxq_sql "DELETE FROM mxq_power WHERE hostname = '$long'"
 
 json=$(admin power list --json)
 is "list --json: states" "$(echo "$json" |
@@ -170,6 +177,24 @@ is "status --json: lease_valid false" \
 fails "status: bad --power-config" 1 "cannot read" \
 	admin power status --power-config "$MXQ_TEST_DIR/nonexistent.conf"
 
+# ------------------------------------------------------------ list --watch
+
+"$mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power list --watch=1 >"$MXQ_TEST_DIR/watch" 2>&1 </dev/null &
+watch_pid=$!
+views=0 tries=300
+while [ "$views" -lt 2 ] && [ "$tries" -gt 0 ] && kill -0 "$watch_pid" 2>/dev/null; do
+	sleep 0.1
+	tries=$((tries - 1))
+	views=$(grep -c "^Every 1s: mxqadmin power list" "$MXQ_TEST_DIR/watch")
+done
+is "list --watch refreshes (two views within 30 s)" "$views" 2
+# SIGTERM: a background job of sh has SIGINT ignored
+kill -TERM "$watch_pid"
+wait "$watch_pid"
+is "list --watch: SIGTERM quits cleanly (exit 0)" "$?" 0
+contains "list --watch shows the hosts" "$(cat "$MXQ_TEST_DIR/watch")" "gpu1"
+fails "list --watch: bad interval" 2 "--watch: 'soon' is not a duration" admin power list --watch=soon
+
 # ---------------------------------------------------------------- events
 
 out=$(admin power events)
@@ -186,9 +211,16 @@ is "events --limit 2: the newest two" \
 is "events --json: fields" "$(admin power events --host cpu2 --json |
 	py '(d[0]["from_state"], d[0]["to_state"], d[0]["actor"], d[0]["epoch"])')" \
 	"('POWERING_ON', 'FAILED', 'leader', 7)"
+is "events --json: time in RFC 3339 with zone, and the same instant as a number" \
+	"$(admin power events --limit 1 --json | py '__import__("re").fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", d[0]["time"]) is not None and abs(__import__("datetime").datetime.fromisoformat(d[0]["time"]).timestamp() - d[0]["time_unix"]) < 1')" True
 contains "events: none match" "$(admin power events --host cpu1 --since 1d)" "(no events)"
-fails "events: bad --since" 2 "invalid --since 'yesterday'" admin power events --since yesterday
-fails "events: bad date" 2 "invalid --since" admin power events --since '2026-13-01 10:00'
+contains "events --since now: none newer" "$(admin power events --since now)" "(no events)"
+at=$(mxq_sql "SELECT UNIX_TIMESTAMP(NOW() - INTERVAL 2 HOUR)")
+is "events --since @EPOCH (the shared time parser)" "$(admin power events --since "@$at" | tail -n +2 | wc -l)" 4
+is "events: option order does not matter" "$(admin power events --since 62m --host gpu1 | tail -n +2 | wc -l)" \
+	"$(admin power events --host gpu1 --since 62m | tail -n +2 | wc -l)"
+fails "events: bad --since" 2 "--since: 'yesterday' is not a time" admin power events --since yesterday
+fails "events: bad date" 2 "is not a time" admin power events --since '2026-13-01 10:00'
 fails "events: bad --limit" 2 "invalid --limit" admin power events --limit 0
 
 # ------------------------------------------------------------ explain HOST

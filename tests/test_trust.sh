@@ -307,7 +307,7 @@ printf '%s\n' "$out" | diag
 check "make install created the set-id account $UM" getent passwd "$UM" >/dev/null
 is "mxqsub: $UM:$UM 6755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqsub")" "$UM:$UM 6755"
 is "mxqkill: $UM:$UM 6755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqkill")" "$UM:$UM 6755"
-is "mxqadmin: root:$UM 2755" "$(stat -c '%U:%G %a' "$R/usr/sbin/mxqadmin")" "root:$UM 2755"
+is "mxqadmin: root:$UM 2755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqadmin")" "root:$UM 2755"
 chmod 755 "$R"   # mktemp-like parents must let the users reach the tools
 
 CPW=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
@@ -361,8 +361,8 @@ echo "== subenv"; u "$UA" env MARIADB_PLUGIN_DIR="$W/a" LIBMYSQL_PLUGINS=evil "$
 echo "== dump"; u "$UA" "$R/usr/bin/mxqdump" 2>&1; echo "rc=$?"
 echo "== killother"; u "$UB" "$R/usr/bin/mxqkill" -J "$JQA" 2>&1; echo "rc=$?"
 echo "== killown"; u "$UA" "$R/usr/bin/mxqkill" -J "$JQA" 2>&1; echo "rc=$?"
-echo "== adminlist"; u "$UA" "$R/usr/sbin/mxqadmin" power list 2>&1; echo "rc=$?"
-echo "== adminoff"; u "$UB" env MXQ_ADMIN_GROUP="$GADM" "$R/usr/sbin/mxqadmin" power off good1 --reason x 2>&1; echo "rc=$?"
+echo "== adminlist"; u "$UA" "$R/usr/bin/mxqadmin" power list 2>&1; echo "rc=$?"
+echo "== adminoff"; u "$UB" env MXQ_ADMIN_GROUP="$GADM" "$R/usr/bin/mxqadmin" power off good1 --reason x 2>&1; echo "rc=$?"
 echo "== end"
 EOF
 mkdir -p "$W/ov" "$W/mxqonly/sub"   # only the set-id account could look in there
