@@ -75,9 +75,12 @@ check "the other two nodes form the primary component without node 3" \
 j=$(submit -M "$MXQ_TEST_DIR/galera-3.cnf" --whitelist g3 true)
 check "a client whose list starts with the stalled node submits (job $j)" test -n "$j"
 check "mxqd g3 moves to another node and runs the job" job_wait 60 "$j" 1000
-moved=$(grep -c "database: reconnected, now on server 127.0.0.1:$(mxq_galera_port 1)\$" \
+# node 1 is next in g3's list, but while the cluster drops node 3 a node can
+# be briefly outside the primary component and is skipped: 1 or 2 is right
+moved=$(grep -cE "database: reconnected, now on server 127\.0\.0\.1:($(mxq_galera_port 1)|$(mxq_galera_port 2))\$" \
 	"$(mxqd_dir g3)/mxqd.log")
-check "g3's log names the server it moved to" test "$moved" -ge 1
+check "g3's log names the server it moved to (node 1 or 2, not the stalled 3)" test "$moved" -ge 1
+grep "database: reconnected" "$(mxqd_dir g3)/mxqd.log" | diag
 echo "g3 moved and ran job $j $(secs_diff "$(now_s)" "$t_stop") s after node 3 stopped" | diag
 kill -CONT "$(mxq_galera_pid 3)"
 check "node 3 rejoins after SIGCONT" mxq__galera_wait_synced 3 120
