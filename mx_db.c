@@ -309,6 +309,9 @@ static int read_host_list(struct mx_db *db)
 	f = fopen(db->defaults_file, "re");
 	if (!f)
 		return 0;  /* do_connect reports an unreadable file */
+	/* the file holds the password: no stdio buffer keeps a copy in the
+	 * heap (forked reapers inherit it), and line is wiped below */
+	setvbuf(f, NULL, _IONBF, 0);
 	while (fgets(line, sizeof(line), f)) {
 		char *p = trim_value(line), *eq, *key;
 
@@ -334,6 +337,7 @@ static int read_host_list(struct mx_db *db)
 		else if (strcmp(key, "read-timeout") == 0 || strcmp(key, "read_timeout") == 0)
 			io_timeout = strtol(trim_value(eq + 1), NULL, 10);
 	}
+	explicit_bzero(line, sizeof(line));
 	fclose(f);
 	/* with several servers, one that stops answering (stalled or cut off)
 	 * must not hold a client forever: 30 s unless the file says */

@@ -11,6 +11,7 @@
 #include "mxq_privs.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,11 @@ void mxq_privs_harden(void)
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	setrlimit(RLIMIT_CORE, &none);
+	/* freed memory is overwritten: the client library reads the
+	 * credentials file through buffers it frees, and a process forked
+	 * later (mxqd's reapers) would otherwise inherit the password in a
+	 * free heap chunk; live copies are wiped where they are known */
+	mallopt(M_PERTURB, 0xa5);
 }
 
 /* Remove what the MariaDB client library would take from a caller. */

@@ -42,8 +42,9 @@ int mxq_privs_raise(void);
  * set-id); verified. 0 or -errno. */
 int mxq_privs_drop(void);
 
-/* Not dumpable (no ptrace by the same user, no /proc/PID/mem) and
- * RLIMIT_CORE 0: for processes that hold passwords or keys. */
+/* Not dumpable (no ptrace by the same user, no /proc/PID/mem),
+ * RLIMIT_CORE 0 and freed memory overwritten (M_PERTURB): for processes
+ * that hold passwords or keys. */
 void mxq_privs_harden(void);
 
 /*
