@@ -53,7 +53,7 @@ run_backend() {
 	done
 	_n=$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE group_id = $_g AND job_status = 1000")
 	set -- $(cat "$MXQ_TEST_DIR"/mxqd/b*/mxqd.log | awk '/ database: .* connect\(s\)/ {
-		for (i = 1; i <= NF; i++) { if ($i == "conflict(s)") r += $(i - 1);
+		for (i = 1; i <= NF; i++) { if ($i == "conflict(s)") r += $(i - 2);
 			if ($i == "given") g += $(i - 1) } } END { print r + 0, g + 0 }')
 	_retries=$1 _given=$2
 	printf '%-28s %7s jobs/s  (%s of %s FINISHED in %s s); write conflicts retried: %s (%s per 100 jobs), given up: %s\n' \
