@@ -38,7 +38,6 @@
 #endif
 
 #define EXIT_USAGE 2
-#define DEADLOCK_RETRIES 5
 
 struct options {
 	uint64_t group_id;          /* -g, 0 = not given */
@@ -113,30 +112,41 @@ static int lock_owned_group(struct mx_db *db, uint64_t group_id)
 	return n > 0 ? 0 : -EPERM;
 }
 
+struct owned_update {
+	uint64_t group_id;
+	const char *sql, *fmt, *list;
+	unsigned status, code;
+	uint64_t id;
+	int64_t changed;
+};
+
+static int owned_update_body(struct mx_db *db, void *ctx)
+{
+	struct owned_update *u = ctx;
+	int r = lock_owned_group(db, u->group_id);
+
+	if (r < 0)
+		return r;
+	u->changed = u->list ? mx_db_exec(db, u->sql, u->fmt, u->status, u->id, u->group_id, u->list)
+			     : mx_db_exec(db, u->sql, u->fmt, u->status, u->id, u->group_id, u->code);
+	return u->changed < 0 ? (int)u->changed : 0;
+}
+
 /* One UPDATE of jobs of GROUP_ID (SQL with three '?': status, id, status or
- * list), inside a transaction that holds the caller's group locked. Rows
- * changed, or negative errno (-EPERM: not the caller's). */
+ * list), inside a transaction that holds the caller's group locked (rerun
+ * by mx_db_transaction() after a deadlock). Rows changed, or negative
+ * errno (-EPERM: not the caller's). */
 static int64_t update_owned_jobs(struct mx_db *db, uint64_t group_id, const char *sql,
 				 const char *fmt, unsigned status, uint64_t id, unsigned code,
 				 const char *list)
 {
-	int64_t n;
-	int r = mx_db_begin(db);
+	struct owned_update u = {
+		.group_id = group_id, .sql = sql, .fmt = fmt, .list = list,
+		.status = status, .code = code, .id = id,
+	};
+	int r = mx_db_transaction(db, owned_update_body, &u);
 
-	if (r < 0)
-		return r;
-	r = lock_owned_group(db, group_id);
-	if (r < 0) {
-		mx_db_rollback(db);
-		return r;
-	}
-	n = list ? mx_db_exec(db, sql, fmt, status, id, group_id, list)
-		 : mx_db_exec(db, sql, fmt, status, id, group_id, code);
-	if (n < 0 || (r = mx_db_commit(db)) < 0) {
-		mx_db_rollback(db);
-		return n < 0 ? n : r;
-	}
-	return n;
+	return r < 0 ? r : u.changed;
 }
 
 /* The caller may act on things owned by OWNER_UID. */
@@ -161,57 +171,55 @@ struct group_outcome {
 	int64_t terminating;    /* active -> CANCELLING */
 };
 
-static int cancel_group_tx(struct mx_db *db, uint64_t group_id, const char *terminable,
-			   struct group_outcome *out)
+struct cancel_group_tx {
+	uint64_t group_id;
+	const char *terminable;
+	struct group_outcome out;
+};
+
+/* The body of one group cancellation (mx_db_transaction() reruns it after
+ * a deadlock; every outcome field is set afresh). */
+static int cancel_group_body(struct mx_db *db, void *ctx)
 {
+	struct cancel_group_tx *t = ctx;
 	int64_t n;
 	int r;
 
-	r = mx_db_begin(db);
+	r = lock_owned_group(db, t->group_id);
 	if (r < 0)
 		return r;
-	r = lock_owned_group(db, group_id);
-	if (r < 0)
-		goto fail_r;
 	/* group first: mxqsub adds no more jobs to it, mxqd starts no more */
 	n = mx_db_exec(db, "UPDATE mxq_group SET group_status = ? WHERE group_id = ? AND group_status <> ?"
-		       GROUP_OWNED, "uUuiu", (unsigned)MXQ_GROUP_STATUS_CANCELLED, group_id,
+		       GROUP_OWNED, "uUuiu", (unsigned)MXQ_GROUP_STATUS_CANCELLED, t->group_id,
 		       (unsigned)MXQ_GROUP_STATUS_CANCELLED, OWNER_ARGS);
 	if (n < 0)
-		goto fail;
-	out->was_cancelled = n == 0;
+		return (int)n;
+	t->out.was_cancelled = n == 0;
 	/* queued before running: a job claimed in between is caught by the second */
 	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ? WHERE group_id = ? AND job_status = ?",
-		       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, group_id,
+		       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, t->group_id,
 		       (unsigned)MXQ_JOB_STATUS_INQ);
 	if (n < 0)
-		goto fail;
-	out->queued = n;
+		return (int)n;
+	t->out.queued = n;
 	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ?"
 		       " WHERE group_id = ? AND FIND_IN_SET(job_status, ?) > 0",
-		       "uUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, group_id, terminable);
+		       "uUs", (unsigned)MXQ_JOB_STATUS_CANCELLING, t->group_id, t->terminable);
 	if (n < 0)
-		goto fail;
-	out->terminating = n;
-	r = mx_db_commit(db);
-	if (r < 0)
-		goto fail_r;
+		return (int)n;
+	t->out.terminating = n;
 	return 0;
-fail:
-	r = (int)n;
-fail_r:
-	mx_db_rollback(db);
-	return r;
 }
 
 static int cancel_group(struct mx_db *db, uint64_t group_id, const char *terminable)
 {
 	struct mx_db_result *res = NULL;
-	struct group_outcome out = { 0 };
+	struct cancel_group_tx tx = { .group_id = group_id, .terminable = terminable };
+	struct group_outcome *out = &tx.out;
 	uint64_t owner;
 	char *owner_name, shown[256];
 	int64_t rows;
-	int r = -EAGAIN;
+	int r;
 
 	rows = mx_db_query(db, &res, "SELECT user_uid, user_name FROM mxq_group WHERE group_id = ?",
 			   "U", group_id);
@@ -236,11 +244,7 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 	}
 	free(owner_name);
 
-	for (int attempt = 0; attempt < DEADLOCK_RETRIES && r == -EAGAIN; attempt++) {
-		if (attempt)
-			usleep(20000u << attempt);
-		r = cancel_group_tx(db, group_id, terminable, &out);
-	}
+	r = mx_db_transaction(db, cancel_group_body, &tx);
 	if (r == -EPERM) {
 		mxq_complain("group %llu is not yours: only its owner or root may cancel it",
 			     (unsigned long long)group_id);
@@ -252,8 +256,8 @@ static int cancel_group(struct mx_db *db, uint64_t group_id, const char *termina
 		return r;
 	}
 	printf("%s group %llu: %lld queued jobs cancelled, %lld running jobs being terminated\n",
-	       out.was_cancelled ? "already cancelled" : "cancelled",
-	       (unsigned long long)group_id, (long long)out.queued, (long long)out.terminating);
+	       out->was_cancelled ? "already cancelled" : "cancelled",
+	       (unsigned long long)group_id, (long long)out->queued, (long long)out->terminating);
 	return 0;
 }
 
