@@ -30,13 +30,7 @@ run_backend() {
 	_label=$1
 	_tmpl=$(submit -M "$(cnf_of 1)" -N claims -m 16M -t 10m true) || return 1
 	_g=$(group_of "$_tmpl")
-	mxq_sql "SET SESSION max_recursive_iterations = $jobs + 10;
-		INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
-			job_stdout, job_stderr, job_umask, host_submit)
-		WITH RECURSIVE seq (n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM seq WHERE n < $jobs)
-		SELECT t.job_priority, t.group_id, t.job_workdir, t.job_argc, t.job_argv,
-			t.job_stdout, t.job_stderr, t.job_umask, t.host_submit
-		FROM seq JOIN mxq_job t ON t.job_id = $_tmpl" || return 1
+	clone_job "$_tmpl" "$jobs" || return 1
 	_t0=$(date +%s.%N)
 	_i=1
 	while [ "$_i" -le "$ndaemons" ]; do

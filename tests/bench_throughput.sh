@@ -190,13 +190,7 @@ echo "   first start -> last end (mxqd logs): $(calc "b - a" -v a="$first" -v b=
 stop_daemons
 tmpl=$(submit -N backlog -m "$mem" -t 10m true) || fail "cannot submit the template job"
 g_back=$(group_of "$tmpl")
-mxq_sql "SET SESSION max_recursive_iterations = $jobs + 10;
-	INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
-		job_stdout, job_stderr, job_umask, host_submit)
-	WITH RECURSIVE seq (n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM seq WHERE n < $jobs)
-	SELECT t.job_priority, t.group_id, t.job_workdir, t.job_argc, t.job_argv,
-		t.job_stdout, t.job_stderr, t.job_umask, t.host_submit
-	FROM seq JOIN mxq_job t ON t.job_id = $tmpl" || fail "bulk insert failed"
+clone_job "$tmpl" "$jobs" || fail "bulk insert failed"
 [ "$(mxq_sql "SELECT group_jobs_inq FROM mxq_group WHERE group_id = $g_back")" = "$jobs" ] ||
 	fail "bulk insert: the group does not have $jobs queued jobs"
 t_b0=$(clock)

@@ -245,13 +245,7 @@ mxq_galera_start() {
 	MXQ_TEST_DB_USER=mxqtest
 	MXQ_TEST_DB_PASSWORD=$(mxq__random_hex 12)
 	export MXQ_TEST_DB_NAME MXQ_TEST_DB_USER MXQ_TEST_DB_PASSWORD
-	mariadb --no-defaults --socket="$(mxq_galera_dir 1)/mysql.sock" -uroot --batch <<EOF || return 1
-CREATE DATABASE $MXQ_TEST_DB_NAME CHARACTER SET utf8mb4;
-CREATE USER '$MXQ_TEST_DB_USER'@'localhost' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
-CREATE USER '$MXQ_TEST_DB_USER'@'127.0.0.1' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
-GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'localhost';
-GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'127.0.0.1';
-EOF
+	mxq__create_test_db "$(mxq_galera_dir 1)/mysql.sock" || return 1
 	# joiners one after the other: one donor serves one SST at a time
 	_i=2
 	while [ "$_i" -le "$_n" ]; do

@@ -440,19 +440,25 @@ mxq_db_start() {
 	export MXQ_TEST_DB_SOCKET MXQ_TEST_DB_NAME MXQ_TEST_DB_USER MXQ_TEST_DB_PASSWORD
 	mxq__server_start || return 1
 
-	mariadb --no-defaults --socket="$MXQ_TEST_DB_SOCKET" -uroot --batch <<EOF || return 1
-CREATE DATABASE $MXQ_TEST_DB_NAME CHARACTER SET utf8mb4;
-CREATE USER '$MXQ_TEST_DB_USER'@'localhost' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
-CREATE USER '$MXQ_TEST_DB_USER'@'127.0.0.1' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
-GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'localhost';
-GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'127.0.0.1';
-EOF
+	mxq__create_test_db "$MXQ_TEST_DB_SOCKET" || return 1
 	mxq__write_defaults
 
 	if [ "$_schema" = yes ]; then
 		mxq__load_schema "$MXQ_MYSQL_DEFAULT_FILE" || return 1
 	fi
 	return 0
+}
+
+# Database $MXQ_TEST_DB_NAME and the test user (socket and TCP) on the
+# server at socket $1.
+mxq__create_test_db() {
+	mariadb --no-defaults --socket="$1" -uroot --batch <<EOF
+CREATE DATABASE $MXQ_TEST_DB_NAME CHARACTER SET utf8mb4;
+CREATE USER '$MXQ_TEST_DB_USER'@'localhost' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
+CREATE USER '$MXQ_TEST_DB_USER'@'127.0.0.1' IDENTIFIED BY '$MXQ_TEST_DB_PASSWORD';
+GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'localhost';
+GRANT ALL PRIVILEGES ON $MXQ_TEST_DB_NAME.* TO '$MXQ_TEST_DB_USER'@'127.0.0.1';
+EOF
 }
 
 # `mxqadmin db upgrade` through defaults file $1 (its log in schema.log).

@@ -302,6 +302,18 @@ submit() {
 	printf '%s\n' "$_out" | sed -n 's/^mxq_job_id=//p'
 }
 
+# Copy job $1 (its command, files, group) until its group holds $2 jobs,
+# in one INSERT: a backlog for benchmarks without $2 mxqsub runs.
+clone_job() {
+	mxq_sql "SET SESSION max_recursive_iterations = $2 + 10;
+		INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
+			job_stdout, job_stderr, job_umask, host_submit)
+		WITH RECURSIVE seq (n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM seq WHERE n < $2)
+		SELECT t.job_priority, t.group_id, t.job_workdir, t.job_argc, t.job_argv,
+			t.job_stdout, t.job_stderr, t.job_umask, t.host_submit
+		FROM seq JOIN mxq_job t ON t.job_id = $1"
+}
+
 # Group id of a job.
 group_of() {
 	mxq_sql "SELECT group_id FROM mxq_job WHERE job_id = $1"
