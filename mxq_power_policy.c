@@ -1161,6 +1161,7 @@ struct work_node {
 	size_t placed_demand;           /* first demand placed here */
 	size_t stamp;                   /* demand last looked at here */
 	bool qualified;                 /* server_is_qualified() for that demand */
+	bool reserved;                  /* one of the nodes the first gang waits for */
 	uint64_t placed_this;           /* jobs of that demand placed here */
 	const char *note;               /* explanation, when set */
 	size_t next;                    /* list link */
@@ -1197,6 +1198,10 @@ struct decide_ctx {
 	struct room wake_max;           /* largest room of any wakeable node */
 	bool wake_max_tmpdir_known;
 	struct room *smallest_from;     /* [d]: smallest job of demand d..end */
+	struct free_time *gang_t;       /* scratch of gang_deferral(), n_nodes long */
+	size_t shadow_demand;           /* the first gang demand, NO_DEMAND = none */
+	int64_t shadow;                 /* when its nodes are all free */
+	uint64_t deferred;              /* pending jobs of deferred gangs */
 	enum wake_limit wake_blocked;   /* why wakes stopped, if they did */
 };
 
@@ -1434,6 +1439,11 @@ static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 		wn->stamp = d;
 		wn->placed_this = 0;
 		wn->qualified = server_is_qualified(wn->n->caps, c->snap->demand[d].reqs, NULL);
+		int64_t run = c->snap->demand[d].run_s ? c->snap->demand[d].run_s :
+			      (int64_t)c->snap->demand[d].reqs->time_min * 60;
+		if (wn->qualified && wn->reserved && d != c->shadow_demand &&
+		    (!run || c->now + run > c->shadow))
+			wn->qualified = false;   /* would delay the gang it is kept for */
 	}
 	return wn->qualified;
 }
@@ -2161,6 +2171,115 @@ static bool fits_some_wakeable(struct decide_ctx *c, const struct mxq_group_reqs
 	return jobs_fitting(&c->wake_max, q, c->wake_max_tmpdir_known) > 0;
 }
 
+struct free_time {
+	int64_t t;
+	size_t i;
+};
+
+static int cmp_free_time(const void *a, const void *b)
+{
+	const struct free_time *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * When could NODE take one job of demand D, as far as the snapshot tells:
+ * now (room now, or a drain to take back), when its boot is done
+ * (booting), after its min off-time and a boot (off or going off), at the
+ * expected end of its running jobs (busy), or never (INT64_MAX: admin off,
+ * boots used up, no detail of what runs there). The dispatcher's reservation (mxq_sim's
+ * EASY hold) counts the same way, so both keep the same nodes.
+ */
+static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	struct work_node *wn = &c->w[i];
+	const struct mxq_power_node *n = wn->n;
+	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
+	int64_t t;
+
+	if (!wn->managed || !n->caps || n->admin_off || !qualified_for(c, i, d))
+		return INT64_MAX;
+	struct room whole = caps_room(n->caps);
+	if (jobs_fitting(&whole, q, whole.tmpdir_mib > 0) == 0)
+		return INT64_MAX;
+	switch (wn->eff) {
+	case MXQ_POWER_POWERING_ON:
+		t = n->state_since + cfg->boot_time_s;
+		return t > c->now ? t : c->now;
+	case MXQ_POWER_ON:
+		if (wn->capacity && jobs_fitting(&wn->free, q, wn->tmpdir_known) > 0)
+			return c->now;
+		if (!n->n_running)
+			return INT64_MAX;
+		t = c->now;
+		for (size_t j = 0; j < n->n_running; j++)
+			if (n->running[j].expected_end > t)
+				t = n->running[j].expected_end;
+		return t;
+	case MXQ_POWER_DRAINING:
+		return c->now;        /* can be taken back at once */
+	case MXQ_POWER_OFF:
+	case MXQ_POWER_POWERING_OFF:
+		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day)
+			return INT64_MAX;
+		t = n->state_since + cfg->min_off_time_s;
+		return (t > c->now ? t : c->now) + cfg->boot_time_s;
+	default:
+		return INT64_MAX;
+	}
+}
+
+/*
+ * Capacity for a gang that frees late: when the first job of demand D needs
+ * nodes_at_once nodes together and, counting every node it could use (free
+ * ones, wakeable ones, busy ones at their jobs' expected ends), the last of
+ * them is free more than a boot plus the idle time from now, nodes held
+ * idle or woken for it now would only wait. Then the demand is deferred:
+ * nothing is placed or woken for it, its idle nodes may be suspended, and
+ * the wakes come when the deferral ends (plan.recheck_at), one boot plus
+ * one idle time before the gang can start. Returns the end of the deferral,
+ * or 0 when D is served now.
+ */
+static int64_t gang_deferral(struct decide_ctx *c, size_t d)
+{
+	const struct mxq_power_demand *dm = &c->snap->demand[d];
+	uint32_t need = dm->nodes_at_once;
+	size_t n = 0;
+
+	if (need <= 1 || c->idle_time_s < 0 || !dm->jobs_pending)
+		return 0;
+	if (!c->gang_t) {
+		c->gang_t = malloc((c->snap->n_nodes ? c->snap->n_nodes : 1) * sizeof(*c->gang_t));
+		if (!c->gang_t) {
+			c->nomem = true;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		int64_t t = free_for_one(c, i, d);
+		if (t != INT64_MAX)
+			c->gang_t[n++] = (struct free_time) { t, i };
+	}
+	if (n < need)
+		return 0;             /* it can never fit as far as we know: as before */
+	qsort(c->gang_t, n, sizeof(*c->gang_t), cmp_free_time);
+	int64_t start = c->gang_t[need - 1].t;
+	if (c->shadow_demand == NO_DEMAND) {
+		/* the first gang reserves the nodes that free first, as the
+		 * dispatcher does (EASY): later demand gets them only for jobs
+		 * that end before the gang can start */
+		c->shadow_demand = d;
+		c->shadow = start;
+		for (size_t k = 0; k < need; k++)
+			c->w[c->gang_t[k].i].reserved = true;
+	}
+	int64_t until = start - c->cfg->boot_time_s - c->idle_time_s;
+	return until > c->now ? until : 0;
+}
+
 static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 {
 	const struct mxq_power_snapshot *snap = c->snap;
@@ -2204,6 +2323,15 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		uint64_t remaining = dm->jobs_pending;
 
 		c->pending += dm->jobs_pending;
+		out->deferred_until = gang_deferral(c, d);
+		if (out->deferred_until) {
+			if (!c->plan.recheck_at || out->deferred_until < c->plan.recheck_at)
+				c->plan.recheck_at = out->deferred_until;
+			out->unplaced = remaining;
+			c->unplaced += remaining;
+			c->deferred += remaining;
+			continue;
+		}
 		out->on_capacity = place_on_list(c, &c->open, d, &remaining, false);
 		if (remaining && soon.n)
 			out->freeing_soon = place_on_soon(c, &soon, d, &remaining);
@@ -2297,6 +2425,8 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		c->unplaced += remaining;
 	}
 	free(soon.v);
+	free(c->gang_t);
+	c->gang_t = NULL;
 	free(c->smallest_from);
 	c->smallest_from = NULL;
 }
@@ -2470,6 +2600,13 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 		if (!c->unplaced)
 			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
 					   "nodes and the nodes woken for it");
+		if (c->deferred == c->unplaced) {
+			dur(c->plan.recheck_at - c->now, a, sizeof(a));
+			return plan_printf(c, "off: the %" PRIu64 " unplaced pending jobs need "
+					   "several nodes at once, not free for %s more "
+					   "(expected ends of running jobs): woken ahead then",
+					   c->unplaced, a);
+		}
 		if (c->wake_blocked != WAKE_LIMIT_NONE) {
 			char blocked[256];
 			wake_block_text(c, c->wake_blocked, blocked, sizeof(blocked));
@@ -2616,6 +2753,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.now = now;
 	c.st = *state;
 	c.open = c.reclaim = c.wakeable = (struct node_list) { NIL, NIL };
+	c.shadow_demand = NO_DEMAND;
 	c.wake_max_tmpdir_known = true;
 	c.plan.now = now;
 	c.plan.dry_run = cfg->dry_run;

@@ -251,6 +251,12 @@ struct mxq_power_demand {
 	const char *label;           /* for reasons, e.g. "group 42 (alice)"; NULL = generated */
 	uint64_t jobs_pending;
 	uint32_t max_per_node;       /* job_max_per_node, 0 = unlimited */
+	uint32_t nodes_at_once;      /* its first job needs this many nodes started
+	                                together (a gang, as in the simulator's
+	                                wide SWF jobs); 0 or 1 = independent jobs,
+	                                which is all MXQ itself has */
+	int64_t run_s;               /* requested run time of its first job;
+	                                0 = reqs->time_min (0 there too: unlimited) */
 };
 
 struct mxq_power_snapshot {
@@ -339,6 +345,10 @@ struct mxq_power_demand_outcome {
 	uint64_t reclaimed;          /* jobs placed on DRAINING nodes taken back */
 	uint64_t woken;              /* jobs placed on nodes woken by this plan */
 	uint64_t unplaced;           /* the rest */
+	int64_t deferred_until;      /* nodes_at_once > 1 and that many nodes are
+	                                not free before this time (running jobs'
+	                                expected ends): nothing held or woken for
+	                                it yet, all its jobs are in unplaced; 0 = not */
 };
 
 /* All strings live in the plan's own memory. */
@@ -353,6 +363,10 @@ struct mxq_power_plan {
 	size_t n_explanations;
 	struct mxq_power_demand_outcome *outcomes;
 	size_t n_outcomes;
+	int64_t recheck_at;          /* a decision that depends on the clock alone
+	                                comes due then (a deferral ending); the same
+	                                snapshot may get another plan from then on;
+	                                0 = none */
 	const char *summary;         /* one line: counts of actions, breaker, limits */
 	struct mxq_power_arena *arena; /* private */
 };

@@ -1817,8 +1817,11 @@ static void select_smallest(struct free_at *v, size_t n, size_t k)
 
 /*
  * EASY reservation for the first wide job that cannot start: the qualified
- * nodes (up, or booting) that are free of jobs first, by the expected ends
- * of what runs there (upper bounds: mxqd ends a job at its requested time).
+ * nodes (up, booting, or off: free after a boot) that are free of jobs
+ * first, by the expected ends of what runs there (upper bounds: mxqd ends
+ * a job at its requested time). Counting off nodes keeps the shadow time
+ * finite when a power policy has switched the free ones off, so that
+ * backfilling goes on as it would with them on.
  * It starts when the last of them is free (the shadow time); until then
  * other jobs may use those nodes only if they end before it. With fewer
  * such nodes than it needs, it keeps them all with no end in sight.
@@ -1838,7 +1841,21 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 			continue;
 		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
 			t = nd->phys_until;
-		} else if (node_dispatchable(nd)) {
+		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
+			/* after a wake; the policy waits out its min off-time first */
+			if (s->p.policy == MXQ_SIM_POLICY &&
+			    nd->rec_since + s->p.cfg->min_off_time_s > t)
+				t = nd->rec_since + s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
+							 nd->rec == MXQ_POWER_POWERING_OFF)) {
+			/* going off: free after it is off, its min off-time, a boot */
+			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+			if (s->p.policy == MXQ_SIM_POLICY)
+				t += s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
+			/* a drained node can be taken back at once */
 			for (uint32_t r = 0; r < nd->n_run; r++) {
 				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
 				if (end > t)
@@ -2089,7 +2106,12 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		const struct sim_queue *sq = &s->queues[s->active[a]];
 		uint32_t head = sq->v[sq->head];
 		const struct sim_job *j = &s->c->jobs[head];
-		uint32_t sig = j->sig;
+		/* one entry per signature; gangs and jobs of unmodelled run time
+		 * one per queue (width, run time within a factor of two), since
+		 * the policy plans for the width and run time of an entry's
+		 * first job */
+		uint32_t sig = s->c->sigs[j->sig].wide || !s->c->sigs[j->sig].reqs.time_min ?
+			       (uint32_t)s->c->n_sigs + s->active[a] : j->sig;
 		struct pass_entry first = { j->submit, head, sig };
 
 		if (s->sig_stamp[sig] != s->tick_stamp) {
@@ -2107,11 +2129,13 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		s->pass_heap[d] = s->sig_first[s->sig_list[d]];
 	qsort(s->pass_heap, n_sigs, sizeof(*s->pass_heap), cmp_pass_entry);
 	for (size_t d = 0; d < n_sigs; d++) {
-		uint32_t sig = s->pass_heap[d].queue;
+		const struct sim_job *j = &s->c->jobs[s->pass_heap[d].job];
 		s->pdemand[d] = (struct mxq_power_demand) {
-			.reqs = &s->c->sigs[sig].reqs,
-			.jobs_pending = s->sig_pending[sig],
-			.max_per_node = s->c->sigs[sig].wide ? 1 : 0,
+			.reqs = &s->c->sigs[j->sig].reqs,
+			.jobs_pending = s->sig_pending[s->pass_heap[d].queue],
+			.max_per_node = s->c->sigs[j->sig].wide ? 1 : 0,
+			.nodes_at_once = j->parts,
+			.run_s = j->expect,
 		};
 	}
 	*snap = (struct mxq_power_snapshot) {
@@ -2263,6 +2287,8 @@ static int policy_tick(struct mxq_sim *s)
 			break;
 	}
 	s->quiet = plan.n_actions == 0 && tick_is_quiet(s, &s->quiet_until);
+	if (s->quiet && plan.recheck_at > s->now && plan.recheck_at < s->quiet_until)
+		s->quiet_until = plan.recheck_at;
 	mxq_power_plan_free(&plan);
 	return r < 0 ? r : 0;
 }
@@ -2328,7 +2354,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->nodes = calloc(nn, sizeof(*s->nodes));
 	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
-	s->pass_heap = calloc((nq > ns ? nq : ns) + 1, sizeof(*s->pass_heap));
+	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
 	s->cand = calloc(nn, sizeof(*s->cand));
 	s->vlist = calloc(nn, sizeof(*s->vlist));
 	s->held = calloc(nn, sizeof(*s->held));
@@ -2341,11 +2367,11 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		goto nomem;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
-		s->pdemand = calloc(ns ? ns : 1, sizeof(*s->pdemand));
-		s->sig_pending = calloc(ns ? ns : 1, sizeof(*s->sig_pending));
-		s->sig_first = calloc(ns ? ns : 1, sizeof(*s->sig_first));
-		s->sig_stamp = calloc(ns ? ns : 1, sizeof(*s->sig_stamp));
-		s->sig_list = calloc(ns ? ns : 1, sizeof(*s->sig_list));
+		s->pdemand = calloc(ns + nq + 1, sizeof(*s->pdemand));
+		s->sig_pending = calloc(ns + nq + 1, sizeof(*s->sig_pending));
+		s->sig_first = calloc(ns + nq + 1, sizeof(*s->sig_first));
+		s->sig_stamp = calloc(ns + nq + 1, sizeof(*s->sig_stamp));
+		s->sig_list = calloc(ns + nq + 1, sizeof(*s->sig_list));
 		if (!s->pnodes || !s->pdemand || !s->sig_pending || !s->sig_first ||
 		    !s->sig_stamp || !s->sig_list)
 			goto nomem;
