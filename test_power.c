@@ -63,6 +63,8 @@ struct t_demand {
 	uint64_t jobs;
 	uint32_t max_per_node;
 	const char *label;
+	uint32_t at_once;        /* nodes_at_once: a gang of that many nodes */
+	int64_t run_s;           /* requested run time of the first job, 0 = job_time */
 };
 
 struct t_expect {
@@ -499,6 +501,45 @@ static const struct scenario scenarios[] = {
 	  { { .jobs = 3 } },
 	  { { "o1", "WAKE", "no powered-on node has room" } },
 	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
+	/* gangs: nodes_at_once > 1 (the simulator's wide jobs) */
+#define GANG_CONF "warm_pool = 0\nidle_time = 5m\nboot_time = 3m\n"
+	{ "gang whose last node frees late: its idle node is not held, no wake", GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 2 * HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "DRAIN", "idle 10m" }, { "n2", "NONE", "busy" },
+	    { "o1", "NONE", "need several nodes at once, not free for 1h52m" } }, ANY },
+	{ "gang whose last node frees within a boot plus the idle time: woken ahead",
+	  GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 7 * MIN),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
+	    { "o1", "WAKE", "woken: 2 pending jobs" } }, ANY },
+	{ "gang that no set of nodes can ever take: served as independent jobs", GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN), N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "NONE", "needed" }, { "o1", "WAKE", "woken" } }, ANY },
+	{ "a long job stays off the node a deferred gang waits for: wakes another", GANG_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 1 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .jobs = 1, .run_s = 2 * HOUR } },
+	  { { "n1", "NONE", "not idle long enough" }, { "n2", "NONE", "busy" },
+	    { "o1", "WAKE", "woken: 1 pending jobs" } }, ANY },
+	{ "a job that ends before the deferred gang can start takes its idle node", GANG_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 1 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .jobs = 1, .run_s = 20 * MIN } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
+	    { "o1", "NONE", "off" } }, ANY },
 	{ "max_booting caps concurrent boots", "max_booting = 2\n", FRESH,
 	  { N("b1", "POWERING_ON", 60, 9), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
 	  { { .jobs = 48 } },
@@ -644,6 +685,7 @@ static void build(const struct scenario *s, struct built *b)
 		b->demand[d] = (struct mxq_power_demand) {
 			.reqs = &b->reqs[d], .label = t->label, .jobs_pending = t->jobs,
 			.max_per_node = t->max_per_node,
+			.nodes_at_once = t->at_once, .run_s = t->run_s,
 		};
 	}
 	b->snap = (struct mxq_power_snapshot) { .nodes = b->nodes, .n_nodes = n,

@@ -420,6 +420,41 @@ START_TEST(policy_one_node_cycle)
 }
 END_TEST
 
+/* A gang whose second node is busy for long: its idle node is switched off
+ * and woken ahead, one boot plus one idle time before the busy node frees. */
+START_TEST(policy_defers_gang)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
+
+	WORLD_JOBS(&w, { 0, 3000, 1, 3000 }, { 10, 100, 2, 100 });
+	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n");
+	p.cfg = &w.cfg;
+	world_nodes(&w, 2, 1);
+	world_run(&w, &p, 3100);
+	/*
+	 * job 1 runs on node-0001 [0,3000). The gang (job 2, at 10) has
+	 * node-0002 now and node-0001 at 3000: tick 60 defers it until
+	 * 3000 - 60 (boot) - 120 (idle time) = 2820. node-0002, idle since 0
+	 * and needed by nothing: tick 120 DRAIN, tick 180 POWER_OFF (shutdown
+	 * [180,200)), tick 240 MARK_OFF. Tick 2820: WAKE, boot [2820,2880);
+	 * the gang starts at 3000 when job 1 ends, as it would always on.
+	 */
+	ck_assert_double_eq(job_wait(&w, 1), 2990);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_DRAIN], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_POWER_OFF], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_WAKE], 1);
+	ck_assert_uint_eq(w.res.policy_errors, 0);
+	/* node-0001: 3100 s busy at 200 W = 620000; node-0002: idle [0,180)
+	 * 18000, shutdown 1000, off [200,2820) 5240, boot 6000, idle
+	 * [2880,3000) 12000, busy [3000,3100) 20000 */
+	ck_assert_energy(w.res.energy_j, 682240);
+	ck_assert_energy(w.res.transition_j, 7000);
+	world_done(&w);
+}
+END_TEST
+
 /* Wakes for waiting work need the whole node's boot; a job that fits on
  * the warm node does not. */
 START_TEST(policy_warm_pool_and_max_cycles)
@@ -958,6 +993,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, lower_bound_one_node);
 	tcase_add_test(sim, lower_bound_classes);
 	tcase_add_test(sim, lower_bound_holds_on_random_traces);
+	tcase_add_test(sim, policy_defers_gang);
 	tcase_add_test(sim, lower_bound_holds_on_traces);
 	tcase_add_test(sim, dispatch_gang_and_backfill);
 	tcase_add_test(sim, dispatch_clamp);
