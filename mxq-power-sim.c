@@ -503,7 +503,7 @@ static bool config_sets(const char *text, const char *key)
 
 /* The policy's power figures the file does not set itself. */
 struct cfg_given {
-	bool idle_watts, boot_energy, shutdown_energy, boot_time;
+	bool idle_watts, busy_watts, boot_energy, shutdown_energy, boot_time;
 };
 
 static int load_power_config(const char *path, struct mxq_power_config *cfg,
@@ -530,6 +530,7 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 	} else {
 		*given = (struct cfg_given) {
 			.idle_watts = config_sets(text, "idle_watts"),
+			.busy_watts = config_sets(text, "busy_watts"),
 			.boot_energy = config_sets(text, "boot_energy"),
 			.shutdown_energy = config_sets(text, "shutdown_energy"),
 			.boot_time = config_sets(text, "boot_time"),
@@ -542,13 +543,13 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 /*
  * The policy knows the cluster's power figures as a site would configure
  * them: what power.conf does not set comes from the simulated classes
- * (node-weighted means; the longest boot time), never silently from the
- * policy's built-in defaults.
+ * (node-weighted means; the longest boot time, the highest busy draw),
+ * never silently from the policy's built-in defaults.
  */
 static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_given *given,
 			     const struct mxq_sim_class *classes, size_t n_classes)
 {
-	double nodes = 0, idle = 0, boot_j = 0, shut_j = 0;
+	double nodes = 0, idle = 0, busy_max = 0, boot_j = 0, shut_j = 0;
 	int64_t boot_s = 0;
 
 	for (size_t i = 0; i < n_classes; i++) {
@@ -559,11 +560,15 @@ static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_give
 		shut_j += c * classes[i].shutdown_j;
 		if (classes[i].boot_s > boot_s)
 			boot_s = classes[i].boot_s;
+		if (classes[i].busy_w > busy_max)
+			busy_max = classes[i].busy_w;
 	}
 	if (nodes <= 0)
 		return;
 	if (!given->idle_watts && idle > 0)
 		cfg->idle_watts = idle / nodes;
+	if (!given->busy_watts && busy_max > 0)
+		cfg->busy_watts = busy_max;   /* what any node may draw */
 	if (!given->boot_energy)
 		cfg->boot_energy_j = boot_j / nodes;
 	if (!given->shutdown_energy)
@@ -875,6 +880,11 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       r->actions[MXQ_POWER_ACTION_CANCEL_DRAIN],
 		       r->actions[MXQ_POWER_ACTION_POWER_OFF],
 		       r->actions[MXQ_POWER_ACTION_MARK_FAILED], r->policy_errors);
+		printf("%s: peak draw of the powered nodes %.0f W", runs[k].name,
+		       r->peak_powered_w);
+		if (runs[k].params.cfg->max_power_watts > 0)
+			printf(" (max_power_watts %.0f W)", runs[k].params.cfg->max_power_watts);
+		printf("\n");
 	}
 	printf("\nspeed: %zu simulations of %.1f days (%zu nodes) in %.2f s CPU, %.2f s wall: "
 	       "%.1f simulated days/s, %.3f M events/s\n", n_runs, days,

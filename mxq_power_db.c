@@ -260,6 +260,7 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		h->admin_request_reason = dup_col(res, NC_ADMIN_REQ_REASON);
 		h->node_ack = dup_col(res, NC_ACK);
 		h->current_watts = mx_db_double(res, NC_WATTS);
+		n->watts = h->current_watts;   /* for max_power_watts */
 		h->writer_epoch = mx_db_u64(res, NC_WRITER_EPOCH);
 		n->node_class = dup_col(res, NC_CLASS);
 		n->failure_reason = dup_col(res, NC_FAILURE_REASON);

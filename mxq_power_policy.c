@@ -338,6 +338,7 @@ static const struct knob knobs[] = {
 	KNOB("idle_time",           KNOB_IDLE,     idle_time_s),
 	KNOB("idle_time_floor",     KNOB_DURATION, idle_time_floor_s),
 	KNOB("idle_watts",          KNOB_DOUBLE,   idle_watts),
+	KNOB("busy_watts",          KNOB_DOUBLE,   busy_watts),
 	KNOB("boot_energy",         KNOB_DOUBLE,   boot_energy_j),
 	KNOB("shutdown_energy",     KNOB_DOUBLE,   shutdown_energy_j),
 	KNOB("warm_pool",           KNOB_UINT,     warm_pool),
@@ -345,6 +346,7 @@ static const struct knob knobs[] = {
 	KNOB("resume_rate",         KNOB_DOUBLE,   resume_rate),
 	KNOB("max_booting",         KNOB_UINT,     max_booting),
 	KNOB("max_powered_on",      KNOB_UINT,     max_powered_on),
+	KNOB("max_power_watts",     KNOB_DOUBLE,   max_power_watts),
 	KNOB("min_on_time",         KNOB_DURATION, min_on_time_s),
 	KNOB("min_off_time",        KNOB_DURATION, min_off_time_s),
 	KNOB("max_cycles_per_day",  KNOB_UINT,     max_cycles_per_day),
@@ -376,6 +378,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		.idle_time_s = MXQ_POWER_IDLE_AUTO,
 		.idle_time_floor_s = 5 * 60,
 		.idle_watts = 100.0,
+		.busy_watts = 250.0,
 		.boot_energy_j = 30000.0,
 		.shutdown_energy_j = 3000.0,
 		.warm_pool = 0,
@@ -908,6 +911,13 @@ static void check_consistency(struct parse_ctx *p)
 	if (c->idle_time_s == MXQ_POWER_IDLE_AUTO && !(c->idle_watts > 0.0))
 		parse_error(&p->err, seen_line(p, "idle_time"),
 			    "idle_time = auto needs idle_watts greater than 0");
+	if (c->max_power_watts > 0.0 && !(c->busy_watts > 0.0))
+		parse_error(&p->err, seen_line(p, "max_power_watts"),
+			    "max_power_watts needs busy_watts greater than 0 (what one node may draw)");
+	if (c->max_power_watts > 0.0 && c->busy_watts > c->max_power_watts)
+		parse_error(&p->err, seen_line(p, "max_power_watts"),
+			    "max_power_watts (%g W) is below busy_watts (%g W): no node could ever "
+			    "be woken", c->max_power_watts, c->busy_watts);
 	if (c->boot_deadline_s > 0 && c->boot_deadline_s < c->boot_time_s) {
 		char a[32], b[32];
 		unsigned l = seen_line(p, "boot_deadline");
@@ -1144,6 +1154,7 @@ enum wake_limit {
 	WAKE_LIMIT_RESUME_RATE,
 	WAKE_LIMIT_MAX_BOOTING,
 	WAKE_LIMIT_MAX_POWERED_ON,
+	WAKE_LIMIT_POWER_BUDGET,
 };
 
 /* Working record of one node during a tick. */
@@ -1187,6 +1198,7 @@ struct decide_ctx {
 	bool breaker_open;
 	uint32_t booting;               /* POWERING_ON after this plan's actions */
 	uint32_t powered;               /* ON + POWERING_ON + DRAINING, same */
+	double powered_w;               /* what they may draw (max_power_watts), same */
 	uint64_t pending;               /* pending jobs in the snapshot */
 	uint64_t unplaced;              /* pending jobs no node takes */
 	uint32_t woken;                 /* wakes in this plan */
@@ -1257,6 +1269,16 @@ static const char *plan_printf(struct decide_ctx *c, const char *fmt, ...)
 	return plan_str(c, small);
 }
 
+/* What node N may draw in STATE for max_power_watts: a powered node (also
+ * one going off) at its reading, but at least busy_watts; nothing off. */
+static double budget_watts(const struct mxq_power_config *cfg, const struct mxq_power_node *n,
+			   enum mxq_power_node_state state)
+{
+	if (!mxq_power_state_counts_as_powered(state) && state != MXQ_POWER_POWERING_OFF)
+		return 0.0;
+	return n->watts > cfg->busy_watts ? n->watts : cfg->busy_watts;
+}
+
 static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kind kind,
 		       enum mxq_power_node_state to, const char *reason)
 {
@@ -1288,6 +1310,7 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 		c->powered++;
 	if (to == MXQ_POWER_POWERING_ON)
 		c->booting++;
+	c->powered_w += budget_watts(c->cfg, wn->n, to) - budget_watts(c->cfg, wn->n, wn->eff);
 	wn->eff = to;
 	wn->acted = true;
 	wn->note = reason;
@@ -2114,6 +2137,14 @@ static uint64_t wake_budget(struct decide_ctx *c, enum wake_limit *ret_why)
 			*ret_why = WAKE_LIMIT_MAX_POWERED_ON;
 		}
 	}
+	if (cfg->max_power_watts > 0.0) {
+		double left = cfg->max_power_watts - c->powered_w;
+		uint64_t t = left < cfg->busy_watts ? 0 : (uint64_t)floor(left / cfg->busy_watts);
+		if (t < budget) {
+			budget = t;
+			*ret_why = WAKE_LIMIT_POWER_BUDGET;
+		}
+	}
 	return budget;
 }
 
@@ -2134,6 +2165,13 @@ static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, ch
 	} else if (why == WAKE_LIMIT_MAX_BOOTING) {
 		snprintf(buf, len, "max_booting reached (%" PRIu32 " of %" PRIu32 " booting)",
 			 c->booting, cfg->max_booting);
+	} else if (why == WAKE_LIMIT_POWER_BUDGET) {
+		char w[32], m[32], b[32];
+		format_double(c->powered_w, w, sizeof(w));
+		format_double(cfg->max_power_watts, m, sizeof(m));
+		format_double(cfg->busy_watts, b, sizeof(b));
+		snprintf(buf, len, "max_power_watts reached (powered nodes may draw %s W of %s W; "
+			 "a woken node may draw %s W)", w, m, b);
 	} else if (why == WAKE_LIMIT_MAX_POWERED_ON) {
 		snprintf(buf, len, "max_powered_on reached (%" PRIu32 " of %" PRIu32 " powered on)",
 			 c->powered, cfg->max_powered_on);
@@ -2783,6 +2821,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 			c.powered++;
 		if (n->state == MXQ_POWER_POWERING_ON)
 			c.booting++;
+		c.powered_w += budget_watts(cfg, n, n->state);
 		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
 	}
 	if (!snap->nodes_in_order)

@@ -103,6 +103,8 @@ struct mxq_power_config {
 	                                MXQ_POWER_IDLE_AUTO / _NEVER; 10m */
 	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 5m */
 	double idle_watts;           /* draw of an idle ON node (auto); 100 W */
+	double busy_watts;           /* draw of a node with every slot busy: what a
+	                                powered node may draw (max_power_watts); 250 W */
 	double boot_energy_j;        /* energy of one boot (auto); 30000 J */
 	double shutdown_energy_j;    /* energy of one shutdown (auto); 3000 J */
 	uint32_t warm_pool;          /* idle ON nodes never suspended; 1 */
@@ -113,6 +115,10 @@ struct mxq_power_config {
 	double resume_rate;          /* wakes per minute, same bucket rules; 10 */
 	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 10 */
 	uint32_t max_powered_on;     /* ON + POWERING_ON + DRAINING; 0 = unlimited; 0 */
+	double max_power_watts;      /* cluster budget: the powered nodes (ON,
+	                                DRAINING, POWERING_ON, POWERING_OFF), each at
+	                                max(its reading, busy_watts), plus one more
+	                                node at busy_watts, for a wake; 0 = none; 0 */
 	int64_t min_on_time_s;       /* ON at least this long before a suspend; 10m */
 	int64_t min_off_time_s;      /* OFF at least this long before a wake; 5m */
 	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
@@ -242,6 +248,8 @@ struct mxq_power_node {
 	bool admin_request;          /* an admin request waits to be marked done */
 	const char *admin_reason;    /* the admin's text, for the wake's reason */
 	const char *unmanaged_why;   /* its transports cannot act on it: not managed */
+	double watts;                /* its current draw as measured or modelled by
+	                                its mxqd (mxq_power.current_watts); 0 = unknown */
 };
 
 /* Pending jobs that share one requirement signature (NOT one per job). */

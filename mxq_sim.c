@@ -1193,6 +1193,7 @@ struct sim_node {
 	/* books */
 	enum energy_cat cat;
 	double watts;
+	double c_powered_w;              /* watts counted in powered_w */
 	int64_t since;
 	bool idle;                       /* UP and no job */
 	int64_t idle_since;
@@ -1270,6 +1271,7 @@ struct mxq_sim {
 
 	double e[_E_MAX];
 	uint64_t events, ticks, actions[_MXQ_POWER_ACTION_MAX], policy_errors;
+	double powered_w, peak_powered_w;  /* draw of the nodes not off, its peak */
 	bool closed;
 	int64_t end;
 
@@ -1456,6 +1458,12 @@ static int node_update(struct mxq_sim *s, size_t i)
 		n->watts = cls->off_w;
 		break;
 	}
+
+	double powered_w = n->phys != PHYS_DOWN ? n->watts : 0.0;
+	s->powered_w += powered_w - n->c_powered_w;
+	n->c_powered_w = powered_w;
+	if (s->powered_w > s->peak_powered_w)
+		s->peak_powered_w = s->powered_w;
 
 	uint32_t free_now = node_dispatchable(n) ? cls->cores - n->used_slots : 0;
 	s->free_slots += free_now;
@@ -2099,6 +2107,7 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		pn->seen_up = n->phys == PHYS_UP && n->rec != MXQ_POWER_ON &&
 			      n->rec != MXQ_POWER_DRAINING;
 		pn->seen_down = n->phys == PHYS_DOWN;
+		pn->watts = n->phys != PHYS_DOWN ? n->watts : 0.0;  /* the model's reading */
 	}
 
 	s->tick_stamp++;
@@ -2569,6 +2578,7 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 	res.ticks_skipped = s->ticks_skipped;
 	memcpy(res.actions, s->actions, sizeof(res.actions));
 	res.policy_errors = s->policy_errors;
+	res.peak_powered_w = s->peak_powered_w;
 	*ret = res;
 }
 

@@ -52,6 +52,7 @@ struct t_node {
 	int64_t fence_in;        /* fence_until = NOW + fence_in; 0 = none */
 	const char *unmanaged;
 	const char *failed_call;
+	double watts;            /* current_watts reading, 0 = unknown */
 };
 
 struct t_demand {
@@ -540,6 +541,30 @@ static const struct scenario scenarios[] = {
 	    { .jobs = 1, .run_s = 20 * MIN } },
 	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
 	    { "o1", "NONE", "off" } }, ANY },
+	/* max_power_watts: powered nodes at max(reading, busy_watts) */
+#define BUDGET_CONF "max_power_watts = 600\nbusy_watts = 250\n"
+	{ "power budget: wakes stop where one more node could exceed it", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16), N("o1", "OFF", HOUR, 2), N("o2", "OFF", HOUR, 3) },
+	  { { .jobs = 40 } },
+	  { { "n1", "NONE", "busy" }, { "o1", "WAKE", "woken" },
+	    { "o2", "NONE", "max_power_watts reached (powered nodes may draw 500 W of 600 W; "
+			    "a woken node may draw 250 W)" } }, ANY },
+	{ "power budget: a reading above busy_watts counts as read", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16, .watts = 400), N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 40 } },
+	  { { "o1", "NONE", "max_power_watts reached (powered nodes may draw 400 W of 600 W" } },
+	  ANY },
+	{ "power budget: a node going off still counts, an idle one at busy_watts", BUDGET_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16, .watts = 120),
+	    N("p1", "POWERING_OFF", 30, 2, .watts = 60), N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 40 } },
+	  { { "o1", "NONE", "may draw 500 W of 600 W" } }, ANY },
+	{ "power budget: an admin wake is not held back", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16), N("n2", "ON", HOUR, 2, .jobs = 16),
+	    N("o1", "OFF", HOUR, 3, .admin_wake = true, .admin_req = true) },
+	  { { 0 } },
+	  { { "o1", "WAKE", "on by admin" }, { "o1", "ADMIN_DONE", "power on request" } }, ANY },
 	{ "max_booting caps concurrent boots", "max_booting = 2\n", FRESH,
 	  { N("b1", "POWERING_ON", 60, 9), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
 	  { { .jobs = 48 } },
@@ -667,6 +692,7 @@ static void build(const struct scenario *s, struct built *b)
 			.off_by_node = t->off_by_node,
 			.unmanaged_why = t->unmanaged,
 			.failed_call = t->failed_call,
+			.watts = t->watts,
 		};
 		if (t->end_in && t->jobs) {
 			b->running[n][0] = (struct mxq_power_running_job) {
@@ -1058,6 +1084,12 @@ static const struct config_case config_cases[] = {
 	  "power.conf:1: boot_deadline (1m) is shorter than boot_time (3m)", 1 },
 	{ "shutdown_deadline = 0\n", -EINVAL, "shutdown_deadline must be longer than 0s", 1 },
 	{ "idle_time = auto\nidle_watts = 0\n", -EINVAL, "needs idle_watts greater than 0", 1 },
+	{ "max_power_watts = 5000\nbusy_watts = 300\n", 0, NULL, 0 },
+	{ "max_power_watts = 200\nbusy_watts = 300\n", -EINVAL,
+	  "power.conf:1: max_power_watts (200 W) is below busy_watts (300 W)", 1 },
+	{ "busy_watts = 0\nmax_power_watts = 1000\n", -EINVAL,
+	  "power.conf:2: max_power_watts needs busy_watts greater than 0", 1 },
+	{ "max_power_watts = lots\n", -EINVAL, "max_power_watts: 'lots' is not a number", 1 },
 	/* every error is reported, each with its line */
 	{ "idle_tim = 5m\nwarm_pool = x\n# fine\nresume_rate = 2\nmax_booting = -1\nbogus\n", -EINVAL,
 	  "power.conf:1: unknown key 'idle_tim'|power.conf:2: warm_pool|"

@@ -455,6 +455,37 @@ START_TEST(policy_defers_gang)
 }
 END_TEST
 
+/* max_power_watts: each powered node counts at busy_watts, so a budget of
+ * 450 W powers two of the three nodes; the third job waits for a free one. */
+START_TEST(policy_power_budget)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
+
+	WORLD_JOBS(&w, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 });
+	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\nmax_power_watts = 450\nbusy_watts = 200\n");
+	p.cfg = &w.cfg;
+	world_nodes(&w, 3, 1);
+	world_run(&w, &p, 2080);
+	/*
+	 * all three idle from 0: DRAIN at tick 120, POWER_OFF at 180, off from
+	 * 200. Tick 1020: 3 jobs, nothing powered, (450 - 0) / 200 = 2 wakes;
+	 * boots [1020,1080), jobs 1 and 2 run [1080,1580). The third waits
+	 * (400 W of 450 W may be drawn) and runs on the first node to free,
+	 * [1580,2080). Peak draw: two busy nodes, 400 W (three idle at the
+	 * start: 300 W; two booting: 200 W).
+	 */
+	ck_assert_double_eq(job_wait(&w, 0), 80);
+	ck_assert_double_eq(job_wait(&w, 1), 80);
+	ck_assert_double_eq(job_wait(&w, 2), 580);
+	ck_assert_uint_eq(w.res.boots, 2);
+	ck_assert_double_eq(w.res.peak_powered_w, 400);
+	ck_assert_uint_eq(w.res.policy_errors, 0);
+	world_done(&w);
+}
+END_TEST
+
 /* Wakes for waiting work need the whole node's boot; a job that fits on
  * the warm node does not. */
 START_TEST(policy_warm_pool_and_max_cycles)
@@ -994,6 +1025,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, lower_bound_classes);
 	tcase_add_test(sim, lower_bound_holds_on_random_traces);
 	tcase_add_test(sim, policy_defers_gang);
+	tcase_add_test(sim, policy_power_budget);
 	tcase_add_test(sim, lower_bound_holds_on_traces);
 	tcase_add_test(sim, dispatch_gang_and_backfill);
 	tcase_add_test(sim, dispatch_clamp);
