@@ -376,7 +376,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		 * warm pool or a long min_on_time cost energy without shortening
 		 * waits measurably */
 		.idle_time_s = MXQ_POWER_IDLE_AUTO,
-		.idle_time_floor_s = 5 * 60,
+		.idle_time_floor_s = 60,
 		.idle_watts = 100.0,
 		.busy_watts = 250.0,
 		.boot_energy_j = 30000.0,
@@ -450,14 +450,69 @@ fail:
 	return -ENOMEM;
 }
 
+/* Break-even time: an idle host uses the energy of a shutdown and a boot. */
+static int64_t break_even_s(const struct mxq_power_config *cfg)
+{
+	if (!(cfg->idle_watts > 0.0))
+		return 0;
+	return ceil_div_s(cfg->boot_energy_j + cfg->shutdown_energy_j, cfg->idle_watts);
+}
+
 int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg)
 {
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
 		return cfg->idle_time_s;
-	if (!(cfg->idle_watts > 0.0))
-		return cfg->idle_time_floor_s;
-	int64_t t = ceil_div_s(cfg->boot_energy_j + cfg->shutdown_energy_j, cfg->idle_watts);
+	int64_t t = break_even_s(cfg);
 	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+}
+
+static const struct mxq_power_gap_learn *learned_for(const struct mxq_power_state *state,
+						     const char *node_class)
+{
+	const char *k = node_class ? node_class : "";
+
+	for (uint32_t i = 0; i < state->n_learn && i < MXQ_POWER_LEARN_CLASSES; i++)
+		if (strcmp(state->learn[i].node_class, k) == 0)
+			return &state->learn[i];
+	return NULL;
+}
+
+int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
+				const struct mxq_power_state *state, const char *node_class)
+{
+	int64_t b = mxq_power_config_idle_time(cfg);
+	const struct mxq_power_gap_learn *l;
+
+	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO || !state)
+		return b;
+	l = learned_for(state, node_class);
+	if (!l || !l->seen)
+		return b;
+	double f = 2.0 * l->short_share;
+	int64_t t = f >= 1.0 ? b : (int64_t)ceil((double)b * f);
+	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+}
+
+/* A wake of an OFF host that the policy had powered off: was the power-off
+ * worth it (off for at least the break-even time) or not? Learned per
+ * class; the table is full at MXQ_POWER_LEARN_CLASSES (others not learned). */
+static void learn_wake(struct mxq_power_state *st, const struct mxq_power_config *cfg,
+		       const char *node_class, int64_t off_for)
+{
+	const char *k = node_class ? node_class : "";
+	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, k);
+	double x = off_for < break_even_s(cfg) ? 1.0 : 0.0;
+
+	if (!l) {
+		if (st->n_learn >= MXQ_POWER_LEARN_CLASSES || strlen(k) >= MXQ_POWER_CLASS_NAME_MAX)
+			return;
+		l = &st->learn[st->n_learn++];
+		memset(l, 0, sizeof(*l));
+		strcpy(l->node_class, k);
+	}
+	if (l->seen < 32)
+		l->seen++;
+	l->short_share += (x - l->short_share) / (double)l->seen;
 }
 
 /* --- error collection ------------------------------------------------- */
@@ -1311,6 +1366,8 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 	if (to == MXQ_POWER_POWERING_ON)
 		c->booting++;
 	c->powered_w += budget_watts(c->cfg, wn->n, to) - budget_watts(c->cfg, wn->n, wn->eff);
+	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake)
+		learn_wake(&c->st, c->cfg, wn->n->node_class, c->now - wn->n->state_since);
 	wn->eff = to;
 	wn->acted = true;
 	wn->note = reason;
@@ -2554,10 +2611,15 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			continue;
 		}
 		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
-		if (c->now - idle_since < c->idle_time_s) {
+		int64_t idle_time = mxq_power_idle_time_for(cfg, &c->st, n->node_class);
+		if (c->now - idle_since < idle_time) {
+			int64_t due = idle_since + idle_time;
+			if (!c->plan.recheck_at || due < c->plan.recheck_at)
+				c->plan.recheck_at = due;
 			dur(c->now - idle_since, a, sizeof(a));
-			dur(c->idle_time_s, b, sizeof(b));
-			wn->note = plan_printf(c, "not idle long enough: %s of %s", a, b);
+			dur(idle_time, b, sizeof(b));
+			wn->note = plan_printf(c, "not idle long enough: %s of %s%s", a, b,
+					       idle_time != c->idle_time_s ? " (learned)" : "");
 			continue;
 		}
 		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
@@ -2586,7 +2648,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (cfg->suspend_rate > 0)
 			c->st.suspend_tokens -= 1.0;
 		dur(c->now - idle_since, a, sizeof(a));
-		dur(c->idle_time_s, b, sizeof(b));
+		dur(mxq_power_idle_time_for(cfg, &c->st, n->node_class), b, sizeof(b));
 		add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
 			   plan_printf(c, "suspend: idle %s (idle time %s), no pending demand needs "
 				       "it, beyond the warm pool; least efficient idle node (rank %"

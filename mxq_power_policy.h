@@ -287,6 +287,17 @@ struct mxq_power_snapshot {
  * Policy state carried from tick to tick (persisted by the leader). A
  * zeroed struct is a fresh start: buckets are filled on the first tick.
  */
+#define MXQ_POWER_LEARN_CLASSES 16  /* node classes whose idle gaps are learned */
+
+/* What the policy learned about the idle gaps of one node class: the share
+ * of automatic power-offs that were undone by a wake within the break-even
+ * time (a moving average over the last 32 or so). */
+struct mxq_power_gap_learn {
+	char node_class[MXQ_POWER_CLASS_NAME_MAX]; /* "" = hosts without class */
+	double short_share;
+	uint32_t seen;               /* wakes observed, saturating */
+};
+
 struct mxq_power_state {
 	bool initialized;
 	int64_t tokens_at;           /* time the buckets were last refilled */
@@ -295,7 +306,19 @@ struct mxq_power_state {
 	uint32_t boot_failures;      /* consecutive failed boots */
 	int64_t last_boot_failure_at;
 	int64_t breaker_open_until;  /* 0 = closed */
+	struct mxq_power_gap_learn learn[MXQ_POWER_LEARN_CLASSES]; /* idle_time = auto */
+	uint32_t n_learn;
 };
+
+/*
+ * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
+ * STATE learned: with idle_time = auto, the break-even time B (see
+ * mxq_power_config_idle_time(), without its floor) scaled by the learned
+ * prediction: B x min(1, 2 x short_share), never below idle_time_floor nor
+ * above B; B while nothing was learned. Otherwise mxq_power_config_idle_time().
+ */
+int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
+				const struct mxq_power_state *state, const char *node_class);
 
 /* ------------------------------------------------------------------------
  * Plan

@@ -541,6 +541,25 @@ static const struct scenario scenarios[] = {
 	    { .jobs = 1, .run_s = 20 * MIN } },
 	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
 	    { "o1", "NONE", "off" } }, ANY },
+	/* idle_time = auto learns from wakes: break-even 330 s (defaults) */
+	{ "learned: power-offs seldom undone, the idle time shrinks", "warm_pool = 0\n",
+	  { .learn = { { "", 0.1, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle 2m (idle time 1m6s)" } }, ANY },
+	{ "learned: power-offs often undone, the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "", 0.8, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 2m of 5m30s" } }, ANY },
+	{ "learned per class: another class keeps the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "gpu", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN),
+	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 1m)" } }, ANY },
+	{ "learned share, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
+	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "2m of 10m" } }, ANY },
+
 	/* max_power_watts: powered nodes at max(reading, busy_watts) */
 #define BUDGET_CONF "max_power_watts = 600\nbusy_watts = 250\n"
 	{ "power budget: wakes stop where one more node could exceed it", BUDGET_CONF, FRESH,
@@ -862,6 +881,38 @@ static size_t count_kind(const struct mxq_power_plan *plan, enum mxq_power_actio
 		c += plan->actions[k].kind == kind;
 	return c;
 }
+
+/* Wakes teach the policy: a host woken within the break-even time after it
+ * went off counts as a short gap, one off for longer as a long one. */
+START_TEST(test_learn_from_wakes)
+{
+	static const struct scenario s = {
+		"learn", "warm_pool = 0\nmin_off_time = 0\n", FRESH,
+		{ N("o1", "OFF", 2 * MIN, 1, .cls = "a"), N("o2", "OFF", HOUR, 2, .cls = "b"),
+		  N("o3", "OFF", 2 * MIN, 3, .admin_wake = true, .admin_req = true) },
+		{ { .jobs = 48 } }, { { 0 } }, ANY,
+	};
+	struct built b;
+	struct mxq_power_state st = FRESH;
+	struct mxq_power_plan plan;
+
+	build(&s, &b);
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 2);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_WAKE), 3);
+	mxq_power_plan_free(&plan);
+	/* the admin wake teaches nothing */
+	ck_assert_uint_eq(st.n_learn, 2);
+	ck_assert_str_eq(st.learn[0].node_class, "a");
+	ck_assert_uint_eq(st.learn[0].seen, 1);
+	ck_assert_double_eq(st.learn[0].short_share, 1.0);   /* off 2m < 5m30s */
+	ck_assert_str_eq(st.learn[1].node_class, "b");
+	ck_assert_double_eq(st.learn[1].short_share, 0.0);   /* off 1h */
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "a"), 330);
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "b"), 60);  /* the floor */
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "c"), 330); /* nothing learned */
+	unbuild(&b);
+}
+END_TEST
 
 START_TEST(test_resume_tokens_across_ticks)
 {
@@ -1260,6 +1311,7 @@ static Suite *power_suite(void)
 
 	tcase_add_loop_test(tc, test_scenario, 0, sizeof(scenarios) / sizeof(scenarios[0]));
 	tcase_add_test(tc, test_resume_tokens_across_ticks);
+	tcase_add_test(tc, test_learn_from_wakes);
 	tcase_add_test(tc, test_full_cycle);
 	tcase_add_test(tc, test_decide_bad_arguments);
 	tcase_add_test(tc, test_state_strings);
