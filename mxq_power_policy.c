@@ -1373,6 +1373,19 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 	wn->note = reason;
 }
 
+/* Whether the plan carries explanations (the simulator asks for none). */
+static bool explaining(const struct decide_ctx *c)
+{
+	return !c->snap->no_explanations;
+}
+
+/* Set the explanation of WN, which is no action's reason: only formatted
+ * when the plan carries explanations. */
+#define EXPLAIN(c, wn, ...) do { \
+		if (explaining(c)) \
+			(wn)->note = plan_printf((c), __VA_ARGS__); \
+	} while (0)
+
 static void dur(int64_t secs, char *buf, size_t len)
 {
 	format_duration(secs, buf, len);
@@ -2271,12 +2284,40 @@ struct free_time {
 	size_t i;
 };
 
-static int cmp_free_time(const void *a, const void *b)
+static bool free_time_less(const struct free_time *x, const struct free_time *y)
 {
-	const struct free_time *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	return x->t != y->t ? x->t < y->t : x->i < y->i;
+}
+
+static void swap_free_time(struct free_time *x, struct free_time *y)
+{
+	struct free_time t = *x;
+	*x = *y;
+	*y = t;
+}
+
+/* Put the K smallest of V[0..n) first, the K-th of them at V[k - 1]
+ * (quickselect, 1 <= k <= n; keys are unique: ties broken by node).
+ * Linear on average, where sorting the whole cluster for every gang was
+ * the tick's largest cost. */
+static void select_earliest(struct free_time *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t store = lo;
+		swap_free_time(&v[lo + (hi - lo) / 2], &v[hi - 1]);
+		for (size_t i = lo; i < hi - 1; i++)
+			if (free_time_less(&v[i], &v[hi - 1]))
+				swap_free_time(&v[i], &v[store++]);
+		swap_free_time(&v[store], &v[hi - 1]);
+		if (store == k - 1)
+			return;
+		if (store > k - 1)
+			hi = store;
+		else
+			lo = store + 1;
+	}
 }
 
 /*
@@ -2360,7 +2401,7 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	}
 	if (n < need)
 		return 0;             /* it can never fit as far as we know: as before */
-	qsort(c->gang_t, n, sizeof(*c->gang_t), cmp_free_time);
+	select_earliest(c->gang_t, n, need);
 	int64_t start = c->gang_t[need - 1].t;
 	if (c->shadow_demand == NO_DEMAND) {
 		/* the first gang reserves the nodes that free first, as the
@@ -2561,15 +2602,16 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON || n->daemon_gone)
 			continue;  /* a node whose mxqd is gone has its note already */
 		if (n->jobs_running > 0) {
-			wn->note = plan_printf(c, "busy: %" PRIu32 " job%s running", n->jobs_running,
+			EXPLAIN(c, wn, "busy: %" PRIu32 " job%s running", n->jobs_running,
 					       n->jobs_running > 1 ? "s" : "");
 			continue;
 		}
 		if (wn->placed > 0) {
-			wn->note = plan_printf(c, "needed: %" PRIu64 " pending jobs (of %s first) "
-					       "would run here", wn->placed,
-					       demand_label(c, wn->placed_demand, label_buf,
-							    sizeof(label_buf)));
+			if (explaining(c))
+				EXPLAIN(c, wn, "needed: %" PRIu64 " pending jobs (of %s first) "
+					"would run here", wn->placed,
+					demand_label(c, wn->placed_demand, label_buf,
+						     sizeof(label_buf)));
 			continue;
 		}
 
@@ -2578,7 +2620,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (class_want && class_kept[ci] < class_want) {
 			class_kept[ci]++;
 			warm_kept++;
-			wn->note = plan_printf(c, "warm pool for class '%s' (%" PRIu32 " of %" PRIu32 ")",
+			EXPLAIN(c, wn, "warm pool for class '%s' (%" PRIu32 " of %" PRIu32 ")",
 					       n->node_class, class_kept[ci], class_want);
 			continue;
 		}
@@ -2586,13 +2628,13 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			warm_kept++;
 			if (class_want)
 				class_kept[ci]++;
-			wn->note = plan_printf(c, "warm pool (%" PRIu32 " of %" PRIu32 ")",
+			EXPLAIN(c, wn, "warm pool (%" PRIu32 " of %" PRIu32 ")",
 					       warm_kept, cfg->warm_pool);
 			continue;
 		}
 
 		if (c->breaker_open) {
-			wn->note = plan_str(c, "idle, kept on: boots are failing (breaker open), "
+			EXPLAIN(c, wn, "%s", "idle, kept on: boots are failing (breaker open), "
 					       "a suspended node might not come back");
 			continue;
 		}
@@ -2601,13 +2643,13 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			continue;
 		}
 		if (c->idle_time_s == MXQ_POWER_IDLE_NEVER) {
-			wn->note = plan_str(c, "idle, automatic suspend disabled (idle_time = never)");
+			EXPLAIN(c, wn, "%s", "idle, automatic suspend disabled (idle_time = never)");
 			continue;
 		}
 		int64_t on_for = c->now - n->state_since;
 		if (on_for < cfg->min_on_time_s) {
 			dur(cfg->min_on_time_s - on_for, a, sizeof(a));
-			wn->note = plan_printf(c, "min on-time: %s left", a);
+			EXPLAIN(c, wn, "min on-time: %s left", a);
 			continue;
 		}
 		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
@@ -2616,14 +2658,16 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			int64_t due = idle_since + idle_time;
 			if (!c->plan.recheck_at || due < c->plan.recheck_at)
 				c->plan.recheck_at = due;
-			dur(c->now - idle_since, a, sizeof(a));
-			dur(idle_time, b, sizeof(b));
-			wn->note = plan_printf(c, "not idle long enough: %s of %s%s", a, b,
-					       idle_time != c->idle_time_s ? " (learned)" : "");
+			if (explaining(c)) {
+				dur(c->now - idle_since, a, sizeof(a));
+				dur(idle_time, b, sizeof(b));
+				EXPLAIN(c, wn, "not idle long enough: %s of %s%s", a, b,
+					idle_time != c->idle_time_s ? " (learned)" : "");
+			}
 			continue;
 		}
 		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
-			wn->note = plan_printf(c, "stays on: %" PRIu32 " of %" PRIu32 " boots used today, "
+			EXPLAIN(c, wn, "stays on: %" PRIu32 " of %" PRIu32 " boots used today, "
 					       "could not be woken again", n->cycles_today,
 					       cfg->max_cycles_per_day);
 			continue;
@@ -2641,7 +2685,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (cfg->suspend_rate > 0 && c->st.suspend_tokens < 1.0) {
 			char r[32];
 			format_double(cfg->suspend_rate, r, sizeof(r));
-			wn->note = plan_printf(c, "idle, would be suspended, but suspend rate limit "
+			EXPLAIN(c, wn, "idle, would be suspended, but suspend rate limit "
 					       "reached (%s per minute)", r);
 			continue;
 		}
