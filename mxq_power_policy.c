@@ -382,7 +382,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		.boot_energy_j = 30000.0,
 		.shutdown_energy_j = 3000.0,
 		.warm_pool = 0,
-		.suspend_rate = 60.0,
+		.suspend_rate = 0.0,
 		.resume_rate = 300.0,
 		.max_booting = 0,
 		.max_powered_on = 0,
@@ -2394,10 +2394,17 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 			return 0;
 		}
 	}
+	/* a later gang needs no reservation: it is served now as soon as
+	 * NEED nodes are free soon enough (the same answer, found sooner) */
+	int64_t soon_enough = c->now + c->cfg->boot_time_s + c->idle_time_s;
+	uint32_t early = 0;
 	for (size_t i = 0; i < c->snap->n_nodes; i++) {
 		int64_t t = free_for_one(c, i, d);
-		if (t != INT64_MAX)
-			c->gang_t[n++] = (struct free_time) { t, i };
+		if (t == INT64_MAX)
+			continue;
+		c->gang_t[n++] = (struct free_time) { t, i };
+		if (t <= soon_enough && ++early >= need && c->shadow_demand != NO_DEMAND)
+			return 0;
 	}
 	if (n < need)
 		return 0;             /* it can never fit as far as we know: as before */

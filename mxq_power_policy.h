@@ -100,26 +100,27 @@ struct mxq_power_class_pool {
  */
 struct mxq_power_config {
 	int64_t idle_time_s;         /* idle this long before a suspend, or
-	                                MXQ_POWER_IDLE_AUTO / _NEVER; 10m */
-	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 5m */
+	                                MXQ_POWER_IDLE_AUTO (break-even, learned
+	                                per class) / _NEVER; auto */
+	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 1m */
 	double idle_watts;           /* draw of an idle ON node (auto); 100 W */
 	double busy_watts;           /* draw of a node with every slot busy: what a
 	                                powered node may draw (max_power_watts); 250 W */
 	double boot_energy_j;        /* energy of one boot (auto); 30000 J */
 	double shutdown_energy_j;    /* energy of one shutdown (auto); 3000 J */
-	uint32_t warm_pool;          /* idle ON nodes never suspended; 1 */
+	uint32_t warm_pool;          /* idle ON nodes never suspended; 0 */
 	struct mxq_power_class_pool *class_pools; /* same, per node class, sorted by name */
 	size_t n_class_pools;
 	double suspend_rate;         /* suspends (drains) per minute, token
-	                                bucket holding max(1, rate); 0 = unlimited; 10 */
-	double resume_rate;          /* wakes per minute, same bucket rules; 10 */
-	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 10 */
+	                                bucket holding max(1, rate); 0 = unlimited; 0 */
+	double resume_rate;          /* wakes per minute, same bucket rules; 300 */
+	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 0 */
 	uint32_t max_powered_on;     /* ON + POWERING_ON + DRAINING; 0 = unlimited; 0 */
 	double max_power_watts;      /* cluster budget: the powered nodes (ON,
 	                                DRAINING, POWERING_ON, POWERING_OFF), each at
 	                                max(its reading, busy_watts), plus one more
 	                                node at busy_watts, for a wake; 0 = none; 0 */
-	int64_t min_on_time_s;       /* ON at least this long before a suspend; 10m */
+	int64_t min_on_time_s;       /* ON at least this long before a suspend; 0 */
 	int64_t min_off_time_s;      /* OFF at least this long before a wake; 5m */
 	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
 	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
