@@ -1265,7 +1265,7 @@ struct decide_ctx {
 	struct room wake_max;           /* largest room of any wakeable node */
 	bool wake_max_tmpdir_known;
 	struct room *smallest_from;     /* [d]: smallest job of demand d..end */
-	struct free_time *gang_t;       /* scratch of gang_deferral(), n_nodes long */
+	struct mxq_power_free_time *gang_t; /* scratch of gang_deferral(), n_nodes long */
 	size_t shadow_demand;           /* the first gang demand, NO_DEMAND = none */
 	int64_t shadow;                 /* when its nodes are all free */
 	uint64_t deferred;              /* pending jobs of deferred gangs */
@@ -2279,28 +2279,21 @@ static bool fits_some_wakeable(struct decide_ctx *c, const struct mxq_group_reqs
 	return jobs_fitting(&c->wake_max, q, c->wake_max_tmpdir_known) > 0;
 }
 
-struct free_time {
-	int64_t t;
-	size_t i;
-};
-
-static bool free_time_less(const struct free_time *x, const struct free_time *y)
+static bool free_time_less(const struct mxq_power_free_time *x,
+			   const struct mxq_power_free_time *y)
 {
 	return x->t != y->t ? x->t < y->t : x->i < y->i;
 }
 
-static void swap_free_time(struct free_time *x, struct free_time *y)
+static void swap_free_time(struct mxq_power_free_time *x, struct mxq_power_free_time *y)
 {
-	struct free_time t = *x;
+	struct mxq_power_free_time t = *x;
 	*x = *y;
 	*y = t;
 }
 
-/* Put the K smallest of V[0..n) first, the K-th of them at V[k - 1]
- * (quickselect, 1 <= k <= n; keys are unique: ties broken by node).
- * Linear on average, where sorting the whole cluster for every gang was
- * the tick's largest cost. */
-static void select_earliest(struct free_time *v, size_t n, size_t k)
+/* Sorting the whole cluster for every gang was the tick's largest cost. */
+void mxq_power_select_earliest(struct mxq_power_free_time *v, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n;
 
@@ -2402,13 +2395,13 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		int64_t t = free_for_one(c, i, d);
 		if (t == INT64_MAX)
 			continue;
-		c->gang_t[n++] = (struct free_time) { t, i };
+		c->gang_t[n++] = (struct mxq_power_free_time) { t, i };
 		if (t <= soon_enough && ++early >= need && c->shadow_demand != NO_DEMAND)
 			return 0;
 	}
 	if (n < need)
 		return 0;             /* it can never fit as far as we know: as before */
-	select_earliest(c->gang_t, n, need);
+	mxq_power_select_earliest(c->gang_t, n, need);
 	int64_t start = c->gang_t[need - 1].t;
 	if (c->shadow_demand == NO_DEMAND) {
 		/* the first gang reserves the nodes that free first, as the

@@ -416,6 +416,17 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		     const struct mxq_power_config *cfg, struct mxq_power_state *state,
 		     struct mxq_power_plan *ret_plan);
 
+/* A time and a node index; ordered by time, then index (keys are unique). */
+struct mxq_power_free_time {
+	int64_t t;
+	size_t i;
+};
+
+/* Put the K earliest of V[0..n) first, in any order, the K-th of them at
+ * V[k - 1] (quickselect, linear on average; 1 <= k <= n). Used for the
+ * nodes a gang waits for, by the policy and by the simulator's dispatcher. */
+void mxq_power_select_earliest(struct mxq_power_free_time *v, size_t n, size_t k);
+
 /* Release what mxq_power_decide() allocated; zeroes the plan. NULL is fine. */
 void mxq_power_plan_free(struct mxq_power_plan *plan);
 

@@ -1210,11 +1210,6 @@ struct sim_node {
 	uint64_t vmem;
 };
 
-struct free_at {
-	int64_t t;
-	uint32_t node;
-};
-
 struct sim_queue {
 	uint32_t *v;
 	size_t head, tail, cap;
@@ -1256,7 +1251,7 @@ struct mxq_sim {
 	size_t n_held_idle;              /* reserved nodes idle now */
 	size_t hold_job;
 	int64_t shadow;                  /* reservation starts; others must end by then */
-	struct free_at *sel;             /* scratch for choosing the reservation */
+	struct mxq_power_free_time *sel;             /* scratch for choosing the reservation */
 	bool dirty;
 
 	uint64_t waiting, running, ended;
@@ -1788,41 +1783,6 @@ static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *
 	return r;
 }
 
-static bool free_at_less(const struct free_at *a, const struct free_at *b)
-{
-	return a->t != b->t ? a->t < b->t : a->node < b->node;
-}
-
-static void swap_free_at(struct free_at *a, struct free_at *b)
-{
-	struct free_at t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Put the K smallest of V[0..n) first, in any order (quickselect; the keys
- * are unique: ties are broken by node). */
-static void select_smallest(struct free_at *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n;
-
-	while (hi - lo > 1) {
-		size_t store = lo;
-		swap_free_at(&v[lo + (hi - lo) / 2], &v[hi - 1]);
-		for (size_t i = lo; i < hi - 1; i++)
-			if (free_at_less(&v[i], &v[hi - 1]))
-				swap_free_at(&v[i], &v[store++]);
-		swap_free_at(&v[store], &v[hi - 1]);
-		/* v[lo..store) < v[store] <= v[store+1..hi) */
-		if (k == store || k == store + 1)
-			return;
-		if (k < store)
-			hi = store;
-		else
-			lo = store + 1;
-	}
-}
-
 /*
  * EASY reservation for the first wide job that cannot start: the qualified
  * nodes (up, booting, or off: free after a boot) that are free of jobs
@@ -1872,16 +1832,16 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 		} else {
 			continue;
 		}
-		s->sel[n++] = (struct free_at) { t, (uint32_t)i };
+		s->sel[n++] = (struct mxq_power_free_time) { t, i };
 	}
 	if (n > j->parts) {
-		select_smallest(s->sel, n, j->parts);
+		mxq_power_select_earliest(s->sel, n, j->parts);
 		n = j->parts;
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct sim_node *nd = &s->nodes[s->sel[k].node];
+		struct sim_node *nd = &s->nodes[s->sel[k].i];
 		nd->held = true;
-		s->held[s->n_held++] = s->sel[k].node;
+		s->held[s->n_held++] = s->sel[k].i;
 		if (node_dispatchable(nd) && nd->jobs == 0)
 			s->n_held_idle++;
 	}

@@ -132,6 +132,16 @@ static void world_nodes(struct world *w, uint32_t n, uint32_t cores)
 	world_cluster(w, &c, 1, NULL);
 }
 
+/* Our policy with power.conf CONF over N 1-core nodes, run to END. */
+static void world_policy(struct world *w, struct mxq_sim_params *p, const char *conf,
+			 uint32_t n, int64_t end)
+{
+	world_config(w, conf);
+	p->cfg = &w->cfg;
+	world_nodes(w, n, 1);
+	world_run(w, p, end);
+}
+
 static double job_wait(const struct world *w, size_t k)
 {
 	size_t n;
@@ -393,11 +403,8 @@ START_TEST(policy_one_node_cycle)
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
 
 	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 330, 10, 1, 10 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 0\nboot_time = 1m\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 1, 1);
-	world_run(&w, &p, 500);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n", 1, 500);
 	/*
 	 * job 1 ends at 10; tick 120: idle 110 s < 120 s; tick 180: DRAIN;
 	 * tick 240: acknowledged, POWER_OFF, shutdown [240,260); tick 300:
@@ -428,11 +435,8 @@ START_TEST(policy_defers_gang)
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
 
 	WORLD_JOBS(&w, { 0, 3000, 1, 3000 }, { 10, 100, 2, 100 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 0\nboot_time = 1m\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 2, 1);
-	world_run(&w, &p, 3100);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n", 2, 3100);
 	/*
 	 * job 1 runs on node-0001 [0,3000). The gang (job 2, at 10) has
 	 * node-0002 now and node-0001 at 3000: tick 60 defers it until
@@ -463,11 +467,9 @@ START_TEST(policy_power_budget)
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
 
 	WORLD_JOBS(&w, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 0\nboot_time = 1m\nmax_power_watts = 450\nbusy_watts = 200\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 3, 1);
-	world_run(&w, &p, 2080);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\nmax_power_watts = 450\nbusy_watts = 200\n",
+		     3, 2080);
 	/*
 	 * all three idle from 0: DRAIN at tick 120, POWER_OFF at 180, off from
 	 * 200. Tick 1020: 3 jobs, nothing powered, (450 - 0) / 200 = 2 wakes;
@@ -497,11 +499,8 @@ START_TEST(policy_warm_pool_and_max_cycles)
 	 * 3000 again, the same day */
 	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 1000, 100, 1, 100 }, { 1000, 100, 1, 100 },
 		   { 3000, 100, 1, 100 }, { 3000, 100, 1, 100 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 2, 1);
-	world_run(&w, &p, 86400 + 1000);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n", 2, 86400 + 1000);
 	/* the warm node (node-0001, first by name) takes one job at once;
 	 * the other is woken at tick 1020 and runs at 1080 */
 	ck_assert_double_eq(job_wait(&w, 1), 0);
