@@ -731,6 +731,7 @@ struct loop_state {
 	uint64_t next_heartbeat_ms;
 	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 	uint64_t db_connects;   /* mx_db's connect count at the last look */
+	uint64_t db_faults;     /* and its server fault count */
 };
 
 /* Say once when the database layer reconnected, and to which server: any
@@ -738,11 +739,14 @@ struct loop_state {
  * possibly to another server. */
 static void note_reconnect(struct mxqd_server *s, struct loop_state *ls)
 {
-	uint64_t n = mx_db_stats(s->db)->connects;
+	uint64_t n = mx_db_stats(s->db)->connects, f = mx_db_stats(s->db)->server_faults;
 
+	if (f != ls->db_faults)
+		mx_log_warning("database: %s", mx_db_last_fault(s->db));
 	if (ls->db_connects && n != ls->db_connects)
 		mx_log_notice("database: reconnected, now on server %s", mx_db_server(s->db));
 	ls->db_connects = n;
+	ls->db_faults = f;
 }
 
 static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
@@ -841,7 +845,9 @@ static int connect_waiting(struct mxqd_server *server)
 
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
 {
-	struct loop_state ls = { .db_ok = true };
+	/* the first connect, before recovery, is no reconnect; one during
+	 * recovery is (note_reconnect says so in the first turn) */
+	struct loop_state ls = { .db_ok = true, .db_connects = 1 };
 
 	s->accepting = true;
 	for (;;) {
