@@ -23,11 +23,10 @@
 #include "mx_util.h"
 #include "mxq_daemon.h"
 #include "mxq_group.h"
+#include "mxq_job.h"
 #include "mxq_power_policy.h"
 #include "mxq_redfish.h"
 #include "mxq_status.h"
-
-#define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
 
 /* ----------------------------------------------------------------- lease */
 
@@ -332,7 +331,7 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
 		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size")
 		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.job_status IN (" ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
+		" WHERE j.job_status IN (" MXQ_JOB_ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
 	if (rows < 0)
 		return (int)rows;
 	s->running = calloc((size_t)rows + 1, sizeof(*s->running));
@@ -604,7 +603,7 @@ static int resolve_body(struct mx_db *db, void *ctx)
 	/* the triggers move the group counters from running to unknown */
 	n = mx_db_exec(db,
 		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
-		" WHERE host_hostname = ? AND job_status IN (" ACTIVE_STATUSES ")",
+		" WHERE host_hostname = ? AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES ")",
 		"is", MXQ_JOB_STATUS_UNKNOWN, t->hostname);
 	if (n <= 0)
 		return n < 0 ? (int)n : 1;
@@ -790,7 +789,7 @@ int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname)
 		"UPDATE mxq_power SET node_ack = 'IDLE', node_ack_at = NOW(3)"
 		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack <> 'IDLE'"
 		" AND NOT EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
-		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"   AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES "))",
 		"ss", hostname, hostname);
 	if (n != 0)
 		return n < 0 ? (int)n : 1;
@@ -798,7 +797,7 @@ int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname)
 		"UPDATE mxq_power SET node_ack = 'BUSY', node_ack_at = NOW(3)"
 		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack = ''"
 		" AND EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
-		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"   AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES "))",
 		"ss", hostname, hostname);
 	return n < 0 ? (int)n : 0;
 }
