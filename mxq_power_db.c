@@ -115,6 +115,24 @@ int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 	return n > 0 ? 0 : -ESTALE;
 }
 
+int mxq_power_lease_published(struct mx_db *db, char *hash, size_t hashlen, char *holder,
+			      size_t holderlen)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+
+	n = mx_db_query(db, &res, "SELECT config_hash, holder FROM mxq_power_leader WHERE id = 1",
+			NULL);
+	if (n <= 0 || !mx_db_next(res)) {
+		mx_db_result_free(res);
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	snprintf(hash, hashlen, "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	snprintf(holder, holderlen, "%s", mx_db_str(res, 1) ? mx_db_str(res, 1) : "");
+	mx_db_result_free(res);
+	return 0;
+}
+
 int mxq_power_state_load(struct mx_db *db, struct mxq_power_state *ret)
 {
 	struct mx_db_result *res = NULL;
@@ -865,6 +883,39 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 		return -EALREADY;
 	}
 	return mx_db_commit(db);
+}
+
+/* ------------------------------------------------------ energy (node) */
+
+int mxq_power_db_energy_total(struct mx_db *db, const char *hostname, double *ret_j)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n;
+	int found = 0;
+
+	n = mx_db_query(db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
+			"s", hostname);
+	if (n < 0)
+		return (int)n;
+	if (n > 0 && mx_db_next(res)) {
+		*ret_j = mx_db_double(res, 0);
+		found = 1;
+	}
+	mx_db_result_free(res);
+	return found;
+}
+
+int64_t mxq_power_db_energy_add(struct mx_db *db, const char *hostname,
+				const struct mxq_power_db_energy *e)
+{
+	return mx_db_exec(db,
+		"UPDATE mxq_power SET current_watts = ?, energy_joules = energy_joules + ?,"
+		" energy_jobs_joules = energy_jobs_joules + ?, energy_idle_joules = energy_idle_joules + ?,"
+		" energy_boot_joules = energy_boot_joules + ?,"
+		" energy_shutdown_joules = energy_shutdown_joules + ?, energy_method = ?,"
+		" idle_baseline_watts = ?, energy_updated_at = NOW(3) WHERE hostname = ?",
+		"ddddddsds", e->current_watts, e->total_j, e->jobs_j, e->idle_j, e->boot_j,
+		e->shutdown_j, e->method, e->idle_baseline_watts, hostname);
 }
 
 /* ------------------------------------------------- transports (issue 5) */
