@@ -767,6 +767,34 @@ uint64_t mx_db_insert_id(const struct mx_db *db)
 	return db->insert_id;
 }
 
+int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
+			   const char *const *cells)
+{
+	struct mx_db_result *res;
+
+	if (ncols == 0 || (nrows && !cells))
+		return -EINVAL;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	res->ncols = ncols;
+	res->nrows = nrows;
+	res->row = -1;
+	res->cells = calloc(nrows * ncols + 1, sizeof(*res->cells));
+	if (!res->cells) {
+		free(res);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < nrows * ncols; i++) {
+		if (cells[i] && !(res->cells[i] = strdup(cells[i]))) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+	}
+	*ret_res = res;
+	return 0;
+}
+
 void mx_db_result_free(struct mx_db_result *res)
 {
 	if (!res)
