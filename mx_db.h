@@ -128,6 +128,11 @@ void mx_db_result_free(struct mx_db_result *res);
 int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
 			   const char *const *cells);
 
+/* Convenience: run a query that answers at most one row. 1 with *RET_RES
+ * on that row (free it with mx_db_result_free()), 0 when there is none
+ * (*RET_RES untouched), or a negative errno. */
+int mx_db_query_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+		      const char *pfmt, ...);
 /* Convenience: first column of the first row as integer; -ENOENT if none. */
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql,
 		    const char *pfmt, ...);

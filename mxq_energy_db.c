@@ -48,22 +48,18 @@ void mxq_energy_db_job_from_row(struct mxq_energy_db_job *ret, const struct mx_d
 int mxq_energy_db_job_read(struct mx_db *db, uint64_t job_id, struct mxq_energy_db_job *ret)
 {
 	struct mx_db_result *res = NULL;
-	int64_t n;
-	int found = 0;
+	int r;
 
-	n = mx_db_query(db, &res,
+	r = mx_db_query_first(db, &res,
 		"SELECT energy_j, active_energy_j, samples, peak_watts, avg_watts,"
 		" UNIX_TIMESTAMP(date_start) * 1000 FROM mxq_power_job WHERE job_id = ?",
 		"U", job_id);
-	if (n < 0)
-		return (int)n;
-	if (n > 0 && mx_db_next(res)) {
-		mxq_energy_db_job_from_row(ret, res);
-		ret->job_id = job_id;
-		found = 1;
-	}
+	if (r <= 0)
+		return r;
+	mxq_energy_db_job_from_row(ret, res);
+	ret->job_id = job_id;
 	mx_db_result_free(res);
-	return found;
+	return 1;
 }
 
 int mxq_energy_db_job_unmeasured(struct mx_db *db, uint64_t job_id, const char *hostname)
@@ -80,21 +76,17 @@ int mxq_energy_db_job_last_sample(struct mx_db *db, uint64_t job_id, uint64_t *r
 				  double *ret_j)
 {
 	struct mx_db_result *res = NULL;
-	int64_t n;
-	int found = 0;
+	int r;
 
-	n = mx_db_query(db, &res,
+	r = mx_db_query_first(db, &res,
 		"SELECT UNIX_TIMESTAMP(sample_time) * 1000, energy_j FROM mxq_power_job_sample"
 		" WHERE job_id = ? ORDER BY sample_time DESC LIMIT 1", "U", job_id);
-	if (n < 0)
-		return (int)n;
-	if (n > 0 && mx_db_next(res)) {
-		*ret_ms = (uint64_t)(mx_db_double(res, 0) + 0.5);
-		*ret_j = mx_db_double(res, 1);
-		found = 1;
-	}
+	if (r <= 0)
+		return r;
+	*ret_ms = (uint64_t)(mx_db_double(res, 0) + 0.5);
+	*ret_j = mx_db_double(res, 1);
 	mx_db_result_free(res);
-	return found;
+	return 1;
 }
 
 int mxq_energy_db_job_sample_add(struct mx_db *db, uint64_t job_id, uint64_t at_ms,

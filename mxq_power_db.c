@@ -119,14 +119,12 @@ int mxq_power_lease_published(struct mx_db *db, char *hash, size_t hashlen, char
 			      size_t holderlen)
 {
 	struct mx_db_result *res = NULL;
-	int64_t n;
+	int r;
 
-	n = mx_db_query(db, &res, "SELECT config_hash, holder FROM mxq_power_leader WHERE id = 1",
-			NULL);
-	if (n <= 0 || !mx_db_next(res)) {
-		mx_db_result_free(res);
-		return n < 0 ? (int)n : -ENOENT;
-	}
+	r = mx_db_query_first(db, &res,
+			      "SELECT config_hash, holder FROM mxq_power_leader WHERE id = 1", NULL);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
 	snprintf(hash, hashlen, "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
 	snprintf(holder, holderlen, "%s", mx_db_str(res, 1) ? mx_db_str(res, 1) : "");
 	mx_db_result_free(res);
@@ -890,19 +888,15 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 int mxq_power_db_energy_total(struct mx_db *db, const char *hostname, double *ret_j)
 {
 	struct mx_db_result *res = NULL;
-	int64_t n;
-	int found = 0;
+	int r;
 
-	n = mx_db_query(db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
-			"s", hostname);
-	if (n < 0)
-		return (int)n;
-	if (n > 0 && mx_db_next(res)) {
-		*ret_j = mx_db_double(res, 0);
-		found = 1;
-	}
+	r = mx_db_query_first(db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
+			      "s", hostname);
+	if (r <= 0)
+		return r;
+	*ret_j = mx_db_double(res, 0);
 	mx_db_result_free(res);
-	return found;
+	return 1;
 }
 
 int64_t mxq_power_db_energy_add(struct mx_db *db, const char *hostname,
