@@ -13,6 +13,9 @@
  * job leaves this daemon's list only after its outcome is in the database,
  * so a database outage delays bookkeeping but never loses a job.
  *
+ * SQL: none here; the statements are in mxq_job.c (job rows) and
+ * mxq_group.c (which groups have queued jobs).
+ *
  * Status hooks: every start and every terminal outcome passes through
  * mxqd_hooks_job_started() / mxqd_hooks_job_ended() below.
  */
