@@ -824,6 +824,34 @@ uint64_t mx_db_insert_id(const struct mx_db *db)
 	return db->insert_id;
 }
 
+int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
+			   const char *const *cells)
+{
+	struct mx_db_result *res;
+
+	if (ncols == 0 || (nrows && !cells))
+		return -EINVAL;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	res->ncols = ncols;
+	res->nrows = nrows;
+	res->row = -1;
+	res->cells = calloc(nrows * ncols + 1, sizeof(*res->cells));
+	if (!res->cells) {
+		free(res);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < nrows * ncols; i++) {
+		if (cells[i] && !(res->cells[i] = strdup(cells[i]))) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+	}
+	*ret_res = res;
+	return 0;
+}
+
 void mx_db_result_free(struct mx_db_result *res)
 {
 	if (!res)
@@ -1009,20 +1037,48 @@ int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,
 	return r;
 }
 
+/* The first row of a query: 1 with *ret_res on it, 0 for none, -errno. */
+static int vquery_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+			const char *pfmt, va_list ap)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n = vquery_retry(db, &res, sql, pfmt, ap);
+
+	if (n < 0)
+		return (int)n;
+	if (!mx_db_next(res)) {
+		mx_db_result_free(res);
+		return 0;
+	}
+	*ret_res = res;
+	return 1;
+}
+
+int mx_db_query_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+		      const char *pfmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, pfmt);
+	r = vquery_first(db, ret_res, sql, pfmt, ap);
+	va_end(ap);
+	return r;
+}
+
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql, const char *pfmt, ...)
 {
 	struct mx_db_result *res = NULL;
 	va_list ap;
-	int64_t n;
+	int r;
 
 	va_start(ap, pfmt);
-	n = vquery_retry(db, &res, sql, pfmt, ap);
+	r = vquery_first(db, &res, sql, pfmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return (int)n;
-	if (n == 0 || !mx_db_next(res) || mx_db_is_null(res, 0)) {
-		mx_db_result_free(res);
-		return -ENOENT;
+	if (r <= 0 || mx_db_is_null(res, 0)) {
+		if (r > 0)
+			mx_db_result_free(res);
+		return r < 0 ? r : -ENOENT;
 	}
 	*ret = mx_db_u64(res, 0);
 	mx_db_result_free(res);

@@ -128,7 +128,20 @@ double mx_db_double(const struct mx_db_result *res, unsigned col);
 /* malloc'ed copy of a column ("" for NULL); NULL on ENOMEM. */
 char *mx_db_strdup(const struct mx_db_result *res, unsigned col);
 void mx_db_result_free(struct mx_db_result *res);
+/*
+ * A result built from text instead of a query, for unit tests of the row
+ * mappers: NROWS rows of NCOLS cells, row by row; a NULL cell is SQL NULL.
+ * The cells are copied. 0 with *RET_RES set (free with
+ * mx_db_result_free()), -EINVAL or -ENOMEM.
+ */
+int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
+			   const char *const *cells);
 
+/* Convenience: run a query that answers at most one row. 1 with *RET_RES
+ * on that row (free it with mx_db_result_free()), 0 when there is none
+ * (*RET_RES untouched), or a negative errno. */
+int mx_db_query_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+		      const char *pfmt, ...);
 /* Convenience: first column of the first row as integer; -ENOENT if none. */
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql,
 		    const char *pfmt, ...);
