@@ -41,7 +41,6 @@
 #endif
 
 #define PROG "mxq-power-sim"
-#define EXIT_USAGE 2
 #define MAX_CLASSES 64
 #define MAX_TIMEOUTS 16
 #define MAX_RUNS (2 + MAX_TIMEOUTS)
@@ -1268,7 +1267,7 @@ int main(int argc, char **argv)
 	struct speed sp = { 0 };
 	double t_start = now_s();
 	char err[512];
-	int r, rc = EXIT_USAGE;
+	int r, rc = MXQ_EXIT_USAGE;
 
 	mxq_client_set_program(PROG);
 	mxq_sim_class_defaults(&o.base);
@@ -1278,7 +1277,7 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
-		return r > 0 ? 0 : EXIT_USAGE;
+		return r > 0 ? 0 : MXQ_EXIT_USAGE;
 	if (load_power_config(o.power_config_path, &cfg, &cfg_given) < 0)
 		goto out;
 	if (read_trace(o.trace_path, &trace) < 0)

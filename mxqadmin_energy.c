@@ -46,19 +46,6 @@ struct energy_args {
 	bool json;
 };
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxqadmin: power: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
 /* A time argument (mx_time_parse(), the syntax of every tool) into epoch
  * seconds. 0 or -EINVAL. */
 static int parse_time(const char *s, double *ret)
@@ -148,9 +135,9 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	int64_t n;
 
 	if (!a->have_from || !a->have_to)
-		return bad("usage needs --from T and --to T");
+		return mxq_usage_error("power: usage needs --from T and --to T");
 	if (a->to <= a->from)
-		return bad("usage: --to must be after --from");
+		return mxq_usage_error("power: usage: --to must be after --from");
 	window = a->to - a->from;
 	/* one sample before the window and one after it bound the edges; a
 	 * day of margin covers any sane flush interval */
@@ -161,10 +148,8 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY"
 		" AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
 		" ORDER BY hostname, sample_time", "dd", a->from, a->to);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power usage: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power usage: %s", mx_db_error(db));
 	while (mx_db_next(res)) {
 		const char *host = mx_db_str(res, 0);
 		double t = mx_db_double(res, 1), e = mx_db_double(res, 2);
@@ -176,8 +161,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 			if (!nh) {
 				free(hosts);
 				mx_db_result_free(res);
-				fprintf(stderr, "mxqadmin: out of memory\n");
-				return 1;
+				return mxq_failure("out of memory");
 			}
 			hosts = nh;
 			u = &hosts[n_hosts++];
@@ -239,8 +223,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		mxq_table_free(t);
 		if (r < 0) {
 			free(hosts);
-			fprintf(stderr, "mxqadmin: power usage: %s\n", strerror(-r));
-			return 1;
+			return mxq_failure("power usage: %s", strerror(-r));
 		}
 	}
 	if (n_hosts == 0)
@@ -299,16 +282,13 @@ static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_ar
 	int64_t n;
 
 	if (mx_strtou64(id_text, &id) < 0)
-		return bad("job: '%s' is not a job id", id_text);
+		return mxq_usage_error("power: job: '%s' is not a job id", id_text);
 	n = mx_db_query(db, &res, JOB_SELECT " WHERE p.job_id = ?", "U", id);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power job: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power job: %s", mx_db_error(db));
 	if (n == 0) {
 		mx_db_result_free(res);
-		fprintf(stderr, "mxqadmin: power job: no energy recorded for job %" PRIu64 "\n", id);
-		return 1;
+		return mxq_failure("power job: no energy recorded for job %" PRIu64, id);
 	}
 	mx_db_next(res);
 	if (a->json) {
@@ -357,10 +337,8 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 		" ORDER BY p.date_start DESC, p.job_id DESC LIMIT ?",
 		"ssslisidu", a->user, a->user, a->group, (int64_t)gid, gid_given ? 1 : 0, a->group,
 		a->have_since ? 1 : 0, a->since, a->limit);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power jobs: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power jobs: %s", mx_db_error(db));
 	if (a->json) {
 		json_t *arr = json_array();
 		while (mx_db_next(res))
@@ -394,9 +372,9 @@ static int cmd_metrics(struct mx_db *db)
 	int r = mxq_metrics_write(db, stdout);
 
 	if (r == -ENOMEM)
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 	else if (r < 0)
-		fprintf(stderr, "mxqadmin: power metrics: %s\n", mx_db_error(db));
+		mxq_complain("power metrics: %s", mx_db_error(db));
 	if (r < 0)
 		return 1;
 	return mxqadmin_metrics_power(db);	/* power management and queue */
@@ -443,39 +421,39 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 		case 'j': a.json = true; break;
 		case 'f':
 			if (parse_time(optarg, &a.from) < 0)
-				return bad("--from: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --from: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_from = true;
 			break;
 		case 't':
 			if (parse_time(optarg, &a.to) < 0)
-				return bad("--to: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --to: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_to = true;
 			break;
 		case 's':
 			if (parse_time(optarg, &a.since) < 0)
-				return bad("--since: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --since: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_since = true;
 			break;
 		case 'l':
 			if (mx_strtou32(optarg, &a.limit) < 0 || a.limit == 0)
-				return bad("--limit: '%s' is not a positive number", optarg);
+				return mxq_usage_error("power: --limit: '%s' is not a positive number", optarg);
 			break;
 		case 'h':
 			energy_usage(stdout);
 			return 0;
 		default:
-			return bad("%s: unknown or incomplete option '%s' (try 'mxqadmin power --help')",
+			return mxq_usage_error("power: %s: unknown or incomplete option '%s' (try 'mxqadmin power --help')",
 				   cmd, argv[optind - 1]);
 		}
 	}
 	if (strcmp(cmd, "job") == 0 && optind + 1 != argc)
-		return bad("usage: mxqadmin power job JOBID [--json]");
+		return mxq_usage_error("power: usage: mxqadmin power job JOBID [--json]");
 	if (strcmp(cmd, "job") != 0 && optind != argc)
-		return bad("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return mxq_usage_error("power: %s: unexpected argument '%s'", cmd, argv[optind]);
 	if (strcmp(cmd, "usage") && strcmp(cmd, "job") && strcmp(cmd, "jobs") && strcmp(cmd, "metrics"))
-		return bad("unknown energy command '%s'", cmd);
+		return mxq_usage_error("power: unknown energy command '%s'", cmd);
 	if (strcmp(cmd, "usage") == 0 && (!a.have_from || !a.have_to))
-		return bad("usage needs --from T and --to T");
+		return mxq_usage_error("power: usage needs --from T and --to T");
 
 	if (mxqadmin_connect(&db, dbopt) < 0)
 		return 1;

@@ -183,21 +183,22 @@ static void admin_name(char *buf, size_t len)
 static void unknown_host(struct mx_db *db, const char *host)
 {
 	struct mx_db_result *res = NULL;
-	size_t shown = 0;
+	char known[2048] = "";
+	size_t shown = 0, len = 0;
 	int64_t n;
 
-	fprintf(stderr, "mxqadmin: unknown host '%s' (not in mxq_power", host);
 	n = mx_db_query(db, &res, "SELECT hostname FROM mxq_power ORDER BY hostname", NULL);
 	if (n == 0)
-		fprintf(stderr, "; no host is managed yet");
+		snprintf(known, sizeof(known), "; no host is managed yet");
 	if (n > 0) {
-		fprintf(stderr, "; known: ");
-		while (mx_db_next(res) && shown < 20)
-			fprintf(stderr, "%s%s", shown++ ? ", " : "", mx_db_str(res, 0));
-		if ((int64_t)shown < n)
-			fprintf(stderr, ", ... (%" PRId64 " in all)", n);
+		len = (size_t)snprintf(known, sizeof(known), "; known: ");
+		while (mx_db_next(res) && shown < 20 && len < sizeof(known))
+			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
+						shown++ ? ", " : "", mx_db_str(res, 0));
+		if ((int64_t)shown < n && len < sizeof(known))
+			snprintf(known + len, sizeof(known) - len, ", ... (%" PRId64 " in all)", n);
 	}
-	fprintf(stderr, ")\n");
+	mxq_complain("unknown host '%s' (not in mxq_power%s)", host, known);
 	mx_db_result_free(res);
 }
 
@@ -214,8 +215,7 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 
 	if (r < 0) {
 		/* every error of the file, one line each */
-		for (char *line = strtok(errbuf, "\n"); line; line = strtok(NULL, "\n"))
-			fprintf(stderr, "mxqadmin: %s\n", line);
+		mxq_complain_lines(errbuf);
 		return r;
 	}
 	if (!*ret_source)
@@ -228,7 +228,7 @@ static int read_snapshot(struct mx_db *db, struct mxq_power_db_snapshot **ret)
 	int r = mxq_power_db_snapshot_read(db, HEARTBEAT_TIMEOUT_S, ret);
 
 	if (r < 0)
-		fprintf(stderr, "mxqadmin: reading the power snapshot: %s\n", db_error_text(db, r));
+		mxq_complain("reading the power snapshot: %s", db_error_text(db, r));
 	return r;
 }
 
@@ -326,10 +326,8 @@ static int list_once(struct mx_db *db, const struct power_args *a)
 		return 1;
 	r = a->json ? list_json(s) : list_table(s);
 	mxq_power_db_snapshot_free(s);
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: writing the list: %s\n", strerror(-r));
-		return 1;
-	}
+	if (r < 0)
+		return mxq_failure("writing the list: %s", strerror(-r));
 	return 0;
 }
 
@@ -445,12 +443,12 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 		nodes = json_object();
 	r = state_counts(db, counts, sizeof(counts), nodes);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power: %s\n", db_error_text(db, r));
+		mxq_complain("reading mxq_power: %s", db_error_text(db, r));
 		goto out;
 	}
 	n = mx_db_query(db, &res, leader_sql, NULL);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power_leader: %s\n", mx_db_error(db));
+		mxq_complain("reading mxq_power_leader: %s", mx_db_error(db));
 		goto out;
 	}
 	if (!mx_db_next(res) || mx_db_str(res, L_HOLDER)[0] == '\0') {
@@ -580,10 +578,8 @@ static int cmd_events(struct mx_db *db, const struct power_args *a)
 
 	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
 			a->since ? 1 : 0, a->since_epoch, limit);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power_event: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("reading mxq_power_event: %s", mx_db_error(db));
 	if (a->json) {
 		arr = json_array();
 		if (!arr)
@@ -660,15 +656,12 @@ static int cmd_admin(struct mx_db *db, const struct power_args *a)
 		print_already(db, a->cmd, host);
 		return 0;
 	}
-	if (r == -EBUSY) {
-		fprintf(stderr, "mxqadmin: power %s %s: the host is FAILED; clear it first"
-			" ('mxqadmin power clear %s')\n", a->cmd, host, host);
-		return 1;
-	}
+	if (r == -EBUSY)
+		return mxq_failure("power %s %s: the host is FAILED; clear it first"
+			" ('mxqadmin power clear %s')", a->cmd, host, host);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: power %s %s: %s\n", a->cmd, host,
+		return mxq_failure("power %s %s: %s", a->cmd, host,
 			r == -EINVAL ? "refused (invalid action or argument)" : db_error_text(db, r));
-		return 1;
 	}
 	if (!strcmp(a->cmd, "clear"))
 		printf("%s: cleared (FAILED -> UNKNOWN, failure count reset)\n", host);
@@ -1045,15 +1038,11 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	int r, rc = 1;
 
 	r = mxqadmin_group_load(db, a->group_id, &g);
-	if (r == -ENOENT) {
-		fprintf(stderr, "mxqadmin: unknown group %" PRIu64 "\n", a->group_id);
-		return 1;
-	}
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading group %" PRIu64 ": %s\n", a->group_id,
+	if (r == -ENOENT)
+		return mxq_failure("unknown group %" PRIu64, a->group_id);
+	if (r < 0)
+		return mxq_failure("reading group %" PRIu64 ": %s", a->group_id,
 			db_error_text(db, r));
-		return 1;
-	}
 	if (load_power_config(a->config, &cfg, &v.config_source) < 0)
 		goto out;
 	have_cfg = true;
@@ -1067,7 +1056,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	}
 	r = mxq_power_decide(&s->snap, s->now, &cfg, &state, &plan);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: the policy failed: %s\n", strerror(-r));
+		mxq_complain("the policy failed: %s", strerror(-r));
 		goto out;
 	}
 	have_plan = true;
@@ -1078,7 +1067,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	v.qualified = calloc(s->snap.n_nodes + 1, sizeof(*v.qualified));
 	v.rule = calloc(s->snap.n_nodes + 1, sizeof(*v.rule));
 	if (!v.qualified || !v.rule) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < s->snap.n_nodes; i++) {
@@ -1096,7 +1085,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 
 	if (a->json) {
 		if (explain_group_json(&v) < 0) {
-			fprintf(stderr, "mxqadmin: writing the explanation failed\n");
+			mxq_complain("writing the explanation failed");
 			goto out;
 		}
 	} else {
@@ -1187,40 +1176,31 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		case 'j': a->json = true; seen |= P_JSON; break;
 		case 'H': a->host = optarg; seen |= P_HOST; break;
 		case 's':
-			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0) {
-				fprintf(stderr, "mxqadmin: power %s: --since: '%s' is not a time (%s)\n",
+			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0)
+				return mxq_usage_error("power %s: --since: '%s' is not a time (%s)",
 					cmd->name, optarg, MX_TIME_FORMS);
-				return 2;
-			}
 			a->since = optarg;
 			seen |= P_SINCE;
 			break;
 		case 'n':
-			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0) {
-				fprintf(stderr, "mxqadmin: power %s: invalid --limit '%s'"
-					" (a positive number)\n", cmd->name, optarg);
-				return 2;
-			}
+			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0)
+				return mxq_usage_error("power %s: invalid --limit '%s'"
+					" (a positive number)", cmd->name, optarg);
 			seen |= P_LIMIT;
 			break;
 		case 'r': a->reason = optarg; seen |= P_REASON; break;
 		case 'g':
-			if (mx_strtou64(optarg, &a->group_id) < 0 || a->group_id == 0) {
-				fprintf(stderr, "mxqadmin: power %s: invalid group id '%s'\n",
-					cmd->name, optarg);
-				return 2;
-			}
+			if (mxq_parse_id("group", optarg, &a->group_id) < 0)
+				return MXQ_EXIT_USAGE;
 			a->have_group = true;
 			seen |= P_GROUP;
 			break;
 		case 'c': a->config = optarg; seen |= P_CONFIG; break;
 		case 'w': {
 			uint64_t secs = 2;
-			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0)) {
-				fprintf(stderr, "mxqadmin: power %s: --watch: '%s' is not a duration"
-					" (e.g. 5, 10s, 1m)\n", cmd->name, optarg);
-				return 2;
-			}
+			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0))
+				return mxq_usage_error("power %s: --watch: '%s' is not a duration"
+					" (e.g. 5, 10s, 1m)", cmd->name, optarg);
 			a->watch_s = (double)secs;
 			seen |= P_WATCH;
 			break;
@@ -1229,43 +1209,32 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 			printf("usage: mxqadmin power %s\n", cmd->usage);
 			return 0;
 		case ':':
-			fprintf(stderr, "mxqadmin: power %s: option '%s' needs an argument\n",
+			return mxq_usage_error("power %s: option '%s' needs an argument",
 				cmd->name, argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "mxqadmin: power %s: unknown option '%s'"
-				" (try 'mxqadmin power --help')\n", cmd->name, argv[optind - 1]);
-			return 2;
+			return mxq_usage_error("power %s: unknown option '%s'"
+				" (try 'mxqadmin power --help')", cmd->name, argv[optind - 1]);
 		}
 	}
 	for (size_t i = 0; i < MX_ARRAY_SIZE(opt_names); i++)
-		if ((seen & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit)) {
-			fprintf(stderr, "mxqadmin: power %s does not take %s (usage: power %s)\n",
+		if ((seen & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit))
+			return mxq_usage_error("power %s does not take %s (usage: power %s)",
 				cmd->name, opt_names[i].name, cmd->usage);
-			return 2;
-		}
 	a->pos = argv + optind;
 	a->npos = argc - optind;
 	if (a->npos < cmd->min_pos || a->npos > cmd->max_pos) {
-		fprintf(stderr, "mxqadmin: power %s: %s (usage: power %s)\n", cmd->name,
+		return mxq_usage_error("power %s: %s (usage: power %s)", cmd->name,
 			a->npos < cmd->min_pos ? "missing HOST" : "too many arguments", cmd->usage);
-		return 2;
 	}
-	if (cmd->run == cmd_explain && (a->npos == 1) == a->have_group) {
-		fprintf(stderr, "mxqadmin: power explain needs either HOST or --group ID"
-			" (usage: power %s)\n", cmd->usage);
-		return 2;
-	}
+	if (cmd->run == cmd_explain && (a->npos == 1) == a->have_group)
+		return mxq_usage_error("power explain needs either HOST or --group ID"
+			" (usage: power %s)", cmd->usage);
 	if ((!strcmp(cmd->name, "on") || !strcmp(cmd->name, "off")) &&
-	    (!a->reason || !*a->reason)) {
-		fprintf(stderr, "mxqadmin: power %s needs --reason R (it is recorded for other"
-			" admins)\n", cmd->name);
-		return 2;
-	}
-	if (a->config && (seen & P_CONFIG) && !*a->config) {
-		fprintf(stderr, "mxqadmin: power %s: empty --power-config\n", cmd->name);
-		return 2;
-	}
+	    (!a->reason || !*a->reason))
+		return mxq_usage_error("power %s needs --reason R (it is recorded for other"
+			" admins)", cmd->name);
+	if (a->config && (seen & P_CONFIG) && !*a->config)
+		return mxq_usage_error("power %s: empty --power-config", cmd->name);
 	return -1;
 }
 
@@ -1276,10 +1245,8 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	struct mx_db *db = NULL;
 	int r;
 
-	if (argc < 2) {
-		fprintf(stderr, "mxqadmin: power needs a command (try 'mxqadmin power --help')\n");
-		return 2;
-	}
+	if (argc < 2)
+		return mxq_usage_error("power needs a command (try 'mxqadmin power --help')");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		power_usage(stdout);
 		return 0;
@@ -1290,11 +1257,9 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		if (!strcmp(argv[1], power_cmds[i].name))
 			cmd = &power_cmds[i];
-	if (!cmd) {
-		fprintf(stderr, "mxqadmin: power: unknown command '%s' (try 'mxqadmin power"
-			" --help')\n", argv[1]);
-		return 2;
-	}
+	if (!cmd)
+		return mxq_usage_error("power: unknown command '%s' (try 'mxqadmin power"
+			" --help')", argv[1]);
 	a.cmd = cmd->name;
 	r = parse_power_args(argc - 1, argv + 1, cmd, &a);
 	if (r >= 0)

@@ -62,7 +62,7 @@ int mxqadmin_connect_admin(struct mx_db **ret_db, const struct mxqadmin_db_optio
 	char err[512];
 
 	if (mxq_privs_check_admin(mxq_privs_admin_group(), err, sizeof(err)) < 0) {
-		fprintf(stderr, "mxqadmin: %s refused: %s\n", what, err);
+		mxq_complain("%s refused: %s", what, err);
 		return -EPERM;
 	}
 	if (!dbopt->chosen && access(MXQADMIN_DB_FILE, F_OK) == 0) {
@@ -456,10 +456,8 @@ static int parse_qualify_options(int argc, char **argv, struct qualify_options *
 	while ((c = getopt_long(argc, argv, ":g:H:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (mx_strtou64(optarg, &o->group_id) < 0 || o->group_id == 0) {
-				fprintf(stderr, "mxqadmin: qualify: invalid group id '%s'\n", optarg);
-				return 2;
-			}
+			if (mxq_parse_id("group", optarg, &o->group_id) < 0)
+				return MXQ_EXIT_USAGE;
 			o->have_group = true;
 			break;
 		case 'H':
@@ -472,23 +470,17 @@ static int parse_qualify_options(int argc, char **argv, struct qualify_options *
 			qualify_usage(stdout);
 			return 0;
 		case ':':
-			fprintf(stderr, "mxqadmin: qualify: option '%s' needs an argument\n",
+			return mxq_usage_error("qualify: option '%s' needs an argument",
 				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "mxqadmin: qualify: unknown option '%s'"
-				" (try 'mxqadmin qualify --help')\n", argv[optind - 1]);
-			return 2;
+			return mxq_usage_error("qualify: unknown option '%s'"
+				" (try 'mxqadmin qualify --help')", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "mxqadmin: qualify: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (!o->have_group) {
-		fprintf(stderr, "mxqadmin: qualify needs --group ID\n");
-		return 2;
-	}
+	if (optind < argc)
+		return mxq_usage_error("qualify: unexpected argument '%s'", argv[optind]);
+	if (!o->have_group)
+		return mxq_usage_error("qualify needs --group ID");
 	return -1;
 }
 
@@ -509,28 +501,28 @@ int mxqadmin_qualify_main(int argc, char **argv, const struct mxqadmin_db_option
 
 	r = mxqadmin_group_load(db, o.group_id, &group);
 	if (r == -ENOENT) {
-		fprintf(stderr, "mxqadmin: unknown group %" PRIu64 "\n", o.group_id);
+		mxq_complain("unknown group %" PRIu64, o.group_id);
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading group %" PRIu64 ": %s\n", o.group_id,
+		mxq_complain("reading group %" PRIu64 ": %s", o.group_id,
 			r == -ENOMEM ? "out of memory" : mx_db_error(db));
 		goto out;
 	}
 	r = load_verdicts(db, &group, o.host, &verdicts, &n);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading hosts: %s\n",
+		mxq_complain("reading hosts: %s",
 			r == -ENOMEM ? "out of memory" : mx_db_error(db));
 		goto out;
 	}
 	if (o.host && n == 0) {
-		fprintf(stderr, "mxqadmin: unknown host '%s' (not in mxq_daemon or mxq_power)\n",
+		mxq_complain("unknown host '%s' (not in mxq_daemon or mxq_power)",
 			o.host);
 		goto out;
 	}
 	r = o.json ? print_json(&group, verdicts, n) : print_table(&group, verdicts, n);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: writing the report: %s\n", strerror(-r));
+		mxq_complain("writing the report: %s", strerror(-r));
 		goto out;
 	}
 	rc = 0;

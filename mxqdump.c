@@ -38,7 +38,6 @@
 #define MXQ_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 
 /* Filters as text (NULL = not given), bound as parameters. */
 struct filters {
@@ -576,7 +575,7 @@ int main(int argc, char **argv)
 		.db_group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
 	};
 	struct mx_db *db = NULL;
-	int r, status = EXIT_FAILURE;
+	int r, status = MXQ_EXIT_FAILURE;
 
 	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqdump");
@@ -589,11 +588,11 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &f);
 	if (r != 0)
-		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+		return r > 0 ? MXQ_EXIT_OK : MXQ_EXIT_USAGE;
 	f.active_codes = active_status_list();
 	if (!f.active_codes) {
 		mxq_complain("out of memory");
-		return EXIT_FAILURE;
+		return MXQ_EXIT_FAILURE;
 	}
 
 	if (!f.json)
@@ -602,7 +601,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	if (dump(db, &f) == 0)
-		status = EXIT_SUCCESS;
+		status = MXQ_EXIT_OK;
 out:
 	mx_db_close(db);
 	free(f.active_codes);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/test_cli.sh - the command-line conventions every tool shares.
 #
-# For each of mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim: --version
+# For each of mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web: --version
 # prints "TOOL VERSION" and exits 0, --help exits 0, a usage error (unknown
 # option, missing value, stray argument, bad value) exits 2 with exactly one
 # line on stderr naming the tool and nothing on stdout, a runtime error (no
@@ -43,7 +43,7 @@ exits() {
 	fi
 }
 
-for t in mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim; do
+for t in mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web; do
 	bin=$MXQ_BUILD_DIR/$t
 	out=$("$bin" --version 2>&1); rc=$?
 	is "$t --version: exit 0" "$rc" 0
@@ -73,6 +73,20 @@ exits "mxqadmin power job: option after the argument is still checked" 2 "unknow
 	"$MXQ_BUILD_DIR/mxqadmin" power job 6 --frobnicate
 exits "mxqadmin expr: syntax error" 2 "syntax error" "$MXQ_BUILD_DIR/mxqadmin" expr 'a &'
 exits "mxq-power-sim: no trace" 2 "no trace" "$MXQ_BUILD_DIR/mxq-power-sim"
+exits "mxq-web: option without its value" 2 "needs a value" "$MXQ_BUILD_DIR/mxq-web" --listen
+exits "mxq-web: stray argument" 2 "unexpected argument" "$MXQ_BUILD_DIR/mxq-web" extra
+exits "mxq-web: bad --threads" 2 "--threads" "$MXQ_BUILD_DIR/mxq-web" --threads 0
+exits "mxqadmin: -M after the command still needs its value" 2 "needs a value" \
+	"$MXQ_BUILD_DIR/mxqadmin" power list -M
+exits "mxqadmin qualify --group: the shared id parser" 2 "--group: 'x' is not a positive number" \
+	"$MXQ_BUILD_DIR/mxqadmin" qualify --group x
+exits "mxqadmin power explain --group: the shared id parser" 2 \
+	"--group: '0' is not a positive number" "$MXQ_BUILD_DIR/mxqadmin" power explain --group=0
+exits "mxqadmin expr: unknown short option" 2 "unknown option '-q'" "$MXQ_BUILD_DIR/mxqadmin" expr -q a
+exits "mxqadmin power usage: missing --to" 2 "--from T and --to T" \
+	"$MXQ_BUILD_DIR/mxqadmin" power usage --from now
+exits "mxqsub: option after the command's first word belongs to the command" 1 "absent.cnf" \
+	"$MXQ_BUILD_DIR/mxqsub" true --no-such-option
 
 # runtime errors: 1
 for t in mxqsub mxqdump mxqkill mxqadmin; do
@@ -84,6 +98,12 @@ for t in mxqsub mxqdump mxqkill mxqadmin; do
 done
 exits "mxqadmin power job JOBID --json: options after arguments reach the database step" 1 \
 	"absent.cnf" "$MXQ_BUILD_DIR/mxqadmin" power job 6 --json
+exits "mxqadmin: -M FILE after the command (GNU style) is taken" 1 "$dir/other.cnf" \
+	"$MXQ_BUILD_DIR/mxqadmin" power list -M "$dir/other.cnf"
+exits "mxqadmin: --mysql-default-file=FILE after the command is taken" 1 "$dir/other.cnf" \
+	"$MXQ_BUILD_DIR/mxqadmin" qualify --group 1 --mysql-default-file="$dir/other.cnf"
+exits "mxqadmin: -S GROUP after the command is taken" 1 "group [othergroup]" \
+	"$MXQ_BUILD_DIR/mxqadmin" db status -S othergroup
 exits "mxqd: missing defaults file is a runtime error" 1 "absent.cnf" \
 	"$MXQ_BUILD_DIR/mxqd" --spool "$dir/spool" --tmpdir "$dir/tmp"
 
@@ -134,6 +154,8 @@ comp mxqd --check-c
 comp mxqdump --ver
 comp mxqkill --group-i
 comp mxq-power-sim --ti
+comp mxq-web --lis
+comp mxqadmin db sch
 EOS
 	out=$(bash "$dir/comp.bash" "$MXQ_SRC_DIR/bash-completion/mxq" "$MXQ_BUILD_DIR" 2>&1)
 	is "bash completion: commands and options of every tool" "$out" "power
@@ -143,7 +165,9 @@ events
 --check-config
 --version
 --group-id
---tick --timeouts"
+--tick --timeouts
+--listen
+schema"
 else
 	not_ok "bash completion: /usr/share/bash-completion/bash_completion missing (package bash-completion)"
 fi

@@ -193,7 +193,7 @@ fails "unknown group: exit 1, one line" 1 "unknown group 99999" \
 fails "unknown host: exit 1, one line" 1 "unknown host 'nosuch'" \
 	admin qualify --group "$g_plain" --host nosuch
 fails "missing --group: usage error" 2 "needs --group" admin qualify
-fails "bad group id: usage error" 2 "invalid group id 'x1'" admin qualify --group x1
+fails "bad group id: usage error" 2 "--group: 'x1' is not a positive number" admin qualify --group x1
 fails "stray argument: usage error" 2 "unexpected argument" \
 	admin qualify --group "$g_plain" extra
 
