@@ -48,6 +48,7 @@
 #include "mx_log.h"
 #include "mx_util.h"
 #include "mxq_client.h"
+#include "mxq_json.h"
 #include "mxq-web.h"
 #include "mxq_metrics.h"
 
@@ -229,7 +230,7 @@ static int db_ready(struct web_request *r)
 
 static void json_out(struct web_request *r, json_t *doc)
 {
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	char *text = mxq_json_dumps(doc);
 
 	if (!text) {
 		web_fail(r, 500, "out of memory");

@@ -64,11 +64,6 @@ static void format_time(double epoch, char *buf, size_t len)
 		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-static int print_json(json_t *doc)
-{
-	return mxq_json_print(doc);
-}
-
 /* ------------------------------------------------------------------ usage */
 
 struct host_usage {
@@ -201,7 +196,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		json_object_set_new(doc, "energy_j", json_real(total_j));
 		json_object_set_new(doc, "avg_watts", json_real(total_avg));
 		free(hosts);
-		return print_json(doc) < 0 ? 1 : 0;
+		return mxq_json_print(doc) < 0 ? 1 : 0;
 	}
 	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
 	{
@@ -292,7 +287,7 @@ static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_ar
 	}
 	mx_db_next(res);
 	if (a->json) {
-		int r = print_json(job_json(res));
+		int r = mxq_json_print(job_json(res));
 		mx_db_result_free(res);
 		return r < 0 ? 1 : 0;
 	}
@@ -344,7 +339,7 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 		while (mx_db_next(res))
 			json_array_append_new(arr, job_json(res));
 		mx_db_result_free(res);
-		return print_json(arr) < 0 ? 1 : 0;
+		return mxq_json_print(arr) < 0 ? 1 : 0;
 	}
 	printf("%8s %-16s %-10s %8s %12s %12s %8s %8s %-7s %-8s %-19s\n", "JOB_ID", "HOST", "USER",
 	       "GROUP", "ENERGY_J", "ACTIVE_J", "AVG_W", "PEAK_W", "METHOD", "COMPLETE", "START");

@@ -326,7 +326,7 @@ static void print_job_row(const struct mx_db_result *res)
 
 static json_t *job_json(const struct mx_db_result *res)
 {
-	char st[16], d[32], ex[32];
+	char st[16], ex[32];
 	int status = (int)mx_db_i64(res, J_STATUS);
 	int64_t runtime = job_runtime(res);
 	json_t *o = json_object(), *argv_json;
@@ -347,12 +347,9 @@ static json_t *job_json(const struct mx_db_result *res)
 	json_object_set_new(o, "server_id", json_str_or_null(mx_db_str(res, J_SERVER)));
 	json_object_set_new(o, "host_pid", json_integer(mx_db_i64(res, J_PID)));
 	json_object_set_new(o, "host_slots", json_integer(mx_db_i64(res, J_SLOTS)));
-	json_object_set_new(o, "date_submit",
-		json_str_or_null(format_date(mx_db_u64(res, J_SUBMIT), d, sizeof(d))));
-	json_object_set_new(o, "date_start",
-		json_str_or_null(format_date(mx_db_u64(res, J_START), d, sizeof(d))));
-	json_object_set_new(o, "date_end",
-		json_str_or_null(format_date(mx_db_u64(res, J_END), d, sizeof(d))));
+	mxq_json_set_time(o, "date_submit", (double)mx_db_u64(res, J_SUBMIT));
+	mxq_json_set_time(o, "date_start", (double)mx_db_u64(res, J_START));
+	mxq_json_set_time(o, "date_end", (double)mx_db_u64(res, J_END));
 	json_object_set_new(o, "stats_status", json_integer(mx_db_i64(res, J_WSTATUS)));
 	json_object_set_new(o, "energy_j", mx_db_is_null(res, J_ENERGY) ? json_null()
 					   : json_real(mx_db_double(res, J_ENERGY)));

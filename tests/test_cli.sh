@@ -116,6 +116,21 @@ is "mxqd --check-config: an existing good file is ok" "$rc:$(printf '%s\n' "$out
 check "mxqd --check-config: the shipped example parses" sh -c \
 	'"$0" --check-config --power-config "$1" >/dev/null' "$MXQ_BUILD_DIR/mxqd" "$MXQ_SRC_DIR/etc/power.conf"
 
+# one power.conf loader: mxqd and the simulator say the same about the same file
+printf '%s\n' "# two errors" "idle_tim = 5m" "max_booting = two" >"$dir/bad.conf"
+head -c 1100000 /dev/zero | tr '\0' '#' >"$dir/big.conf"
+for f in bad big; do
+	"$MXQ_BUILD_DIR/mxqd" --check-config --power-config "$dir/$f.conf" 2>&1 >/dev/null |
+		sed 's/^mxqd: //' >"$dir/$f.mxqd"
+	"$MXQ_BUILD_DIR/mxq-power-sim" --power-config "$dir/$f.conf" "$dir/absent.swf" 2>&1 >/dev/null |
+		sed 's/^mxq-power-sim: //' >"$dir/$f.sim"
+	check "power.conf loader: mxqd and mxq-power-sim report $f.conf alike" \
+		sh -c 'test -s "$0" && cmp -s "$0" "$1"' "$dir/$f.mxqd" "$dir/$f.sim"
+done
+contains "power.conf loader: one line per error, file:line" "$(cat "$dir/bad.sim")" "$dir/bad.conf:3:"
+is "power.conf loader: two errors, two lines" "$(wc -l <"$dir/bad.sim" | tr -d ' ')" 2
+contains "power.conf loader: the one size limit" "$(cat "$dir/big.sim")" "big.conf"
+
 # journal priorities: stderr is the journal when JOURNAL_STREAM names it
 : >"$dir/journal"
 JOURNAL_STREAM=$(stat -L -c '%d:%i' "$dir/journal") \
