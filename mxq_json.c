@@ -106,6 +106,11 @@ int mxq_json_print(json_t *doc)
 	return r;
 }
 
+json_t *mxq_json_text(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
 int mxq_json_set_time(json_t *obj, const char *key, double epoch)
 {
 	char buf[40], unix_key[128];

@@ -47,6 +47,9 @@ char *mxq_json_dumps(json_t *doc);
  */
 int mxq_json_print(json_t *doc);
 
+/* S as a JSON string, or null when S is NULL or empty (not set). */
+json_t *mxq_json_text(const char *s);
+
 /*
  * Set KEY to EPOCH as RFC 3339 with the local zone ("2026-12-01T10:30:00+01:00")
  * and KEY_unix to the epoch number; both null when EPOCH <= 0 (unknown).

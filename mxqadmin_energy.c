@@ -64,6 +64,8 @@ static void format_time(double epoch, char *buf, size_t len)
 		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+#define C MXQ_TABLE_SEP
+
 /* ------------------------------------------------------------------ usage */
 
 struct host_usage {
@@ -202,7 +204,6 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	{
 		struct mxq_table *t = mxq_table_new("HOST|ENERGY_J>|KWH>|AVG_W>|PEAK_W>|COVERED>");
 		int r = t ? 0 : -ENOMEM;
-#define C MXQ_TABLE_SEP
 		for (size_t i = 0; r == 0 && i < n_hosts; i++) {
 			const struct host_usage *h = &hosts[i];
 			r = mxq_table_addf(t, "%s" C "%.1f" C "%.4f" C "%.1f" C "%.1f" C "%.0f%%", h->host,
@@ -212,7 +213,6 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		if (r == 0)
 			r = mxq_table_addf(t, "total" C "%.1f" C "%.4f" C "%.1f" C "-" C "", total_j,
 					   total_j / 3.6e6, total_avg);
-#undef C
 		if (r == 0)
 			r = mxq_table_print(t, stdout);
 		mxq_table_free(t);
@@ -322,8 +322,10 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 	struct mx_db_result *res = NULL;
 	uint64_t gid = 0;
 	bool gid_given = a->group && mx_strtou64(a->group, &gid) == 0;
+	struct mxq_table *t;
 	double total = 0;
 	int64_t n;
+	int r;
 
 	n = mx_db_query(db, &res, JOB_SELECT
 		" WHERE (? IS NULL OR g.user_name = ?)"
@@ -341,22 +343,30 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 		mx_db_result_free(res);
 		return mxq_json_print(arr) < 0 ? 1 : 0;
 	}
-	printf("%8s %-16s %-10s %8s %12s %12s %8s %8s %-7s %-8s %-19s\n", "JOB_ID", "HOST", "USER",
-	       "GROUP", "ENERGY_J", "ACTIVE_J", "AVG_W", "PEAK_W", "METHOD", "COMPLETE", "START");
-	while (mx_db_next(res)) {
+	t = mxq_table_new("JOB_ID>|HOST|USER|GROUP>|ENERGY_J>|ACTIVE_J>|AVG_W>|PEAK_W>|METHOD"
+			  "|COMPLETE|START|");
+	r = t ? 0 : -ENOMEM;
+	while (r == 0 && mx_db_next(res)) {
 		char start[32];
 		format_time(mx_db_double(res, J_START), start, sizeof(start));
-		printf("%8" PRIu64 " %-16s %-10s %8s %12.1f %12.1f %8.1f %8.1f %-7s %-8s %-19s%s\n",
-		       mx_db_u64(res, J_ID), mx_db_str(res, J_HOST),
-		       mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-",
-		       mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
-		       mx_db_double(res, J_ENERGY), mx_db_double(res, J_ACTIVE), mx_db_double(res, J_AVG),
-		       mx_db_double(res, J_PEAK), mx_db_str(res, J_METHOD), mx_db_str(res, J_COMPLETE),
-		       start, mx_db_is_null(res, J_END) ? " (running)" : "");
+		r = mxq_table_addf(t, "%" PRIu64 C "%s" C "%s" C "%s" C "%.1f" C "%.1f" C "%.1f" C
+				   "%.1f" C "%s" C "%s" C "%s" C "%s",
+				   mx_db_u64(res, J_ID), mx_db_str(res, J_HOST),
+				   mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-",
+				   mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
+				   mx_db_double(res, J_ENERGY), mx_db_double(res, J_ACTIVE),
+				   mx_db_double(res, J_AVG), mx_db_double(res, J_PEAK),
+				   mx_db_str(res, J_METHOD), mx_db_str(res, J_COMPLETE), start,
+				   mx_db_is_null(res, J_END) ? "(running)" : "");
 		total += mx_db_double(res, J_ENERGY);
 	}
-	printf("%" PRId64 " job(s), %.1f J (%.6f kWh)\n", n, total, total / 3.6e6);
 	mx_db_result_free(res);
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		return mxq_failure("power jobs: %s", strerror(-r));
+	printf("%" PRId64 " job(s), %.1f J (%.6f kWh)\n", n, total, total / 3.6e6);
 	return 0;
 }
 

@@ -67,6 +67,7 @@
  * heartbeat interval (3 x 10 s + 5 s). Only affects seen_down/seen_up. */
 #define HEARTBEAT_TIMEOUT_S 35
 
+#define C MXQ_TABLE_SEP /* between the cells of mxq_table_addf() */
 #define EVENTS_DEFAULT_LIMIT 50
 #define LIST_REASON_WIDTH 48
 #define AGE_LEN 32 /* format_age() buffers */
@@ -141,17 +142,6 @@ static const char *truncated(const char *text, size_t width, char *buf, size_t l
 static const char *dash(const char *s)
 {
 	return s && *s ? s : "-";
-}
-
-static json_t *json_str_or_null(const char *s)
-{
-	return s && *s ? json_string(s) : json_null();
-}
-
-/* Print DOC as the whole output (and free it). 0 or -EIO. */
-static int json_print(json_t *doc)
-{
-	return mxq_json_print(doc);
 }
 
 static const char *state_name(enum mxq_power_node_state state)
@@ -273,7 +263,7 @@ static int list_json(const struct mxq_power_db_snapshot *s)
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(doc, "hosts", arr);
-	return json_print(doc);
+	return mxq_json_print(doc);
 }
 
 static int list_table(const struct mxq_power_db_snapshot *s)
@@ -301,7 +291,6 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 		else
 			format_age(s->now - is, idle, sizeof(idle));
 		node_flags(n, h, flags, sizeof(flags));
-#define C MXQ_TABLE_SEP
 		r = mxq_table_addf(t, "%s" C "%s" C "%s" C "%" PRIu32 C "%" PRIu32 "/%" PRIu32 C "%s" C
 				   "%.0f" C "%" PRId32 C "%s/%s" C "%s" C "%s",
 				   n->hostname, state_name(n->state), since, n->jobs_running,
@@ -309,7 +298,6 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 				   n->efficiency_rank, dash(h->transport_on), dash(h->transport_off),
 				   dash(flags), truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH,
 							  cut, sizeof(cut)));
-#undef C
 	}
 	if (r == 0)
 		r = mxq_table_print(t, stdout);
@@ -454,7 +442,7 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 	if (!mx_db_next(res) || mx_db_str(res, L_HOLDER)[0] == '\0') {
 		if (a->json) {
 			json_t *doc = nodes ? json_pack("{s:n, s:O}", "leader", "nodes", nodes) : NULL;
-			if (json_print(doc) < 0)
+			if (mxq_json_print(doc) < 0)
 				goto out;
 		} else {
 			printf("leader:      none (no power manager has held the lease yet)\n"
@@ -480,9 +468,9 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 		json_object_set_new(leader, "lease_expires", json_string(mx_db_str(res, L_EXPIRES)));
 		json_object_set_new(leader, "lease_valid", json_boolean(valid));
 		json_object_set_new(leader, "lease_expires_in_ms", json_integer(expires_in_ms));
-		json_object_set_new(leader, "acquired_at", json_str_or_null(mx_db_str(res, L_ACQUIRED)));
-		json_object_set_new(leader, "renewed_at", json_str_or_null(mx_db_str(res, L_RENEWED)));
-		json_object_set_new(leader, "last_tick_at", json_str_or_null(mx_db_str(res, L_TICK)));
+		json_object_set_new(leader, "acquired_at", mxq_json_text(mx_db_str(res, L_ACQUIRED)));
+		json_object_set_new(leader, "renewed_at", mxq_json_text(mx_db_str(res, L_RENEWED)));
+		json_object_set_new(leader, "last_tick_at", mxq_json_text(mx_db_str(res, L_TICK)));
 		json_object_set_new(leader, "last_tick_age_s", mx_db_is_null(res, L_TICK_AGE) ?
 				    json_null() : json_integer(mx_db_i64(res, L_TICK_AGE)));
 		json_object_set_new(leader, "config_hash", json_string(hash));
@@ -497,7 +485,7 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 			json_object_set_new(doc, "local_config_hash", json_string(local_hash));
 			json_object_set_new(doc, "config_matches", json_boolean(!strcmp(hash, local_hash)));
 		}
-		if (json_print(doc) < 0)
+		if (mxq_json_print(doc) < 0)
 			goto out;
 		rc = 0;
 		goto out;
@@ -570,11 +558,11 @@ static json_t *event_json(const struct mx_db_result *res)
 static int cmd_events(struct mx_db *db, const struct power_args *a)
 {
 	struct mx_db_result *res = NULL;
-	bool first = true;
+	struct mxq_table *t;
 	int64_t n;
 	uint64_t limit = a->limit ? a->limit : EVENTS_DEFAULT_LIMIT;
 	json_t *arr = NULL;
-	int hw = 4, rc = 1;
+	int r, rc = 1;
 
 	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
 			a->since ? 1 : 0, a->since_epoch, limit);
@@ -590,26 +578,31 @@ static int cmd_events(struct mx_db *db, const struct power_args *a)
 				goto out;
 			json_array_append_new(arr, o);
 		}
-		rc = json_print(arr) < 0 ? 1 : 0;
+		rc = mxq_json_print(arr) < 0 ? 1 : 0;
 		arr = NULL;
 		goto out;
 	}
-	while (mx_db_next(res)) {
-		if (first) {
-			first = false;
-			if (mx_db_i64(res, E_HOST_W) > hw)
-				hw = (int)mx_db_i64(res, E_HOST_W);
-			printf("%-19s  %-*s  %-12s    %-12s  %-6s %5s  %s\n", "TIME", hw, "HOST",
-			       "FROM", "TO", "ACTOR", "EPOCH", "REASON");
-		}
-		printf("%-19s  %-*s  %-12s -> %-12s  %-6s %5" PRId64 "  %s\n",
-		       mx_db_str(res, E_TIME), hw, mx_db_str(res, E_HOST), mx_db_str(res, E_FROM),
-		       mx_db_str(res, E_TO), mx_db_str(res, E_ACTOR), mx_db_i64(res, E_EPOCH),
-		       mx_db_str(res, E_REASON));
-	}
-	if (first)
+	if (n == 0) {
 		printf("(no events)\n");
-	rc = 0;
+		rc = 0;
+		goto out;
+	}
+	t = mxq_table_new("TIME|HOST|FROM||TO|ACTOR|EPOCH>|REASON");
+	r = t ? 0 : -ENOMEM;
+	while (r == 0 && mx_db_next(res))
+		r = mxq_table_addf(t, "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "->"
+				   MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%" PRId64
+				   MXQ_TABLE_SEP "%s",
+				   mx_db_str(res, E_TIME), mx_db_str(res, E_HOST), mx_db_str(res, E_FROM),
+				   mx_db_str(res, E_TO), mx_db_str(res, E_ACTOR), mx_db_i64(res, E_EPOCH),
+				   mx_db_str(res, E_REASON));
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		mxq_complain("writing the events: %s", strerror(-r));
+	else
+		rc = 0;
 out:
 	json_decref(arr);
 	mx_db_result_free(res);
@@ -700,14 +693,14 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 		json_t *o = mxq_power_node_json(s, (size_t)i);
 		if (!o)
 			goto out;
-		json_object_set_new(o, "node_ack", json_str_or_null(h->node_ack));
+		json_object_set_new(o, "node_ack", mxq_json_text(h->node_ack));
 		json_object_set_new(o, "daemon_status", h->has_daemon ?
 				    json_string(dash(mxq_daemon_status_to_name(h->daemon_status))) :
 				    json_null());
 		json_object_set_new(o, "heartbeat_age_s", h->has_daemon ?
 				    json_integer(s->now - h->daemon_mtime) : json_null());
 		json_object_set_new(o, "writer_epoch", json_integer((json_int_t)h->writer_epoch));
-		rc = json_print(o) < 0 ? 1 : 0;
+		rc = mxq_json_print(o) < 0 ? 1 : 0;
 		goto out;
 	}
 
@@ -901,7 +894,7 @@ static int explain_group_json(const struct group_view *v)
 	json_object_set_new(doc, "breaker_open", json_boolean(v->plan->breaker_open));
 	json_object_set_new(doc, "config", json_string(v->config_source));
 	json_object_set_new(doc, "dry_run", json_true());
-	return json_print(doc);
+	return mxq_json_print(doc);
 nomem:
 	json_decref(doc);
 	json_decref(hosts);
@@ -926,28 +919,35 @@ static void print_outcome(const struct group_view *v)
 	printf("  left unplaced:                      %" PRIu64 "\n", o->unplaced);
 }
 
-static void print_hosts(const struct group_view *v)
+/* The hosts as a table; a qualified host's policy view on a row of its own
+ * under it. 0 or negative errno. */
+static int print_hosts(const struct group_view *v)
 {
 	const struct mxq_power_db_snapshot *s = v->s;
-	int w = 4;
+	struct mxq_table *t = mxq_table_new("HOST|STATE|RESULT");
+	int r = t ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < s->snap.n_nodes; i++)
-		if ((int)strlen(s->nodes[i].hostname) > w)
-			w = (int)strlen(s->nodes[i].hostname);
 	printf("hosts (%zu managed, %zu qualified):\n", s->snap.n_nodes, v->n_qualified);
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+	for (size_t i = 0; r == 0 && i < s->snap.n_nodes; i++) {
 		const struct mxq_power_node *n = &s->nodes[i];
-		printf("  %-*s  %-12s  ", w, n->hostname, state_name(n->state));
+
 		if (!n->caps)
-			printf("unknown: never registered, capabilities unknown\n");
+			r = mxq_table_addf(t, "%s" C "%s" C "unknown: never registered, capabilities"
+					   " unknown", n->hostname, state_name(n->state));
 		else if (v->qualified[i])
-			printf("qualified\n");
+			r = mxq_table_addf(t, "%s" C "%s" C "qualified", n->hostname,
+					   state_name(n->state));
 		else
-			printf("%s: %s\n", mxq_qual_rule_to_string(v->rule[i]),
-			       mxq_qual_rule_describe(v->rule[i]));
-		if (n->caps && v->qualified[i])
-			printf("  %-*s  policy: %s\n", w, "", node_explanation(v, i));
+			r = mxq_table_addf(t, "%s" C "%s" C "%s: %s", n->hostname,
+					   state_name(n->state), mxq_qual_rule_to_string(v->rule[i]),
+					   mxq_qual_rule_describe(v->rule[i]));
+		if (r == 0 && n->caps && v->qualified[i])
+			r = mxq_table_addf(t, "" C "" C "policy: %s", node_explanation(v, i));
 	}
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	return r;
 }
 
 /* Why qualified nodes that could have served were not used. N_SERVING:
@@ -981,14 +981,18 @@ static void print_why_not(const struct group_view *v, size_t n_serving)
 				   "no qualified node is OFF or otherwise available to wake\n");
 }
 
-static void explain_group_text(const struct group_view *v)
+/* 0 or negative errno (nothing printed after a table that failed). */
+static int explain_group_text(const struct group_view *v)
 {
 	const struct mxqadmin_group *g = v->g;
 	size_t n_serving = 0;
+	int r;
 
 	printf("group %" PRIu64 " '%s' of %s: %" PRIu64 " queued, %" PRIu64 " running\n", g->id,
 	       g->name, g->user_name, g->jobs_inq, g->jobs_running);
-	print_hosts(v);
+	r = print_hosts(v);
+	if (r < 0)
+		return r;
 	if (v->d < 0) {
 		printf("pending demand: none for this group (%s), so nothing would be woken for it\n",
 		       g->jobs_inq ? "its jobs are not in the pending demand: group cancelled or "
@@ -1024,6 +1028,7 @@ static void explain_group_text(const struct group_view *v)
 		printf("note: %s\n", v->state_note);
 	printf("(computed here with %s; nothing was done. The leader decides on its own tick.)\n",
 	       v->config_source);
+	return 0;
 }
 
 static int explain_group(struct mx_db *db, const struct power_args *a)
@@ -1089,7 +1094,10 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 			goto out;
 		}
 	} else {
-		explain_group_text(&v);
+		if ((r = explain_group_text(&v)) < 0) {
+			mxq_complain("writing the explanation: %s", strerror(-r));
+			goto out;
+		}
 	}
 	rc = 0;
 out:

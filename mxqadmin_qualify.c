@@ -38,6 +38,7 @@
 #include "mxq_status.h"
 #include "mxq_json.h"
 #include "mxq_privs.h"
+#include "mxq_table.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
 
@@ -341,34 +342,31 @@ static const char *group_status_text(int status, char *buf, size_t len)
 static int print_table(const struct mxqadmin_group *g, const struct host_verdict *v, size_t n)
 {
 	char needs[256], st[16], ds[16];
-	int w = 4;
+	struct mxq_table *t = mxq_table_new("HOST|DAEMON|POWER|RESULT");
 	size_t n_ok = 0;
+	int r = t ? 0 : -ENOMEM;
 
 	describe_group_needs(g, needs, sizeof(needs));
 	printf("group %" PRIu64 " '%s' of %s (%s, %" PRIu64 " queued, %" PRIu64 " running):"
 	       " needs %s\n", g->id, g->name, g->user_name,
 	       group_status_text(g->status, st, sizeof(st)), g->jobs_inq, g->jobs_running, needs);
-	for (size_t i = 0; i < n; i++)
-		if ((int)strlen(v[i].hostname) > w)
-			w = (int)strlen(v[i].hostname);
-	printf("%-*s  %-11s  %-12s  %s\n", w, "HOST", "DAEMON", "POWER", "RESULT");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *text = verdict_text(&v[i]);
-		if (!text)
-			return -ENOMEM;
-		printf("%-*s  %-11s  %-12s  %s\n", w, v[i].hostname,
-		       daemon_status_text(&v[i], ds, sizeof(ds)),
-		       v[i].power_state ? v[i].power_state : "-", text);
+
+		r = text ? mxq_table_addf(t, "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP
+					  "%s", v[i].hostname,
+					  daemon_status_text(&v[i], ds, sizeof(ds)),
+					  v[i].power_state ? v[i].power_state : "-", text) : -ENOMEM;
 		free(text);
 		n_ok += v[i].qualified;
 	}
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		return r;
 	printf("%zu of %zu host%s qualified\n", n_ok, n, n == 1 ? "" : "s");
 	return 0;
-}
-
-static json_t *json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static int print_json(const struct mxqadmin_group *g, const struct host_verdict *v, size_t n)
@@ -422,7 +420,7 @@ static int print_json(const struct mxqadmin_group *g, const struct host_verdict 
 				    v[i].judged ? json_boolean(v[i].qualified) : json_null());
 		json_object_set_new(h, "rule", v[i].judged ?
 				    json_string(mxq_qual_rule_to_string(v[i].rule)) : json_null());
-		json_object_set_new(h, "power_state", json_str_or_null(v[i].power_state));
+		json_object_set_new(h, "power_state", mxq_json_text(v[i].power_state));
 		json_object_set_new(h, "reason", json_string(text));
 		free(text);
 		json_array_append_new(hosts, h);

@@ -2,7 +2,7 @@
  * test_json - unit tests for the JSON writer (mxq_json.c): the decimals of
  * every unit suffix, rounding of values with binary noise, a document's
  * reals rounded by their keys (nested objects, arrays),
- * and times as RFC 3339 plus the epoch.
+ * times as RFC 3339 plus the epoch, texts that are not set as null.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -106,6 +106,17 @@ START_TEST(test_time)
 }
 END_TEST
 
+START_TEST(test_text)
+{
+	json_t *a = mxq_json_text("x"), *b = mxq_json_text(""), *c = mxq_json_text(NULL);
+
+	ck_assert_str_eq(json_string_value(a), "x");
+	ck_assert(json_is_null(b));
+	ck_assert(json_is_null(c));
+	json_decref(a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mxq_json");
@@ -117,6 +128,7 @@ int main(void)
 	tcase_add_test(tc, test_round_value);
 	tcase_add_test(tc, test_document);
 	tcase_add_test(tc, test_time);
+	tcase_add_test(tc, test_text);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
