@@ -576,7 +576,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 
 	r = get_upgrade_lock(db);
 	if (r < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	r = read_schema_state(db, &st);
 	if (r < 0)
 		return mxq_failure("cannot read the schema version: %s", mx_db_error(db));
@@ -586,7 +586,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 			" knows (%u): refusing to touch it; use a newer mxqadmin",
 			st.version, mxq_schema_latest_version);
 	if (st.version < mxq_schema_latest_version && check_upgradable(db, &st) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	stop_after = getenv("MXQ_TEST_UPGRADE_STOP_AFTER");
 	if (stop_after && !dry_run)
 		mx_db_set_script_budget(db, strtoul(stop_after, NULL, 10));
@@ -597,7 +597,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 		 * MXQ_SCHEMA_CREATE_TABLES_VERSION; later migrations run below */
 		printf("%screate the core tables (create_tables)\n", would);
 		if (!dry_run && run_script(db, "create_tables.sql", mxq_schema_create_tables.sql) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		for (unsigned i = 0; i < mxq_schema_migrations_count; i++) {
 			const struct mxq_schema_file *m = &mxq_schema_migrations[i];
 			if (m->version > MXQ_SCHEMA_CREATE_TABLES_VERSION)
@@ -605,7 +605,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 			printf("%srecord migration %s as applied (contained in create_tables)\n",
 			       would, m->name);
 			if (!dry_run && record_migration(db, m) < 0)
-				return 1;
+				return MXQ_EXIT_FAILURE;
 		}
 		st.versioned = true;
 		st.version = MXQ_SCHEMA_CREATE_TABLES_VERSION;
@@ -621,7 +621,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 		snprintf(what, sizeof(what), "migration %s", m->name);
 		if (!dry_run && (run_script(db, what, m->sql) < 0 ||
 				 record_migration(db, m) < 0))
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		st.version = m->version;
 		applied++;
 	}
@@ -630,7 +630,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 
 	printf("%s(re)install the counter triggers (create_triggers)\n", would);
 	if (!dry_run && install_triggers(db) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	if (applied && !dry_run)
 		printf("schema is now at version %u\n", st.version);
@@ -702,7 +702,7 @@ static int db_status(struct mx_db *db)
 	if (st.version > mxq_schema_latest_version)
 		printf("warning: the database is newer than this mxqadmin\n");
 	if (print_trigger_status(db) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	if (st.empty) {
 		printf("pending: create_tables (run 'mxqadmin db upgrade')\n");
@@ -729,7 +729,7 @@ static int print_schema_status(struct mx_db *db)
 		if (!expected)
 			mxq_complain("out of memory");
 		free_strv(expected);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	printf("schema differences from version %u (tables, columns, indexes, triggers):\n",
 	       mxq_schema_latest_version);
@@ -748,7 +748,7 @@ static int db_schema(struct mx_db *db)
 	char **actual = NULL;
 
 	if (schema_lines(db, &actual) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	for (size_t i = 0; actual[i]; i++)
 		printf("%s\n", actual[i]);
 	free_strv(actual);
@@ -799,7 +799,7 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 		return mxq_usage_error("db %s: --dry-run applies to upgrade only", action);
 
 	if (connect_db(&db, dbopt, strcmp(action, "upgrade") == 0 && !dry_run) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	if (strcmp(action, "upgrade") == 0)
 		ret = db_upgrade(db, dry_run);
 	else if (strcmp(action, "schema") == 0)

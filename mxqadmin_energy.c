@@ -198,7 +198,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		json_object_set_new(doc, "energy_j", json_real(total_j));
 		json_object_set_new(doc, "avg_watts", json_real(total_avg));
 		free(hosts);
-		return mxq_json_print(doc) < 0 ? 1 : 0;
+		return mxq_json_print(doc) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
 	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
 	{
@@ -289,7 +289,7 @@ static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_ar
 	if (a->json) {
 		int r = mxq_json_print(job_json(res));
 		mx_db_result_free(res);
-		return r < 0 ? 1 : 0;
+		return r < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
 	format_time(mx_db_double(res, J_START), start, sizeof(start));
 	format_time(mx_db_double(res, J_END), end, sizeof(end));
@@ -341,7 +341,7 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 		while (mx_db_next(res))
 			json_array_append_new(arr, job_json(res));
 		mx_db_result_free(res);
-		return mxq_json_print(arr) < 0 ? 1 : 0;
+		return mxq_json_print(arr) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
 	t = mxq_table_new("JOB_ID>|HOST|USER|GROUP>|ENERGY_J>|ACTIVE_J>|AVG_W>|PEAK_W>|METHOD"
 			  "|COMPLETE|START|");
@@ -381,7 +381,7 @@ static int cmd_metrics(struct mx_db *db)
 	else if (r < 0)
 		mxq_complain("power metrics: %s", mx_db_error(db));
 	if (r < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	return mxqadmin_metrics_power(db);	/* power management and queue */
 }
 
@@ -461,7 +461,7 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 		return mxq_usage_error("power: usage needs --from T and --to T");
 
 	if (mxqadmin_connect(&db, dbopt) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	if (strcmp(cmd, "usage") == 0)
 		rc = cmd_usage(db, &a);
 	else if (strcmp(cmd, "job") == 0)

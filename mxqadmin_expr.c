@@ -71,7 +71,7 @@ int mxqadmin_expr_main(int argc, char **argv, const struct mxqadmin_db_options *
 	if (!tags) {
 		mxq_complain("out of memory");
 		mxq_expr_free(expr);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 
 	puts(mxq_expr_eval(expr, tags) ? "true" : "false");

@@ -311,7 +311,7 @@ static int list_once(struct mx_db *db, const struct power_args *a)
 	int r;
 
 	if (read_snapshot(db, &s) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	r = a->json ? list_json(s) : list_table(s);
 	mxq_power_db_snapshot_free(s);
 	if (r < 0)
@@ -353,7 +353,7 @@ static int cmd_list(struct mx_db *db, const struct power_args *a)
 		if (r != 0)
 			return r;
 		if (fflush(stdout) != 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		if (sigtimedwait(&sigs, NULL, &wait) > 0)
 			break;
 	}
@@ -416,12 +416,12 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 	json_t *nodes = NULL;
 	bool have_local = false;
 	int64_t n;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	/* the local config, to tell whether the leader runs the same one */
 	if (a->config || access(MXQ_POWER_CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		if (load_power_config(a->config, &cfg, &source) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		snprintf(local_hash, sizeof(local_hash), "%016" PRIx64,
 			 mxq_power_config_hash(&cfg));
 		mxq_power_config_done(&cfg);
@@ -562,7 +562,7 @@ static int cmd_events(struct mx_db *db, const struct power_args *a)
 	int64_t n;
 	uint64_t limit = a->limit ? a->limit : EVENTS_DEFAULT_LIMIT;
 	json_t *arr = NULL;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
 			a->since ? 1 : 0, a->since_epoch, limit);
@@ -578,7 +578,7 @@ static int cmd_events(struct mx_db *db, const struct power_args *a)
 				goto out;
 			json_array_append_new(arr, o);
 		}
-		rc = mxq_json_print(arr) < 0 ? 1 : 0;
+		rc = mxq_json_print(arr) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 		arr = NULL;
 		goto out;
 	}
@@ -643,7 +643,7 @@ static int cmd_admin(struct mx_db *db, const struct power_args *a)
 	r = mxq_power_db_admin(db, host, a->cmd, a->reason ? a->reason : "", who);
 	if (r == -ENOENT) {
 		unknown_host(db, host);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	if (r == -EALREADY) {
 		print_already(db, a->cmd, host);
@@ -676,10 +676,10 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 	struct mxq_power_db_snapshot *s = NULL;
 	const char *host = a->pos[0];
 	long i;
-	int rc = 1;
+	int rc = MXQ_EXIT_FAILURE;
 
 	if (read_snapshot(db, &s) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	i = mxq_power_db_snapshot_find(s, host);
 	if (i < 0) {
 		unknown_host(db, host);
@@ -700,7 +700,7 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 		json_object_set_new(o, "heartbeat_age_s", h->has_daemon ?
 				    json_integer(s->now - h->daemon_mtime) : json_null());
 		json_object_set_new(o, "writer_epoch", json_integer((json_int_t)h->writer_epoch));
-		rc = mxq_json_print(o) < 0 ? 1 : 0;
+		rc = mxq_json_print(o) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 		goto out;
 	}
 
@@ -1040,7 +1040,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	struct mxq_power_plan plan = { 0 };
 	struct group_view v = { .d = -1 };
 	bool have_cfg = false, have_plan = false;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	r = mxqadmin_group_load(db, a->group_id, &g);
 	if (r == -ENOENT)
@@ -1277,9 +1277,9 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 
 		snprintf(what, sizeof(what), "power %s", cmd->name);
 		if (mxqadmin_connect_admin(&db, dbopt, what) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 	} else if (mxqadmin_connect(&db, dbopt) < 0) {
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	r = cmd->run(db, &a);
 	mx_db_close(db);

@@ -489,13 +489,13 @@ int mxqadmin_qualify_main(int argc, char **argv, const struct mxqadmin_db_option
 	struct host_verdict *verdicts = NULL;
 	struct mx_db *db = NULL;
 	size_t n = 0;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	r = parse_qualify_options(argc, argv, &o);
 	if (r >= 0)
 		return r;
 	if (mxqadmin_connect(&db, dbopt) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	r = mxqadmin_group_load(db, o.group_id, &group);
 	if (r == -ENOENT) {
