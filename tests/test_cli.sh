@@ -8,7 +8,10 @@
 # database defaults file) exits 1 with one line. Also: mxqd --check-config
 # does not call a missing file ok; under a journal stream (JOURNAL_STREAM
 # naming stderr) complaints carry the syslog priority "<3>"; the bash
-# completion offers each tool's options and mxqadmin's commands.
+# completion offers each tool's options and mxqadmin's commands; mxqadmin
+# takes -M/-S after the command but not after --; --group goes through the
+# shared id parser; mxqd and mxq-power-sim report a broken or oversized
+# power.conf in the same words (one loader).
 #
 # Needs no database. Prints TAP lines; exits non-zero when a check failed.
 
@@ -98,6 +101,8 @@ for t in mxqsub mxqdump mxqkill mxqadmin; do
 done
 exits "mxqadmin power job JOBID --json: options after arguments reach the database step" 1 \
 	"absent.cnf" "$MXQ_BUILD_DIR/mxqadmin" power job 6 --json
+out=$("$MXQ_BUILD_DIR/mxqadmin" expr -- -M 2>&1); rc=$?
+is "mxqadmin: after -- a word like -M is an argument, not the global option" "$rc:$out" "0:false"
 exits "mxqadmin: -M FILE after the command (GNU style) is taken" 1 "$dir/other.cnf" \
 	"$MXQ_BUILD_DIR/mxqadmin" power list -M "$dir/other.cnf"
 exits "mxqadmin: --mysql-default-file=FILE after the command is taken" 1 "$dir/other.cnf" \
