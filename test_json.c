@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mxq_json.h"
 
@@ -91,6 +92,7 @@ START_TEST(test_time)
 	char *text;
 
 	setenv("TZ", "UTC", 1);
+	tzset();
 	ck_assert_int_eq(mxq_json_set_time(o, "date_start", 1764585000.1234), 0);
 	ck_assert_int_eq(mxq_json_set_time(o, "date_end", 0), 0);
 	text = mxq_json_dumps(o);
