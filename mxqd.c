@@ -160,18 +160,8 @@ MXQD_CGROUP_DEFAULT_ROOT ";\n"
 "  -h, --help, -V, --version\n");
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(mx_log_stderr_is_journal() ? "<3>mxqd: " : "mxqd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -EINVAL;
-}
+/* complain with the tools' one error printer, return -EINVAL */
+#define fail mxq_invalid
 
 static int parse_seconds(const char *opt, const char *arg, double min, double *ret)
 {
@@ -981,8 +971,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
-			fprintf(stderr, "%s\n", errbuf);
-			return 1;
+			mxq_complain_lines(errbuf);
+			return MXQ_EXIT_FAILURE;
 		}
 		check_config_report(&opt.power);
 		return 0;
@@ -990,7 +980,7 @@ int main(int argc, char **argv)
 	if (server_setup(&server) < 0)
 		return 1;
 	if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
-		fprintf(stderr, "mxqd: power configuration:\n%s\n", errbuf);
+		mxq_complain_lines(errbuf);
 		return 1;
 	}
 	if (opt.debug)
