@@ -33,6 +33,7 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -41,7 +42,6 @@
 #endif
 
 #define PROG "mxq-power-sim"
-#define EXIT_USAGE 2
 #define MAX_CLASSES 64
 #define MAX_TIMEOUTS 16
 #define MAX_RUNS (2 + MAX_TIMEOUTS)
@@ -436,71 +436,6 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 	return 0;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!f) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			if (cap > (16u << 20)) {
-				mxq_complain("%s: larger than 16 MiB", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			cap = cap ? cap * 2 : 8192;
-			char *t = realloc(text, cap);
-			if (!t) {
-				mxq_complain("%s: out of memory", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			text = t;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		free(text);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	text[len] = '\0';
-	return text;
-}
-
-/* Does power.conf TEXT set KEY ("KEY = ...", blanks around, at the start
- * of a line)? */
-static bool config_sets(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *p = l;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncmp(p, key, n) != 0)
-			continue;
-		p += n;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '=')
-			return true;
-	}
-	return false;
-}
-
 /* The policy's power figures the file does not set itself. */
 struct cfg_given {
 	bool idle_watts, busy_watts, boot_energy, shutdown_energy, boot_time;
@@ -510,34 +445,28 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 			     struct cfg_given *given)
 {
 	char err[4096];
-	char *text;
+	char *text = NULL;
 	int r;
 
 	mxq_power_config_defaults(cfg);
 	*given = (struct cfg_given) { false };
 	if (!path)
 		return 0;
-	text = read_file(path);
-	if (!text)
-		return -EINVAL;
-	r = mxq_power_config_parse(cfg, text, path, err, sizeof(err));
+	/* the loader of mxqd and mxqadmin: same size limit, same errors */
+	r = mxq_power_config_load_text(cfg, path, NULL, &text, err, sizeof(err));
 	if (r < 0) {
-		/* one line per error, as the parser wrote them */
-		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
-			mxq_complain("%s", line);
-		if (r != -EINVAL)
-			mxq_complain("%s: %s", path, strerror(-r));
-	} else {
-		*given = (struct cfg_given) {
-			.idle_watts = config_sets(text, "idle_watts"),
-			.busy_watts = config_sets(text, "busy_watts"),
-			.boot_energy = config_sets(text, "boot_energy"),
-			.shutdown_energy = config_sets(text, "shutdown_energy"),
-			.boot_time = config_sets(text, "boot_time"),
-		};
+		mxq_complain_lines(err);
+		return r;
 	}
+	*given = (struct cfg_given) {
+		.idle_watts = mxq_power_config_text_sets(text, "idle_watts"),
+		.busy_watts = mxq_power_config_text_sets(text, "busy_watts"),
+		.boot_energy = mxq_power_config_text_sets(text, "boot_energy"),
+		.shutdown_energy = mxq_power_config_text_sets(text, "shutdown_energy"),
+		.boot_time = mxq_power_config_text_sets(text, "boot_time"),
+	};
 	free(text);
-	return r;
+	return 0;
 }
 
 /*
@@ -1278,7 +1207,7 @@ int main(int argc, char **argv)
 	struct speed sp = { 0 };
 	double t_start = now_s();
 	char err[512];
-	int r, rc = EXIT_USAGE;
+	int r, rc = MXQ_EXIT_USAGE;
 
 	mxq_client_set_program(PROG);
 	mxq_sim_class_defaults(&o.base);
@@ -1288,7 +1217,7 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
-		return r > 0 ? 0 : EXIT_USAGE;
+		return r > 0 ? 0 : MXQ_EXIT_USAGE;
 	if (load_power_config(o.power_config_path, &cfg, &cfg_given) < 0)
 		goto out;
 	if (read_trace(o.trace_path, &trace) < 0)
