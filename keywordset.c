@@ -165,7 +165,9 @@ int keywordset_remove(struct keywordset *set, const char *word)
 
 bool keywordset_contains(const struct keywordset *set, const char *word)
 {
-	if (!word)
+	/* an empty set first: the qualification of every node asks it for
+	 * empty white- and blacklists, and the word's length is not needed */
+	if (!word || !set || set->count == 0)
 		return false;
 	return keywordset_contains_n(set, word, strlen(word));
 }

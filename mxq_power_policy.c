@@ -1270,6 +1270,10 @@ struct decide_ctx {
 	int64_t shadow;                 /* when its nodes are all free */
 	uint64_t deferred;              /* pending jobs of deferred gangs */
 	enum wake_limit wake_blocked;   /* why wakes stopped, if they did */
+	/* in the snapshot, so that passes over every node that would find
+	 * nothing to do are left out (a 5,000-node simulation asks often) */
+	size_t admin_requests;          /* nodes with admin_request */
+	size_t nodes_without_caps;      /* nodes that never registered */
 };
 
 static void list_append(struct decide_ctx *c, struct node_list *l, size_t i)
@@ -1523,6 +1527,14 @@ static bool room_useful(const struct decide_ctx *c, const struct room *r, size_t
 	       r->gpus >= min->gpus;
 }
 
+/* The plan for the same snapshot may differ from time T on (see
+ * mxq_power_plan.next_change_at); times not after now are no change. */
+static void change_at(struct decide_ctx *c, int64_t t)
+{
+	if (t > c->now && (!c->plan.next_change_at || t < c->plan.next_change_at))
+		c->plan.next_change_at = t;
+}
+
 /* Qualification of node I for demand D, asked once per pair. */
 static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 {
@@ -1537,6 +1549,8 @@ static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 		if (wn->qualified && wn->reserved && d != c->shadow_demand &&
 		    (!run || c->now + run > c->shadow))
 			wn->qualified = false;   /* would delay the gang it is kept for */
+		else if (wn->qualified && wn->reserved && d != c->shadow_demand)
+			change_at(c, c->shadow - run + 1);  /* from then on it would */
 	}
 	return wn->qualified;
 }
@@ -1914,7 +1928,7 @@ static void step_transitions(struct decide_ctx *c)
 	char a[32];
 
 	/* successes first so that a failure in the same tick still counts */
-	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+	for (size_t i = 0; c->booting && i < c->snap->n_nodes; i++) {
 		struct work_node *wn = &c->w[i];
 		const struct mxq_power_node *n = wn->n;
 		if (wn->managed && n->state == MXQ_POWER_POWERING_ON && n->seen_up) {
@@ -1984,7 +1998,7 @@ static void step_transitions(struct decide_ctx *c)
  * wake held back by an earlier leader's in-flight window stays pending. */
 static void step_admin_done(struct decide_ctx *c)
 {
-	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+	for (size_t i = 0; c->admin_requests && i < c->snap->n_nodes; i++) {
 		struct work_node *wn = &c->w[i];
 		const char *note = wn->note;
 		bool acted = wn->acted;
@@ -2024,26 +2038,33 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
 	char a[32], b[32];
 
 	if (n->admin_off) {
-		snprintf(buf, len, "admin off: never woken automatically");
+		if (buf)
+			snprintf(buf, len, "admin off: never woken automatically");
 		return true;
 	}
 	if (fenced(c, i)) {
-		snprintf(buf, len, "%s", fence_text(c, i));
+		if (buf)
+			snprintf(buf, len, "%s", fence_text(c, i));
 		return true;
 	}
 	if (!n->caps) {
-		snprintf(buf, len, "never registered: capabilities unknown, not woken for demand");
+		if (buf)
+			snprintf(buf, len, "never registered: capabilities unknown, not woken "
+				 "for demand");
 		return true;
 	}
 	if (c->now - n->state_since < cfg->min_off_time_s) {
-		dur(cfg->min_off_time_s - (c->now - n->state_since), a, sizeof(a));
-		dur(cfg->min_off_time_s, b, sizeof(b));
-		snprintf(buf, len, "min off-time: %s left of %s", a, b);
+		if (buf) {
+			dur(cfg->min_off_time_s - (c->now - n->state_since), a, sizeof(a));
+			dur(cfg->min_off_time_s, b, sizeof(b));
+			snprintf(buf, len, "min off-time: %s left of %s", a, b);
+		}
 		return true;
 	}
 	if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
-		snprintf(buf, len, "%" PRIu32 " of %" PRIu32 " boots used today",
-			 n->cycles_today, cfg->max_cycles_per_day);
+		if (buf)
+			snprintf(buf, len, "%" PRIu32 " of %" PRIu32 " boots used today",
+				 n->cycles_today, cfg->max_cycles_per_day);
 		return true;
 	}
 	return false;
@@ -2103,8 +2124,9 @@ static void build_lists(struct decide_ctx *c, const struct sort_key *order)
 		if (wn->eff == MXQ_POWER_DRAINING && !n->admin_off && n->caps) {
 			list_append(c, &c->reclaim, i);
 		} else if (mxq_power_state_can_resume(wn->eff)) {
-			if (off_wake_blocker(c, i, buf, sizeof(buf))) {
-				wn->note = plan_printf(c, "off: %s", buf);
+			if (off_wake_blocker(c, i, explaining(c) ? buf : NULL, sizeof(buf))) {
+				if (explaining(c))
+					wn->note = plan_printf(c, "off: %s", buf);
 				continue;
 			}
 			list_append(c, &c->wakeable, i);
@@ -2396,7 +2418,9 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		if (t == INT64_MAX)
 			continue;
 		c->gang_t[n++] = (struct mxq_power_free_time) { t, i };
-		if (t <= soon_enough && ++early >= need && c->shadow_demand != NO_DEMAND)
+		if (t > soon_enough)
+			change_at(c, t - c->cfg->boot_time_s - c->idle_time_s);  /* early from then */
+		else if (++early >= need && c->shadow_demand != NO_DEMAND)
 			return 0;
 	}
 	if (n < need)
@@ -2829,7 +2853,7 @@ static void step_drain_timeouts(struct decide_ctx *c)
 		}
 	}
 	/* DRAINING nodes without caps never made it onto the reclaim list */
-	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+	for (size_t i = 0; c->nodes_without_caps && i < c->snap->n_nodes; i++) {
 		struct work_node *wn = &c->w[i];
 		if (!wn->managed || wn->acted || wn->n->admin_off || wn->n->caps ||
 		    wn->eff != MXQ_POWER_DRAINING)
@@ -2906,7 +2930,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.plan.arena = calloc(1, sizeof(*c.plan.arena));
 	c.w = calloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(*c.w));
 	order = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*order));
-	c.plan.explanations = calloc(snap->n_nodes ? snap->n_nodes : 1,
+	c.plan.explanations = calloc(snap->n_nodes && !snap->no_explanations ? snap->n_nodes : 1,
 				     sizeof(*c.plan.explanations));
 	c.plan.outcomes = calloc(snap->n_demand ? snap->n_demand : 1, sizeof(*c.plan.outcomes));
 	if (!c.plan.arena || !c.w || !order || !c.plan.explanations || !c.plan.outcomes) {
@@ -2927,6 +2951,10 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 			c.powered++;
 		if (n->state == MXQ_POWER_POWERING_ON)
 			c.booting++;
+		if (n->admin_request)
+			c.admin_requests++;
+		if (!n->caps)
+			c.nodes_without_caps++;
 		c.powered_w += budget_watts(cfg, n, n->state);
 		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
 	}
@@ -2952,6 +2980,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		};
 	}
 	c.plan.n_explanations = snap->no_explanations ? 0 : snap->n_nodes;
+	change_at(&c, c.plan.recheck_at);
 	write_summary(&c);
 	if (c.nomem) {
 		r = -ENOMEM;

@@ -399,6 +399,14 @@ struct mxq_power_plan {
 	                                comes due then (a deferral ending); the same
 	                                snapshot may get another plan from then on;
 	                                0 = none */
+	int64_t next_change_at;      /* no later than recheck_at, and also the other
+	                                times from which the clock alone may change
+	                                the plan for the same snapshot, as far as the
+	                                gang planner sees them (a node freeing in
+	                                time for a gang, a reserved node no longer
+	                                lent); the caller adds the thresholds of
+	                                the snapshot itself (idle times, deadlines,
+	                                min off-times, day boundary); 0 = none */
 	const char *summary;         /* one line: counts of actions, breaker, limits */
 	struct mxq_power_arena *arena; /* private */
 };

@@ -87,6 +87,7 @@ struct scenario {
 	int64_t soft_off;        /* snapshot soft_off_deadline_s */
 	int64_t ssh_after;       /* snapshot ssh_drain_after_s */
 	bool reconcile;          /* snapshot reconcile_due */
+	int64_t change_in;       /* expected plan.next_change_at - now; 0 = not checked */
 };
 
 /* One node: host, state, seconds in that state, rank, then designated extras. */
@@ -541,6 +542,34 @@ static const struct scenario scenarios[] = {
 	    { .jobs = 1, .run_s = 20 * MIN } },
 	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
 	    { "o1", "NONE", "off" } }, ANY },
+	/* next_change_at: when the clock alone may change the plan (the
+	 * simulator asks again no later than that) */
+	{ "next change: a deferred gang's deferral ends", GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 2 * HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "DRAIN", "idle 10m" }, { "n2", "NONE", "busy" } }, ANY,
+	  .change_in = 2 * HOUR - 8 * MIN },
+	{ "next change: a later gang finds its nodes early enough (not the first)", GANG_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 3 * HOUR),
+	    N("n3", "ON", HOUR, 3, .slots = 1, .jobs = 1, .end_in = 2 * HOUR) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .whitelist = "n1 n3", .jobs = 2, .max_per_node = 1, .at_once = 2 } },
+	  { { "n1", "DRAIN", "idle" } }, ANY, .change_in = 2 * HOUR - 8 * MIN },
+	{ "next change: a reserved node stops taking a job that would delay the gang",
+	  GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 1 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .jobs = 1, .run_s = 20 * MIN } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" } }, ANY, .change_in = 40 * MIN + 1 },
+	{ "next change: an idle node's idle time runs out", "warm_pool = 0\nidle_time = 10m\n",
+	  FRESH, { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough" } }, ANY, .change_in = 7 * MIN },
 	/* idle_time = auto learns from wakes: break-even 330 s (defaults) */
 	{ "learned: power-offs seldom undone, the idle time shrinks", "warm_pool = 0\n",
 	  { .learn = { { "", 0.1, 32 } }, .n_learn = 1 },
@@ -850,6 +879,11 @@ START_TEST(test_scenario)
 				  plan.outcomes[0].freeing_soon != (uint64_t)s->soon_jobs)) {
 		fprintf(stderr, "%s: freeing_soon %llu\n", s->name,
 			plan.n_outcomes ? (unsigned long long)plan.outcomes[0].freeing_soon : 0ULL);
+		ok = false;
+	}
+	if (s->change_in && plan.next_change_at - NOW != s->change_in) {
+		fprintf(stderr, "%s: next_change_at now + %lld\n", s->name,
+			(long long)(plan.next_change_at - NOW));
 		ok = false;
 	}
 	if (!ok)
