@@ -2928,7 +2928,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.plan.idle_time_s = mxq_power_config_idle_time(cfg);
 	c.idle_time_s = c.plan.idle_time_s;
 	c.plan.arena = calloc(1, sizeof(*c.plan.arena));
-	c.w = calloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(*c.w));
+	c.w = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*c.w));  /* each one set below */
 	order = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*order));
 	c.plan.explanations = calloc(snap->n_nodes && !snap->no_explanations ? snap->n_nodes : 1,
 				     sizeof(*c.plan.explanations));

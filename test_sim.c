@@ -963,8 +963,10 @@ END_TEST
  * that ticks are skipped while nodes boot and gangs wait. */
 START_TEST(quiet_ticks_are_exact)
 {
-	static const struct { int max_procs; long gap; int64_t tick, end; } load[] = {
-		{ 6, 700, 60, 400 * 700 }, { 16, 400, 10, 1000 * 1000 },
+	static const struct {
+		int max_procs; long gap; int64_t tick, end; uint32_t nodes, cores;
+	} load[] = {
+		{ 6, 700, 60, 400 * 700, 8, 2 }, { 16, 150, 10, 1000 * 1000, 24, 1 },
 	};
 	char *text = malloc(64 * 1024);
 	char l[128];
@@ -989,7 +991,7 @@ START_TEST(quiet_ticks_are_exact)
 						    .tick_s = load[w_i].tick, .every_tick = k == 1 };
 			world_trace(&w, text);
 			p.cfg = &w.cfg;
-			small_class(&c, 8, 2);
+			small_class(&c, load[w_i].nodes, load[w_i].cores);
 			world_cluster(&w, &c, 1, NULL);
 			world_run(&w, &p, load[w_i].end);
 			res[k] = w.res;
