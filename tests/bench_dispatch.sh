@@ -240,6 +240,8 @@ for s in $slot_list; do
 	done
 	echo "   where the time goes (last round, mean per job):"
 	grep 'dispatch profile' "$(mxqd_dir disp)/mxqd.log" | tail -n 1 |
-		sed 's/.*dispatch profile: /      /; s/; /\n      /g'
+		sed 's/.*dispatch profile: /      main loop: /; s/; /\n         /g'
+	grep 'reaper profile' "$(mxqd_dir disp)/mxqd.log" | tail -n 1 |
+		sed 's/.*reaper profile: /      reaper (in parallel): /; s/; /\n         /g'
 done
 exit 0
