@@ -886,11 +886,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
-		running_in_ms = INT64_MAX;
-		if (ls.db_ok && (running_in_ms = mxqd_jobs_record_running(s, false)) < 0) {
-			db_failed(s, &ls, (int)running_in_ms, "recording RUNNING");
-			running_in_ms = INT64_MAX;
-		}
+		running_in_ms = ls.db_ok ? mxqd_jobs_record_running(s, false) : INT64_MAX;
 		t = mxqd_prof_now();
 		if (ls.db_ok) {
 			r = mxqd_power_node_tick(s);

@@ -187,8 +187,9 @@ int mxqd_jobs_reap(struct mxqd_server *server);
  * Record RUNNING for jobs started at least MXQD_RUNNING_DELAY_MS ago (ALL:
  * every started job). A job that ends sooner goes from ASSIGNED to its end
  * in one statement (dispatch fast path: one UPDATE and its triggers less
- * per short job). Returns the ms until the next one is due (INT64_MAX:
- * none) or -errno.
+ * per short job). A failed update is logged and not repeated (the job's
+ * end is recorded from ASSIGNED). Returns the ms until the next one is
+ * due (INT64_MAX: none).
  */
 #define MXQD_RUNNING_DELAY_MS 50
 int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all);

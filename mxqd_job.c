@@ -686,7 +686,8 @@ static void job_running(struct mxqd_server *server, struct mxqd_job *job)
 	}
 }
 
-/* Record RUNNING of one job. 0 or -errno (database error: asked again). */
+/* Record RUNNING of one job. 0 or -errno (logged; the outcome is recorded
+ * as for any job, from ASSIGNED). */
 static int record_running(struct mxqd_server *server, struct mxqd_job *job)
 {
 	uint64_t t = mxqd_prof_now();
@@ -698,9 +699,13 @@ static int record_running(struct mxqd_server *server, struct mxqd_job *job)
 		"iiUUi", MXQ_JOB_STATUS_RUNNING, (int)job->job_pid, job->start_realtime_ms / 1000,
 		job->job_id, MXQ_JOB_STATUS_ASSIGNED);
 	mxqd_prof_add(MXQD_PROF_RUNNING, t);
-	if (n < 0)
-		return (int)n;  /* the job runs; RUNNING or its outcome is recorded later */
 	job->running_pending = false;
+	if (n < 0) {
+		/* the job runs; its outcome will be recorded once the database is back */
+		mx_log_warning("job %" PRIu64 ": could not record RUNNING: %s", job->job_id,
+			       mx_db_error(server->db));
+		return (int)n;
+	}
 	if (n == 0 && !job->kill_sent_ms) {
 		/* cancelled between claim and start */
 		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
@@ -715,7 +720,6 @@ int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all)
 
 	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
 		uint64_t due;
-		int r;
 
 		if (!job->running_pending || job->ended)
 			continue;
@@ -725,9 +729,7 @@ int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all)
 				next = due - now;
 			continue;
 		}
-		r = record_running(server, job);
-		if (r < 0)
-			return r;
+		record_running(server, job);  /* a failure is logged, not retried */
 	}
 	return next > INT64_MAX ? INT64_MAX : (int64_t)next;
 }

@@ -260,6 +260,21 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	return cg;
 }
 
+/* Fork the job's process; with a unified cgroup it is born in it
+ * (*RET_BORN_IN: then it joins only the other hierarchies). */
+static pid_t fork_job(const struct mxqd_cgroup *cg, int *ret_fd, bool *ret_born_in)
+{
+	int cfd = cg ? mxqd_cgroup_v2_fd(cg) : -1;
+	pid_t pid = -ENOTSUP;
+
+	if (cfd >= 0) {
+		pid = mx_fork_into_cgroup_with_pipe(cfd, ret_fd);
+		close(cfd);
+	}
+	*ret_born_in = pid >= 0;
+	return pid >= 0 ? pid : mx_fork_with_pipe(ret_fd);
+}
+
 /* Signal every process of the job: its cgroup, else its session (SID). */
 static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
 {
@@ -318,7 +333,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	struct rusage ru;
 	struct mxqd_cgroup cg_buf;
 	const struct mxqd_cgroup *cg;
-	bool tmpfs;
+	bool tmpfs, born_in_cgroup;
 	pid_t pid;
 	int status = 0, fd, exec_fd = -1;
 	uint64_t *prof = outcome.prof_us, t;
@@ -352,10 +367,10 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	t = mxqd_prof_now();
 
 	start_ms = mx_now_monotonic_ms();
-	pid = mx_fork_with_pipe(&exec_fd);
+	pid = fork_job(cg, &exec_fd, &born_in_cgroup);
 	if (pid == 0) {
 		sigset_t none;
-		int r = cg ? mxqd_cgroup_join(cg) : 0;
+		int r = !cg ? 0 : born_in_cgroup ? mxqd_cgroup_join_rest(cg) : mxqd_cgroup_join(cg);
 
 		if (r < 0) {
 			mx_log_err("job %" PRIu64 ": cannot join its cgroup: %s", job->job_id, strerror(-r));
