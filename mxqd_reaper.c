@@ -522,28 +522,28 @@ int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome
 	return 0;
 }
 
-int mxqd_outcome_sync(const char *spooldir, uint64_t job_id)
+/* fsync what PATH names (opened with FLAGS). 0 or -errno. */
+static int fsync_path(const char *path, int flags)
 {
-	char path[4096];
-	int fd, r = 0;
+	int fd = open(path, flags | O_CLOEXEC), r = 0;
 
-	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fsync(fd) < 0)
 		r = -errno;
 	close(fd);
-	if (r == 0) {
-		/* and the rename that put it there */
-		fd = open(spooldir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (fsync(fd) < 0)
-			r = -errno;
-		close(fd);
-	}
 	return r;
+}
+
+int mxqd_outcome_sync(const char *spooldir, uint64_t job_id)
+{
+	char path[4096];
+	int r;
+
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	r = fsync_path(path, O_RDONLY | O_NOFOLLOW);
+	/* and the rename that put it there */
+	return r < 0 ? r : fsync_path(spooldir, O_RDONLY | O_DIRECTORY);
 }
 
 void mxqd_outcome_remove(const char *spooldir, uint64_t job_id)
