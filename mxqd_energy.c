@@ -614,8 +614,9 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 		for (size_t i = 0; i < n; i++) {
 			mxq_energy_job_acc_add(&en.order_t[i]->acc, &en.out[i], dt, en.src.method);
 			jobs_j += en.out[i].energy_j;
-			mx_log_debug("energy: %" PRIu64 " ms, %.3f J: job %" PRIu64 " cpu %s%" PRIu64
-				     " us -> %.3f J (active %.3f J)", dt, interval_j,
+			mx_log_debug("energy: %" PRIu64 " ms to %" PRIu64 ", %.3f J: job %" PRIu64
+				     " cpu %s%" PRIu64 " us -> %.3f J (active %.3f J)", dt, now_real,
+				     interval_j,
 				     en.order_t[i]->job_id, en.in[i].cpu_known ? "" : "unknown ",
 				     en.in[i].cpu_us, en.out[i].energy_j, en.out[i].active_j);
 		}

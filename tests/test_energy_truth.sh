@@ -17,9 +17,10 @@
 #
 #   1. each job's energy equals its truth within 2 %: 5 W (half the
 #      baseline: one of two slots) over its measured time plus its CPU
-#      share of the true energy above the baseline, over the windows mxqd
-#      measured (job start to the last sample before SIGQUIT, the restart's
-#      first sample to the job's end)
+#      share of the true energy above the baseline, interval by interval
+#      (tests/lib/split_truth.pl); its measured intervals cover the windows
+#      mxqd measured (job start to the last sample before SIGQUIT, the
+#      restart's first sample to the job's end)
 #   2. both are partial (re-adopted), the node's energy equals the truth
 #      over the same windows within 1 %, and jobs + idle + boot + shutdown
 #      equal the node total exactly (to rounding)
@@ -42,25 +43,8 @@ fake_rapl_start "$W" || not_ok "the writer publishes counters"
 sql1() {
 	mxq_sql "$@" | head -n 1
 }
-# active (above the 10 W baseline) true energy in [A, B] (ms), 0 when empty
-act() {
-	[ "$(awk -v a="$1" -v b="$2" 'BEGIN { print (b > a) }')" = 1 ] || { echo 0; return; }
-	awk -v e="$(truth_between "$1" "$2")" -v a="$1" -v b="$2" \
-		'BEGIN { v = e - 10 * (b - a) / 1000; printf "%.4f\n", (v > 0 ? v : 0) }'
-}
-# CPU seconds a job reported at time T (ms), interpolated in its report
-cpu_at() {
-	awk -v t="$2" '{ n++; T[n] = $1 * 1000; C[n] = $2 }
-		END { if (t <= T[1]) { print C[1]; exit }
-		      for (i = 2; i <= n; i++) if (T[i] >= t) {
-			printf "%.4f\n", C[i-1] + (C[i] - C[i-1]) * (t - T[i-1]) / (T[i] - T[i-1]); exit }
-		      print C[n] }' "$1"
-}
-maxf() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
-minf() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; }
-
 E_OPTS="--slots 2 --energy-sysfs-root $FAKE_RAPL_SYS --energy-interval 1 --energy-flush-interval 1
-	--energy-model 10:0"
+	--energy-model 10:0 --debug"
 
 section "1. two jobs, a SIGQUIT and a restart"
 # shellcheck disable=SC2086
@@ -79,7 +63,11 @@ mxqd_stop tnode QUIT
 sleep 1
 # shellcheck disable=SC2086
 check "restart mxqd tnode" mxqd_start tnode $E_OPTS
-contains "both jobs re-adopted" "$(grep -c 're-adopted) is accounted' "$(mxqd_dir tnode)/mxqd.log")" 2
+# (the daemon registers before it re-adopts: wait for the log lines)
+readopted() {
+	test "$(grep -c 're-adopted) is accounted' "$(mxqd_dir tnode)/mxqd.log")" = 2
+}
+check "both jobs re-adopted" wait_until 10 readopted
 check "both jobs end" wait_for 40 \
 	"SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($ja, $jb) AND date_end IS NOT NULL"
 mxqd_stop tnode
@@ -96,36 +84,26 @@ last=$(sql1 "SELECT MAX(UNIX_TIMESTAMP(sample_time) * 1000) FROM mxq_power_sampl
 echo "# t0 $t0 tb $tb t1 $t1; mxqd measured $base..$q and $r..$last"
 check "the restart is a gap of its own" test -n "$q" -a -n "$r"
 
-# the jobs' shares from tb to t1, as they saw their own CPU time
-da=$(awk -v a="$(cpu_at "$W/cpu.a" "$t1")" -v b="$(cpu_at "$W/cpu.a" "$tb")" 'BEGIN { print a - b }')
-db=$(awk -v a="$(cpu_at "$W/cpu.b" "$t1")" -v b="$(cpu_at "$W/cpu.b" "$tb")" 'BEGIN { print a - b }')
-share_a=$(awk -v a="$da" -v b="$db" 'BEGIN { printf "%.4f", a / (a + b) }')
-echo "# CPU from tb to t1: A $da s, B $db s: A's share $share_a"
-
-# truth of job J over its windows: 5 W x time + its active share
-truth_job() { # JOB ROLE(a|b)
-	local _s _e _w _lo _hi _t
-	set -- $(mxq_sql "SELECT UNIX_TIMESTAMP(date_start) * 1000, UNIX_TIMESTAMP(date_end) * 1000
-		FROM mxq_power_job WHERE job_id = $1") "$2"
-	_s=$1 _e=$2
-	_t=0
-	for _w in "$_s $q" "$r $_e"; do
-		set -- $_w "$3"
-		_lo=$1 _hi=$2
-		_t=$(awk -v t="$_t" -v lo="$_lo" -v hi="$_hi" -v p1="$(act "$(maxf "$_lo" "$t0")" "$(minf "$_hi" "$tb")")" \
-			-v p2="$(act "$(maxf "$_lo" "$tb")" "$(minf "$_hi" "$t1")")" -v role="$3" -v sa="$share_a" '
-			BEGIN { d = hi > lo ? (hi - lo) / 1000 : 0
-				s1 = role == "a" ? 1 : 0; s2 = role == "a" ? sa : 1 - sa
-				printf "%.4f", t + 5 * d + p1 * s1 + p2 * s2 }')
-	done
-	echo "$_t"
-}
+# each job's truth: its CPU share of the active true energy, interval by
+# interval over mxqd's sample boundaries (the jobs' own CPU reports, the
+# writer's log), plus 5 W (one of two slots of the 10 W baseline) over the
+# intervals it was measured in; those must cover its windows
+split=$(perl "$MXQ_SRC_DIR/tests/lib/split_truth.pl" --truth "$FAKE_RAPL_TRUTH" --idle 10 \
+	"$(mxqd_dir tnode)/mxqd.log" "$ja=$W/cpu.a" "$jb=$W/cpu.b")
+echo "$split" | sed 's/^/# split truth (job active_J measured_ms): /'
 
 section "2. per-job energy against the truth"
 for role in a b; do
 	eval "j=\$j$role"
+	set -- $(echo "$split" | awk -v j="$j" '$1 == j { print $2, $3 }')
+	act=$1 ms=$2
+	set -- $(mxq_sql "SELECT UNIX_TIMESTAMP(date_start) * 1000, UNIX_TIMESTAMP(date_end) * 1000
+		FROM mxq_power_job WHERE job_id = $j")
+	windows=$(awk -v s="$1" -v e="$2" -v q="$q" -v r="$r" 'BEGIN { printf "%d", (q - s) + (e - r) }')
+	check "job $role's measured intervals cover its windows ($ms ms of $windows ms)" \
+		within "$ms" "$windows" 0.5
 	got=$(sql1 "SELECT energy_j FROM mxq_power_job WHERE job_id = $j")
-	want=$(truth_job "$j" "$role")
+	want=$(awk -v a="$act" -v ms="$ms" 'BEGIN { printf "%.4f", 5 * ms / 1000 + a }')
 	echo "# job $role ($j): recorded $got J, truth $want J"
 	check "job $role's energy equals its truth within 2 %" within "$got" "$want" 2
 	is "job $role is partial (re-adopted)" "$(sql1 "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial

@@ -2,8 +2,10 @@
 # use FRACTION of a CPU, steered by the process's own CPU time (times()),
 # so late wake-ups do not change the share: behind the target it burns
 # 5 ms, else naps 5 ms. Before T0 it sleeps. With REPORT, it appends
-# "EPOCH CPU_SECONDS" there about every 0.25 s and at the end: the CPU time
-# the job really got, as the job itself saw it.
+# "EPOCH CPU_SECONDS" there at its start, about every 0.05 s and at the
+# end: the CPU time the job really got, as the job itself saw it, finely
+# enough to say how much of it fell into each of mxqd's sample intervals
+# (tests/lib/split_truth.pl).
 use strict;
 use Time::HiRes qw(time sleep);
 my ($t0, $t1, $fraction, $report) = @ARGV;
@@ -15,12 +17,13 @@ sub report {
 	printf $f "%.3f %.4f\n", time, $user + $sys;
 	close $f;
 }
+report();
 sleep($t0 - time) if $t0 > time;
 while ((my $now = time) < $t1) {
 	my ($user, $sys) = times;
 	if ($now >= $next_report) {
 		report();
-		$next_report = $now + 0.25;
+		$next_report = $now + 0.05;
 	}
 	if ($user + $sys < ($now - $t0) * $fraction) {
 		my $until = $now + 0.005;
