@@ -176,11 +176,19 @@ mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
 mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
+# The big synthetic trace: 5544 one-core nodes, 254 days generated; the
+# simulated window is BIG_SIM_DAYS (the whole trace: 254); its "process:"
+# line gives CPU s per simulated day and the peak memory.
+BIG_SIM_DAYS ?= 10
 bench-sim: mxq-power-sim
 	@set -e; found=; for t in $(TRACES_DIR)/*.swf.gz; do \
 		[ -e "$$t" ] || continue; found=1; \
 		echo "== $$t"; ./mxq-power-sim $(SIM_FLAGS) "$$t"; echo; \
 	done; [ -n "$$found" ] || { echo "bench-sim: no *.swf.gz in $(TRACES_DIR)"; exit 1; }
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT INT TERM; \
+		sh tests/gen_swf.sh 7 254 5544 1 3000 wide >"$$d/big.swf"; \
+		echo "== synthetic: 5544 nodes, 254 days of jobs (tests/gen_swf.sh 7 254 5544 1 3000 wide), $(BIG_SIM_DAYS) days simulated"; \
+		./mxq-power-sim $(SIM_FLAGS) --threads 1 --timeouts 10m --days $(BIG_SIM_DAYS) "$$d/big.swf"
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h

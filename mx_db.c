@@ -70,12 +70,17 @@ struct mx_db {
 	bool galera;               /* the server is a Galera node */
 	bool in_txn;
 	bool txn_aborted;          /* rolled back by the server inside in_txn */
+	bool fault_stmt;           /* the last failure was a server fault before an
+				    * autocommit statement ran: run it again */
+	bool fault_txn;            /* ... before a statement of a transaction ran:
+				    * run the whole transaction again (map_error) */
 	uint64_t insert_id;
 	bool budgeted;             /* mx_db_set_script_budget() was called */
 	unsigned long budget;      /* script statements left to run */
 	struct mx_db_stats stats;
 	char server[300];          /* HOST:PORT of the connection, for logs */
 	char error[512];
+	char fault[512];           /* the last server fault (mx_db_last_fault) */
 	struct cached_stmt cache[STMT_CACHE];
 	uint64_t use_clock;
 };
@@ -165,9 +170,41 @@ static const char *session_setup =
 	"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',"
 	" SESSION tx_isolation = 'READ-COMMITTED'";
 
+/*
+ * A server that cannot parse a trigger of a table it stores answers every
+ * statement on that table with a parse error naming the trigger, although
+ * the trigger is valid and parses on the other servers: MariaDB 10.11 on a
+ * Galera node that rejoined (IST) was seen to keep such a table instance in
+ * its table cache for minutes. The statement never ran. Such a server is
+ * left: the connection is closed, the next connect starts at the next host
+ * of the list, and the statement (or transaction) is run again there.
+ */
+static bool trigger_fault(unsigned code, const char *msg)
+{
+	return code == ER_PARSE_ERROR && msg && strstr(msg, "has an error in its body");
+}
+
 static int map_error(struct mx_db *db, unsigned code, const char *msg)
 {
 	snprintf(db->error, sizeof(db->error), "%s (error %u)", msg ? msg : "unknown error", code);
+	db->fault_stmt = db->fault_txn = false;
+	if (trigger_fault(code, msg)) {
+		snprintf(db->error, sizeof(db->error),
+			 "server %s cannot parse a trigger it stores (%s, error %u): "
+			 "a fault of that server (restart it, or FLUSH TABLES there)",
+			 db->server, msg, code);
+		memcpy(db->fault, db->error, sizeof(db->fault));
+		/* inside a transaction only the whole of it may run again: its
+		 * earlier statements go with the connection */
+		db->fault_txn = db->in_txn;
+		db->fault_stmt = !db->in_txn;
+		db->connected = false;
+		db->in_txn = db->txn_aborted = false;
+		db->stats.server_faults++;
+		if (db->hosts.n > 1)
+			db->host_next = (db->host_next + 1) % db->hosts.n;
+		return -ENOTCONN;
+	}
 	switch (code) {
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
@@ -555,6 +592,11 @@ bool mx_db_is_galera(const struct mx_db *db)
 	return db->connected && db->galera;
 }
 
+const char *mx_db_last_fault(const struct mx_db *db)
+{
+	return db->fault[0] ? db->fault : "no server fault";
+}
+
 const struct mx_db_stats *mx_db_stats(const struct mx_db *db)
 {
 	return &db->stats;
@@ -583,7 +625,10 @@ static void retry_pause(unsigned attempt)
 int mx_db_transaction(struct mx_db *db, int (*body)(struct mx_db *db, void *ctx), void *ctx)
 {
 	for (unsigned attempt = 0;; attempt++) {
-		int r = mx_db_begin(db);
+		int r;
+
+		db->fault_txn = false;
+		r = mx_db_begin(db);
 
 		if (r == 0) {
 			r = body(db, ctx);
@@ -596,7 +641,14 @@ int mx_db_transaction(struct mx_db *db, int (*body)(struct mx_db *db, void *ctx)
 				mx_db_rollback(db);
 			}
 		}
-		if (r != -EAGAIN || attempt + 1 >= MX_DB_TXN_ATTEMPTS)
+		if (attempt + 1 >= MX_DB_TXN_ATTEMPTS)
+			return r;
+		if (r == -ENOTCONN && db->fault_txn) {
+			/* a server fault before anything ran: the next server */
+			db->stats.retries++;
+			continue;
+		}
+		if (r != -EAGAIN)
 			return r;
 		db->stats.retries++;
 		retry_pause(attempt);
@@ -738,6 +790,10 @@ static int64_t vexec(struct mx_db *db, const char *sql, const char *pfmt, va_lis
  * when it lost a write conflict outside a transaction and may run again. */
 static bool retry_statement(struct mx_db *db, int64_t r, unsigned attempt)
 {
+	if (r == -ENOTCONN && db->fault_stmt && attempt < RETRY_MAX) {
+		db->stats.retries++;
+		return true;  /* on the next server */
+	}
 	if (r != -EAGAIN || db->in_txn || attempt >= RETRY_MAX) {
 		if (r == -EAGAIN)
 			db->stats.deadlocks++;
@@ -754,6 +810,7 @@ int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...)
 	int64_t r;
 
 	for (unsigned attempt = 0;; attempt++) {
+		db->fault_stmt = false;
 		va_start(ap, pfmt);
 		r = vexec(db, sql, pfmt, ap);
 		va_end(ap);
@@ -765,6 +822,34 @@ int64_t mx_db_exec(struct mx_db *db, const char *sql, const char *pfmt, ...)
 uint64_t mx_db_insert_id(const struct mx_db *db)
 {
 	return db->insert_id;
+}
+
+int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
+			   const char *const *cells)
+{
+	struct mx_db_result *res;
+
+	if (ncols == 0 || (nrows && !cells))
+		return -EINVAL;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	res->ncols = ncols;
+	res->nrows = nrows;
+	res->row = -1;
+	res->cells = calloc(nrows * ncols + 1, sizeof(*res->cells));
+	if (!res->cells) {
+		free(res);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < nrows * ncols; i++) {
+		if (cells[i] && !(res->cells[i] = strdup(cells[i]))) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+	}
+	*ret_res = res;
+	return 0;
 }
 
 void mx_db_result_free(struct mx_db_result *res)
@@ -931,6 +1016,7 @@ static int64_t vquery_retry(struct mx_db *db, struct mx_db_result **ret_res, con
 
 	for (unsigned attempt = 0;; attempt++) {
 		va_list aq;
+		db->fault_stmt = false;
 		va_copy(aq, ap);
 		r = vquery(db, ret_res, sql, pfmt, aq);
 		va_end(aq);
@@ -951,20 +1037,48 @@ int64_t mx_db_query(struct mx_db *db, struct mx_db_result **ret_res,
 	return r;
 }
 
+/* The first row of a query: 1 with *ret_res on it, 0 for none, -errno. */
+static int vquery_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+			const char *pfmt, va_list ap)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n = vquery_retry(db, &res, sql, pfmt, ap);
+
+	if (n < 0)
+		return (int)n;
+	if (!mx_db_next(res)) {
+		mx_db_result_free(res);
+		return 0;
+	}
+	*ret_res = res;
+	return 1;
+}
+
+int mx_db_query_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+		      const char *pfmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, pfmt);
+	r = vquery_first(db, ret_res, sql, pfmt, ap);
+	va_end(ap);
+	return r;
+}
+
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql, const char *pfmt, ...)
 {
 	struct mx_db_result *res = NULL;
 	va_list ap;
-	int64_t n;
+	int r;
 
 	va_start(ap, pfmt);
-	n = vquery_retry(db, &res, sql, pfmt, ap);
+	r = vquery_first(db, &res, sql, pfmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return (int)n;
-	if (n == 0 || !mx_db_next(res) || mx_db_is_null(res, 0)) {
-		mx_db_result_free(res);
-		return -ENOENT;
+	if (r <= 0 || mx_db_is_null(res, 0)) {
+		if (r > 0)
+			mx_db_result_free(res);
+		return r < 0 ? r : -ENOENT;
 	}
 	*ret = mx_db_u64(res, 0);
 	mx_db_result_free(res);

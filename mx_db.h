@@ -17,6 +17,11 @@
  * Errors: functions return a negative errno. -ENOTCONN means the connection
  * was lost; the next call reconnects (such a statement is never retried
  * silently: it may have committed, and a claim UPDATE must not run twice).
+ * One server fault is certain to have had no effect: a server that cannot
+ * parse a trigger of the table (seen on a rejoined Galera node). That
+ * server is left, and an autocommit statement or a mx_db_transaction()
+ * runs again on the next server of the list; -ENOTCONN is returned only
+ * when the attempts are used up.
  * -EAGAIN is a deadlock or a Galera certification failure, after which the
  * server guarantees the statement or transaction had no effect: a
  * statement outside a transaction has then already been retried a bounded
@@ -46,8 +51,9 @@ struct mx_db_hosts {
 struct mx_db_stats {
 	uint64_t connects;   /* successful connects, the first included */
 	uint64_t failovers;  /* reconnects that went to another server */
-	uint64_t retries;    /* autocommit statements run again after -EAGAIN */
+	uint64_t retries;    /* statements and transactions run again (-EAGAIN, server fault) */
 	uint64_t deadlocks;  /* -EAGAIN returned to the caller */
+	uint64_t server_faults; /* servers left for a trigger they could not parse */
 };
 
 /* Defaults for clients and the daemon, as in MXQ. */
@@ -80,6 +86,9 @@ int mx_db_ensure(struct mx_db *db);
 const char *mx_db_server(const struct mx_db *db);
 /* True when connected to a Galera node. */
 bool mx_db_is_galera(const struct mx_db *db);
+/* What the last server fault was (stats.server_faults counts them): which
+ * server, and its message. */
+const char *mx_db_last_fault(const struct mx_db *db);
 /* The connection's counters. */
 const struct mx_db_stats *mx_db_stats(const struct mx_db *db);
 
@@ -119,7 +128,20 @@ double mx_db_double(const struct mx_db_result *res, unsigned col);
 /* malloc'ed copy of a column ("" for NULL); NULL on ENOMEM. */
 char *mx_db_strdup(const struct mx_db_result *res, unsigned col);
 void mx_db_result_free(struct mx_db_result *res);
+/*
+ * A result built from text instead of a query, for unit tests of the row
+ * mappers: NROWS rows of NCOLS cells, row by row; a NULL cell is SQL NULL.
+ * The cells are copied. 0 with *RET_RES set (free with
+ * mx_db_result_free()), -EINVAL or -ENOMEM.
+ */
+int mx_db_result_from_text(struct mx_db_result **ret_res, unsigned ncols, uint64_t nrows,
+			   const char *const *cells);
 
+/* Convenience: run a query that answers at most one row. 1 with *RET_RES
+ * on that row (free it with mx_db_result_free()), 0 when there is none
+ * (*RET_RES untouched), or a negative errno. */
+int mx_db_query_first(struct mx_db *db, struct mx_db_result **ret_res, const char *sql,
+		      const char *pfmt, ...);
 /* Convenience: first column of the first row as integer; -ENOENT if none. */
 int mx_db_query_u64(struct mx_db *db, uint64_t *ret, const char *sql,
 		    const char *pfmt, ...);

@@ -33,6 +33,7 @@
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
+#include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
 
@@ -41,7 +42,6 @@
 #endif
 
 #define PROG "mxq-power-sim"
-#define EXIT_USAGE 2
 #define MAX_CLASSES 64
 #define MAX_TIMEOUTS 16
 #define MAX_RUNS (2 + MAX_TIMEOUTS)
@@ -436,119 +436,49 @@ static int read_trace(const char *path, struct mxq_sim_trace *trace)
 	return 0;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!f) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			if (cap > (16u << 20)) {
-				mxq_complain("%s: larger than 16 MiB", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			cap = cap ? cap * 2 : 8192;
-			char *t = realloc(text, cap);
-			if (!t) {
-				mxq_complain("%s: out of memory", path);
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			text = t;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		mxq_complain("%s: %s", path, strerror(errno));
-		free(text);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	text[len] = '\0';
-	return text;
-}
-
-/* Does power.conf TEXT set KEY ("KEY = ...", blanks around, at the start
- * of a line)? */
-static bool config_sets(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *p = l;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncmp(p, key, n) != 0)
-			continue;
-		p += n;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '=')
-			return true;
-	}
-	return false;
-}
-
 /* The policy's power figures the file does not set itself. */
 struct cfg_given {
-	bool idle_watts, boot_energy, shutdown_energy, boot_time;
+	bool idle_watts, busy_watts, boot_energy, shutdown_energy, boot_time;
 };
 
 static int load_power_config(const char *path, struct mxq_power_config *cfg,
 			     struct cfg_given *given)
 {
 	char err[4096];
-	char *text;
+	char *text = NULL;
 	int r;
 
 	mxq_power_config_defaults(cfg);
 	*given = (struct cfg_given) { false };
 	if (!path)
 		return 0;
-	text = read_file(path);
-	if (!text)
-		return -EINVAL;
-	r = mxq_power_config_parse(cfg, text, path, err, sizeof(err));
+	/* the loader of mxqd and mxqadmin: same size limit, same errors */
+	r = mxq_power_config_load_text(cfg, path, NULL, &text, err, sizeof(err));
 	if (r < 0) {
-		/* one line per error, as the parser wrote them */
-		for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
-			mxq_complain("%s", line);
-		if (r != -EINVAL)
-			mxq_complain("%s: %s", path, strerror(-r));
-	} else {
-		*given = (struct cfg_given) {
-			.idle_watts = config_sets(text, "idle_watts"),
-			.boot_energy = config_sets(text, "boot_energy"),
-			.shutdown_energy = config_sets(text, "shutdown_energy"),
-			.boot_time = config_sets(text, "boot_time"),
-		};
+		mxq_complain_lines(err);
+		return r;
 	}
+	*given = (struct cfg_given) {
+		.idle_watts = mxq_power_config_text_sets(text, "idle_watts"),
+		.busy_watts = mxq_power_config_text_sets(text, "busy_watts"),
+		.boot_energy = mxq_power_config_text_sets(text, "boot_energy"),
+		.shutdown_energy = mxq_power_config_text_sets(text, "shutdown_energy"),
+		.boot_time = mxq_power_config_text_sets(text, "boot_time"),
+	};
 	free(text);
-	return r;
+	return 0;
 }
 
 /*
  * The policy knows the cluster's power figures as a site would configure
  * them: what power.conf does not set comes from the simulated classes
- * (node-weighted means; the longest boot time), never silently from the
- * policy's built-in defaults.
+ * (node-weighted means; the longest boot time, the highest busy draw),
+ * never silently from the policy's built-in defaults.
  */
 static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_given *given,
 			     const struct mxq_sim_class *classes, size_t n_classes)
 {
-	double nodes = 0, idle = 0, boot_j = 0, shut_j = 0;
+	double nodes = 0, idle = 0, busy_max = 0, boot_j = 0, shut_j = 0;
 	int64_t boot_s = 0;
 
 	for (size_t i = 0; i < n_classes; i++) {
@@ -559,11 +489,15 @@ static void calibrate_policy(struct mxq_power_config *cfg, const struct cfg_give
 		shut_j += c * classes[i].shutdown_j;
 		if (classes[i].boot_s > boot_s)
 			boot_s = classes[i].boot_s;
+		if (classes[i].busy_w > busy_max)
+			busy_max = classes[i].busy_w;
 	}
 	if (nodes <= 0)
 		return;
 	if (!given->idle_watts && idle > 0)
 		cfg->idle_watts = idle / nodes;
+	if (!given->busy_watts && busy_max > 0)
+		cfg->busy_watts = busy_max;   /* what any node may draw */
 	if (!given->boot_energy)
 		cfg->boot_energy_j = boot_j / nodes;
 	if (!given->shutdown_energy)
@@ -875,6 +809,11 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       r->actions[MXQ_POWER_ACTION_CANCEL_DRAIN],
 		       r->actions[MXQ_POWER_ACTION_POWER_OFF],
 		       r->actions[MXQ_POWER_ACTION_MARK_FAILED], r->policy_errors);
+		printf("%s: peak draw of the powered nodes %.0f W", runs[k].name,
+		       r->peak_powered_w);
+		if (runs[k].params.cfg->max_power_watts > 0)
+			printf(" (max_power_watts %.0f W)", runs[k].params.cfg->max_power_watts);
+		printf("\n");
 	}
 	printf("\nspeed: %zu simulations of %.1f days (%zu nodes) in %.2f s CPU, %.2f s wall: "
 	       "%.1f simulated days/s, %.3f M events/s\n", n_runs, days,
@@ -1268,7 +1207,7 @@ int main(int argc, char **argv)
 	struct speed sp = { 0 };
 	double t_start = now_s();
 	char err[512];
-	int r, rc = EXIT_USAGE;
+	int r, rc = MXQ_EXIT_USAGE;
 
 	mxq_client_set_program(PROG);
 	mxq_sim_class_defaults(&o.base);
@@ -1278,7 +1217,7 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
-		return r > 0 ? 0 : EXIT_USAGE;
+		return r > 0 ? 0 : MXQ_EXIT_USAGE;
 	if (load_power_config(o.power_config_path, &cfg, &cfg_given) < 0)
 		goto out;
 	if (read_trace(o.trace_path, &trace) < 0)

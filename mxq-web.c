@@ -47,6 +47,8 @@
 #include "mx_db.h"
 #include "mx_log.h"
 #include "mx_util.h"
+#include "mxq_client.h"
+#include "mxq_json.h"
 #include "mxq-web.h"
 #include "mxq_metrics.h"
 
@@ -54,7 +56,6 @@
 #define MXQ_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 #define DEFAULT_PORT 8095
 #define REQUEST_MEMORY (32 * 1024)    /* per connection: headers must fit */
 #define BODY_MAX (8 * 1024 * 1024)    /* largest response built */
@@ -229,7 +230,7 @@ static int db_ready(struct web_request *r)
 
 static void json_out(struct web_request *r, json_t *doc)
 {
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	char *text = mxq_json_dumps(doc);
 
 	if (!text) {
 		web_fail(r, 500, "out of memory");
@@ -482,26 +483,13 @@ static int parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *
 	return 0;
 }
 
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxq-web: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try 'mxq-web --help')\n", stderr);
-	return EXIT_USAGE;
-}
-
 static int parse_count(const char *opt, const char *arg, uint32_t lo, uint32_t hi,
 		       unsigned *ret)
 {
 	uint32_t v;
 
 	if (mx_strtou32(arg, &v) < 0 || v < lo || v > hi)
-		return bad_usage("--%s: '%s' is not a number from %u to %u", opt, arg, lo, hi);
+		return mxq_usage_error("--%s: '%s' is not a number from %u to %u (try 'mxq-web --help')", opt, arg, lo, hi);
 	*ret = v;
 	return 0;
 }
@@ -533,7 +521,7 @@ int main(int argc, char **argv)
 	unsigned flags;
 	int c, rc;
 
-	mx_log_set_program("mxq-web");
+	mxq_client_set_program("mxq-web");
 	snprintf(default_listen, sizeof(default_listen), "127.0.0.1:%d", DEFAULT_PORT);
 	cfg.listen = default_listen;
 	cfg.defaults_file = getenv("MXQ_MYSQL_DEFAULT_FILE");
@@ -569,18 +557,18 @@ int main(int argc, char **argv)
 			printf("mxq-web %s\n", MXQ_VERSION);
 			return 0;
 		case ':':
-			return bad_usage("option '%s' needs a value", argv[optind - 1]);
+			return mxq_usage_error("option '%s' needs a value (try 'mxq-web --help')", argv[optind - 1]);
 		default:
-			return bad_usage("unknown option '%s'", argv[optind - 1]);
+			return mxq_usage_error("unknown option '%s' (try 'mxq-web --help')", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+		return mxq_usage_error("unexpected argument '%s' (try 'mxq-web --help')", argv[optind]);
 	if (!cfg.db_group || !*cfg.db_group)
 		cfg.db_group = MX_DB_GROUP_CLIENT;
 	if (parse_listen(cfg.listen, &addr, &addr_len) < 0)
-		return bad_usage("--listen: '%s' is not ADDR:PORT with a numeric address "
-				 "(127.0.0.1:%d, [::1]:%d)", cfg.listen, DEFAULT_PORT, DEFAULT_PORT);
+		return mxq_usage_error("--listen: '%s' is not ADDR:PORT with a numeric address "
+				       "(127.0.0.1:%d, [::1]:%d)", cfg.listen, DEFAULT_PORT, DEFAULT_PORT);
 
 	/* once in the main thread: initialises the client library before the
 	 * workers start, and says early when the credentials are wrong */

@@ -30,6 +30,7 @@
 #include "mx_db.h"
 #include "mx_util.h"
 #include "mxq-web.h"
+#include "mxq_json.h"
 #include "mxq_power_db.h"
 #include "mxq_power_json.h"
 #include "mxq_status.h"
@@ -50,15 +51,10 @@ static json_t *db_fail(struct web_request *r, const char *what)
 	return web_fail(r, 503, "reading %s: %s", what, mx_db_error(r->db));
 }
 
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* A name only shown without --private. */
 static json_t *personal(const struct web_request *r, const char *s)
 {
-	return r->cfg->private_jobs ? json_null() : str_or_null(s);
+	return r->cfg->private_jobs ? json_null() : mxq_json_text(s);
 }
 
 static const char *state_name(enum mxq_power_node_state st)
@@ -721,9 +717,9 @@ static json_t *job_row_json(const struct web_request *r, const struct mx_db_resu
 			mx_strvec_free(argv);
 		}
 		json_object_set_new(o, "argv", a);
-		json_object_set_new(o, "workdir", str_or_null(mx_db_str(res, JC_WORKDIR)));
-		json_object_set_new(o, "stdout", str_or_null(mx_db_str(res, JC_STDOUT)));
-		json_object_set_new(o, "stderr", str_or_null(mx_db_str(res, JC_STDERR)));
+		json_object_set_new(o, "workdir", mxq_json_text(mx_db_str(res, JC_WORKDIR)));
+		json_object_set_new(o, "stdout", mxq_json_text(mx_db_str(res, JC_STDOUT)));
+		json_object_set_new(o, "stderr", mxq_json_text(mx_db_str(res, JC_STDERR)));
 	}
 	if (mx_db_i64(res, JC_HAS_ENERGY))
 		json_object_set_new(o, "energy", json_pack(

@@ -282,7 +282,7 @@ static void nodes_table(struct web_request *r, json_t *hosts, double now)
 		if (jtrue(h, "excluded"))
 			put(r, " <span class=\"flag\">excluded</span>");
 		put(r, "</td><td>");
-		put_duration(r, now - jnum(h, "state_since"));
+		put_duration(r, now - jnum(h, "state_since_unix"));
 		mx_buf_printf(&r->out, "</td><td class=\"num\">%" PRId64 "/%" PRId64 "</td>"
 			      "<td class=\"num\">%.0f</td><td class=\"reason\">",
 			      (int64_t)jint(h, "slots_used"), (int64_t)jint(h, "slots_total"),
@@ -512,7 +512,7 @@ void web_html_node(struct web_request *r, json_t *doc)
 	row_start(r, "state");
 	state_badge(r, jstr(n, "state"));
 	put(r, " for ");
-	put_duration(r, now - jnum(n, "state_since"));
+	put_duration(r, now - jnum(n, "state_since_unix"));
 	row_end(r);
 	row_text(r, "reason", jstr(n, "reason"));
 	row_text(r, "power manager says", jstr(n, "explanation"));

@@ -23,18 +23,70 @@ static const char *program = "mxq";
 void mxq_client_set_program(const char *name)
 {
 	program = name;
+	mx_log_set_program(name);
+}
+
+const char *mxq_client_program(void)
+{
+	return program;
+}
+
+static void vcomplain(const char *fmt, va_list ap)
+{
+	/* complaints are errors: under systemd they reach the journal at LOG_ERR */
+	fprintf(stderr, "%s%s: ", mx_log_stderr_is_journal() ? "<3>" : "", program);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
 }
 
 void mxq_complain(const char *fmt, ...)
 {
 	va_list ap;
 
-	/* complaints are errors: under systemd they reach the journal at LOG_ERR */
-	fprintf(stderr, "%s%s: ", mx_log_stderr_is_journal() ? "<3>" : "", program);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vcomplain(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void mxq_complain_lines(const char *text)
+{
+	while (text && *text) {
+		size_t n = strcspn(text, "\n");
+
+		if (n)
+			mxq_complain("%.*s", (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
+int mxq_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcomplain(fmt, ap);
+	va_end(ap);
+	return MXQ_EXIT_USAGE;
+}
+
+int mxq_invalid(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcomplain(fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int mxq_failure(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcomplain(fmt, ap);
+	va_end(ap);
+	return MXQ_EXIT_FAILURE;
 }
 
 void mxq_complain_getopt(int c, char **argv)

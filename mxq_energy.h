@@ -5,8 +5,9 @@
  * readings, a bounded ring buffer of node samples, the split of one
  * sampling interval's energy among the jobs running in it, the per-job
  * accumulator, and the once-per-boot decision on boot overhead. No I/O, no clock, no logging: every time is an argument, so
- * the unit tests drive it with tables (test_energy.c). The sources, the
- * sampling loop and the database writes live in mxqd_energy.c.
+ * the unit tests drive it with tables (test_energy.c). The sources and
+ * the sampling loop live in mxqd_energy.c, the statements on the energy
+ * tables in mxq_energy_db.c.
  *
  * Units: energy in joules (double), power in watts, time in milliseconds,
  * CPU time in microseconds.

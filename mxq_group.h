@@ -1,5 +1,6 @@
 /*
- * mxq_group - the mxq_group row as far as several modules read it.
+ * mxq_group - the mxq_group row as far as several modules read it, and
+ * the statements mxqd makes on the table.
  *
  * The requirement columns of a group (what a server must offer to run its
  * jobs) and the one mapping from those columns to struct mxq_group_reqs:
@@ -11,8 +12,12 @@
 #ifndef MXQ_GROUP_H
 #define MXQ_GROUP_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "mxqd_control.h"
 
+struct mx_db;
 struct mx_db_result;
 
 /* The requirement columns, in the order mxq_group_reqs_from_row() reads
@@ -36,5 +41,33 @@ struct mx_db_result;
  */
 int mxq_group_reqs_from_row(struct mxq_group_reqs *reqs, const struct mx_db_result *res,
 			    unsigned col);
+
+/* An open group with queued jobs, as dispatch ranks it. */
+struct mxq_group_queued {
+	uint64_t group_id;
+	uint32_t uid;
+	unsigned priority;             /* group_priority */
+	uint32_t max_per_node;         /* job_max_per_node, 0 = no limit */
+	uint64_t jobs_inq;             /* group_jobs_inq */
+	uint64_t user_slots_running;   /* of all the user's groups with running jobs */
+	struct mxq_group_reqs reqs;
+};
+
+/*
+ * Read the open groups with queued jobs, of every user when ALL_USERS,
+ * else of UID only; rows for mxq_group_queued_from_row(). Row count or
+ * negative errno (the database's message in mx_db_error()).
+ */
+int64_t mxq_group_query_queued(struct mx_db *db, struct mx_db_result **ret_res, bool all_users,
+			       unsigned uid);
+/*
+ * Fill *RET from the current row of a mxq_group_query_queued() result.
+ * 0 or -ENOMEM (*RET untouched); release with mxq_group_reqs_done(&ret->reqs).
+ */
+int mxq_group_queued_from_row(struct mxq_group_queued *ret, const struct mx_db_result *res);
+
+/* The ids (column 0) of cancelled groups that still count queued jobs.
+ * Row count or negative errno. */
+int64_t mxq_group_query_cancelled_queued(struct mx_db *db, struct mx_db_result **ret_res);
 
 #endif

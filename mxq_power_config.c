@@ -17,8 +17,9 @@
 
 #include "mx_safefs.h"
 
-int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
-			  const char **ret_source, char *errbuf, size_t errlen)
+int mxq_power_config_load_text(struct mxq_power_config *cfg, const char *path,
+			       const char **ret_source, char **ret_text,
+			       char *errbuf, size_t errlen)
 {
 	const char *file = path ? path : MXQ_POWER_CONFIG_DEFAULT_PATH;
 	char *text = NULL;
@@ -29,6 +30,8 @@ int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 	mxq_power_config_defaults(cfg);
 	if (ret_source)
 		*ret_source = NULL;
+	if (ret_text)
+		*ret_text = NULL;
 	/* regular files only, size-limited, no NUL bytes (mx_safefs) */
 	r = mx_read_config_file(file, MXQ_POWER_CONFIG_MAX_BYTES, false, &text, NULL, NULL,
 				errbuf, errlen);
@@ -43,13 +46,43 @@ int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 		return r;
 	}
 	r = mxq_power_config_parse(cfg, text, file, errbuf, errlen);
-	free(text);
 	if (r < 0) {
+		free(text);
 		if (errlen && !errbuf[0])
 			snprintf(errbuf, errlen, "%s: %s", file, strerror(-r));
 		return r;
 	}
 	if (ret_source)
 		*ret_source = file;
+	if (ret_text)
+		*ret_text = text;
+	else
+		free(text);
 	return 0;
+}
+
+int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
+			  const char **ret_source, char *errbuf, size_t errlen)
+{
+	return mxq_power_config_load_text(cfg, path, ret_source, NULL, errbuf, errlen);
+}
+
+bool mxq_power_config_text_sets(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *p = l;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, key, n) != 0)
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '=')
+			return true;
+	}
+	return false;
 }

@@ -6,6 +6,7 @@
 #ifndef MXQ_POWER_CONFIG_H
 #define MXQ_POWER_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mxq_power_policy.h"
@@ -24,5 +25,18 @@
  */
 int mxq_power_config_load(struct mxq_power_config *cfg, const char *path,
 			  const char **ret_source, char *errbuf, size_t errlen);
+
+/*
+ * mxq_power_config_load(), and also the file's text in *RET_TEXT (malloc()ed,
+ * NUL-terminated; NULL when the defaults were used or on error) for a caller
+ * that wants to know what the file itself sets (mxq_power_config_text_sets()).
+ */
+int mxq_power_config_load_text(struct mxq_power_config *cfg, const char *path,
+			       const char **ret_source, char **ret_text,
+			       char *errbuf, size_t errlen);
+
+/* Does power.conf TEXT itself set KEY (a line "KEY = ...", blanks allowed
+ * around KEY)? What is not set comes from the defaults. */
+bool mxq_power_config_text_sets(const char *text, const char *key);
 
 #endif

@@ -23,11 +23,10 @@
 #include "mx_util.h"
 #include "mxq_daemon.h"
 #include "mxq_group.h"
+#include "mxq_job.h"
 #include "mxq_power_policy.h"
 #include "mxq_redfish.h"
 #include "mxq_status.h"
-
-#define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
 
 /* ----------------------------------------------------------------- lease */
 
@@ -114,6 +113,22 @@ int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 	if (n < 0)
 		return (int)n;
 	return n > 0 ? 0 : -ESTALE;
+}
+
+int mxq_power_lease_published(struct mx_db *db, char *hash, size_t hashlen, char *holder,
+			      size_t holderlen)
+{
+	struct mx_db_result *res = NULL;
+	int r;
+
+	r = mx_db_query_first(db, &res,
+			      "SELECT config_hash, holder FROM mxq_power_leader WHERE id = 1", NULL);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
+	snprintf(hash, hashlen, "%s", mx_db_str(res, 0) ? mx_db_str(res, 0) : "");
+	snprintf(holder, holderlen, "%s", mx_db_str(res, 1) ? mx_db_str(res, 1) : "");
+	mx_db_result_free(res);
+	return 0;
 }
 
 int mxq_power_state_load(struct mx_db *db, struct mxq_power_state *ret)
@@ -260,6 +275,7 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		h->admin_request_reason = dup_col(res, NC_ADMIN_REQ_REASON);
 		h->node_ack = dup_col(res, NC_ACK);
 		h->current_watts = mx_db_double(res, NC_WATTS);
+		n->watts = h->current_watts;   /* for max_power_watts */
 		h->writer_epoch = mx_db_u64(res, NC_WRITER_EPOCH);
 		n->node_class = dup_col(res, NC_CLASS);
 		n->failure_reason = dup_col(res, NC_FAILURE_REASON);
@@ -332,7 +348,7 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
 		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size")
 		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.job_status IN (" ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
+		" WHERE j.job_status IN (" MXQ_JOB_ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
 	if (rows < 0)
 		return (int)rows;
 	s->running = calloc((size_t)rows + 1, sizeof(*s->running));
@@ -604,7 +620,7 @@ static int resolve_body(struct mx_db *db, void *ctx)
 	/* the triggers move the group counters from running to unknown */
 	n = mx_db_exec(db,
 		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
-		" WHERE host_hostname = ? AND job_status IN (" ACTIVE_STATUSES ")",
+		" WHERE host_hostname = ? AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES ")",
 		"is", MXQ_JOB_STATUS_UNKNOWN, t->hostname);
 	if (n <= 0)
 		return n < 0 ? (int)n : 1;
@@ -790,7 +806,7 @@ int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname)
 		"UPDATE mxq_power SET node_ack = 'IDLE', node_ack_at = NOW(3)"
 		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack <> 'IDLE'"
 		" AND NOT EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
-		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"   AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES "))",
 		"ss", hostname, hostname);
 	if (n != 0)
 		return n < 0 ? (int)n : 1;
@@ -798,7 +814,7 @@ int mxq_power_db_node_ack_drain(struct mx_db *db, const char *hostname)
 		"UPDATE mxq_power SET node_ack = 'BUSY', node_ack_at = NOW(3)"
 		" WHERE hostname = ? AND state = 'DRAINING' AND node_ack = ''"
 		" AND EXISTS (SELECT 1 FROM mxq_job WHERE host_hostname = ?"
-		"   AND job_status IN (" ACTIVE_STATUSES "))",
+		"   AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES "))",
 		"ss", hostname, hostname);
 	return n < 0 ? (int)n : 0;
 }
@@ -866,6 +882,35 @@ int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *actio
 		return -EALREADY;
 	}
 	return mx_db_commit(db);
+}
+
+/* ------------------------------------------------------ energy (node) */
+
+int mxq_power_db_energy_total(struct mx_db *db, const char *hostname, double *ret_j)
+{
+	struct mx_db_result *res = NULL;
+	int r;
+
+	r = mx_db_query_first(db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
+			      "s", hostname);
+	if (r <= 0)
+		return r;
+	*ret_j = mx_db_double(res, 0);
+	mx_db_result_free(res);
+	return 1;
+}
+
+int64_t mxq_power_db_energy_add(struct mx_db *db, const char *hostname,
+				const struct mxq_power_db_energy *e)
+{
+	return mx_db_exec(db,
+		"UPDATE mxq_power SET current_watts = ?, energy_joules = energy_joules + ?,"
+		" energy_jobs_joules = energy_jobs_joules + ?, energy_idle_joules = energy_idle_joules + ?,"
+		" energy_boot_joules = energy_boot_joules + ?,"
+		" energy_shutdown_joules = energy_shutdown_joules + ?, energy_method = ?,"
+		" idle_baseline_watts = ?, energy_updated_at = NOW(3) WHERE hostname = ?",
+		"ddddddsds", e->current_watts, e->total_j, e->jobs_j, e->idle_j, e->boot_j,
+		e->shutdown_j, e->method, e->idle_baseline_watts, hostname);
 }
 
 /* ------------------------------------------------- transports (issue 5) */

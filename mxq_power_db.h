@@ -18,6 +18,7 @@
 #define MXQ_POWER_DB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mx_db.h"
@@ -47,6 +48,14 @@ int mxq_power_lease_acquire(struct mx_db *db, struct mxq_power_lease *lease, uns
 bool mxq_power_lease_valid(const struct mxq_power_lease *lease);
 /* Give the lease up (clean exit): expire it now if we still hold it. */
 int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease);
+
+/*
+ * The config hash the leader row publishes and its holder, into the
+ * caller's buffers ("" when NULL, cut to fit). 0, -ENOENT when there is no
+ * leader row, another negative errno on database errors.
+ */
+int mxq_power_lease_published(struct mx_db *db, char *hash, size_t hashlen, char *holder,
+			      size_t holderlen);
 
 /* Persist/restore the policy state (token buckets, breaker) in the leader
  * row, fenced by the lease. */
@@ -173,6 +182,24 @@ int mxq_power_db_node_job_ended(struct mx_db *db, const char *hostname);
  */
 int mxq_power_db_admin(struct mx_db *db, const char *hostname, const char *action,
 		       const char *reason, const char *admin_name);
+
+/* ------------------------------------------------------ energy (node) */
+
+/* What one energy flush adds to a node's row: totals since the last one. */
+struct mxq_power_db_energy {
+	double current_watts;
+	double total_j, jobs_j, idle_j, boot_j, shutdown_j;
+	const char *method;        /* mxq_energy_method_to_string() */
+	double idle_baseline_watts;
+};
+
+/* Node: the node's energy total so far (energy_joules) into *RET_J. 1, 0
+ * when HOSTNAME has no row (untouched), negative errno. */
+int mxq_power_db_energy_total(struct mx_db *db, const char *hostname, double *ret_j);
+/* Node: add E to HOSTNAME's energy columns (energy_updated_at now).
+ * Affected rows (0: no row) or negative errno. */
+int64_t mxq_power_db_energy_add(struct mx_db *db, const char *hostname,
+				const struct mxq_power_db_energy *e);
 
 /* ------------------------------------------------- transports (issue 5) */
 

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "mxq_json.h"
 #include "mxq_power_db.h"
 #include "mxq_power_json.h"
 #include "mx_util.h"
@@ -16,11 +17,6 @@ static const char *state_name(enum mxq_power_node_state state)
 {
 	const char *name = mxq_power_state_to_string(state);
 	return name ? name : "?";
-}
-
-static json_t *json_str_or_null(const char *s)
-{
-	return s && *s ? json_string(s) : json_null();
 }
 
 int64_t mxq_power_node_idle_since(const struct mxq_power_node *n)
@@ -47,25 +43,24 @@ json_t *mxq_power_node_json(const struct mxq_power_db_snapshot *s, size_t i)
 				    json_boolean(mx_hostname_check(n->hostname, err, sizeof(err)) == 0));
 	}
 	json_object_set_new(o, "state", json_string(state_name(n->state)));
-	json_object_set_new(o, "state_since", json_integer(n->state_since));
+	mxq_json_set_time(o, "state_since", (double)n->state_since);
 	json_object_set_new(o, "state_age_s", json_integer(s->now - n->state_since));
 	json_object_set_new(o, "jobs_running", json_integer(n->jobs_running));
 	json_object_set_new(o, "slots_used", json_integer(n->used_slots));
 	json_object_set_new(o, "slots_total", json_integer(h->slots_total));
 	json_object_set_new(o, "idle_s", since < 0 ? json_null() : json_integer(s->now - since));
-	json_object_set_new(o, "last_job_end", n->last_job_end ? json_integer(n->last_job_end) :
-			    json_null());
+	mxq_json_set_time(o, "last_job_end", (double)n->last_job_end);
 	json_object_set_new(o, "current_watts", json_real(h->current_watts));
 	json_object_set_new(o, "efficiency_rank", json_integer(n->efficiency_rank));
-	json_object_set_new(o, "node_class", json_str_or_null(n->node_class));
-	json_object_set_new(o, "transport_on", json_str_or_null(h->transport_on));
-	json_object_set_new(o, "transport_off", json_str_or_null(h->transport_off));
+	json_object_set_new(o, "node_class", mxq_json_text(n->node_class));
+	json_object_set_new(o, "transport_on", mxq_json_text(h->transport_on));
+	json_object_set_new(o, "transport_off", mxq_json_text(h->transport_off));
 	json_object_set_new(o, "admin_off", json_boolean(n->admin_off));
 	json_object_set_new(o, "excluded", json_boolean(n->excluded));
-	json_object_set_new(o, "admin_request", json_str_or_null(h->admin_request));
-	json_object_set_new(o, "admin_request_reason", json_str_or_null(h->admin_request_reason));
+	json_object_set_new(o, "admin_request", mxq_json_text(h->admin_request));
+	json_object_set_new(o, "admin_request_reason", mxq_json_text(h->admin_request_reason));
 	json_object_set_new(o, "failure_count", json_integer(n->failure_count));
-	json_object_set_new(o, "failure_reason", json_str_or_null(n->failure_reason));
+	json_object_set_new(o, "failure_reason", mxq_json_text(n->failure_reason));
 	json_object_set_new(o, "cycles_today", json_integer(n->cycles_today));
 	json_object_set_new(o, "registered", json_boolean(h->has_daemon));
 	json_object_set_new(o, "reason", json_string(h->reason ? h->reason : ""));

@@ -338,6 +338,7 @@ static const struct knob knobs[] = {
 	KNOB("idle_time",           KNOB_IDLE,     idle_time_s),
 	KNOB("idle_time_floor",     KNOB_DURATION, idle_time_floor_s),
 	KNOB("idle_watts",          KNOB_DOUBLE,   idle_watts),
+	KNOB("busy_watts",          KNOB_DOUBLE,   busy_watts),
 	KNOB("boot_energy",         KNOB_DOUBLE,   boot_energy_j),
 	KNOB("shutdown_energy",     KNOB_DOUBLE,   shutdown_energy_j),
 	KNOB("warm_pool",           KNOB_UINT,     warm_pool),
@@ -345,6 +346,7 @@ static const struct knob knobs[] = {
 	KNOB("resume_rate",         KNOB_DOUBLE,   resume_rate),
 	KNOB("max_booting",         KNOB_UINT,     max_booting),
 	KNOB("max_powered_on",      KNOB_UINT,     max_powered_on),
+	KNOB("max_power_watts",     KNOB_DOUBLE,   max_power_watts),
 	KNOB("min_on_time",         KNOB_DURATION, min_on_time_s),
 	KNOB("min_off_time",        KNOB_DURATION, min_off_time_s),
 	KNOB("max_cycles_per_day",  KNOB_UINT,     max_cycles_per_day),
@@ -374,12 +376,13 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		 * warm pool or a long min_on_time cost energy without shortening
 		 * waits measurably */
 		.idle_time_s = MXQ_POWER_IDLE_AUTO,
-		.idle_time_floor_s = 5 * 60,
+		.idle_time_floor_s = 60,
 		.idle_watts = 100.0,
+		.busy_watts = 250.0,
 		.boot_energy_j = 30000.0,
 		.shutdown_energy_j = 3000.0,
 		.warm_pool = 0,
-		.suspend_rate = 60.0,
+		.suspend_rate = 0.0,
 		.resume_rate = 300.0,
 		.max_booting = 0,
 		.max_powered_on = 0,
@@ -447,14 +450,69 @@ fail:
 	return -ENOMEM;
 }
 
+/* Break-even time: an idle host uses the energy of a shutdown and a boot. */
+static int64_t break_even_s(const struct mxq_power_config *cfg)
+{
+	if (!(cfg->idle_watts > 0.0))
+		return 0;
+	return ceil_div_s(cfg->boot_energy_j + cfg->shutdown_energy_j, cfg->idle_watts);
+}
+
 int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg)
 {
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
 		return cfg->idle_time_s;
-	if (!(cfg->idle_watts > 0.0))
-		return cfg->idle_time_floor_s;
-	int64_t t = ceil_div_s(cfg->boot_energy_j + cfg->shutdown_energy_j, cfg->idle_watts);
+	int64_t t = break_even_s(cfg);
 	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+}
+
+static const struct mxq_power_gap_learn *learned_for(const struct mxq_power_state *state,
+						     const char *node_class)
+{
+	const char *k = node_class ? node_class : "";
+
+	for (uint32_t i = 0; i < state->n_learn && i < MXQ_POWER_LEARN_CLASSES; i++)
+		if (strcmp(state->learn[i].node_class, k) == 0)
+			return &state->learn[i];
+	return NULL;
+}
+
+int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
+				const struct mxq_power_state *state, const char *node_class)
+{
+	int64_t b = mxq_power_config_idle_time(cfg);
+	const struct mxq_power_gap_learn *l;
+
+	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO || !state)
+		return b;
+	l = learned_for(state, node_class);
+	if (!l || !l->seen)
+		return b;
+	double f = 2.0 * l->short_share;
+	int64_t t = f >= 1.0 ? b : (int64_t)ceil((double)b * f);
+	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+}
+
+/* A wake of an OFF host that the policy had powered off: was the power-off
+ * worth it (off for at least the break-even time) or not? Learned per
+ * class; the table is full at MXQ_POWER_LEARN_CLASSES (others not learned). */
+static void learn_wake(struct mxq_power_state *st, const struct mxq_power_config *cfg,
+		       const char *node_class, int64_t off_for)
+{
+	const char *k = node_class ? node_class : "";
+	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, k);
+	double x = off_for < break_even_s(cfg) ? 1.0 : 0.0;
+
+	if (!l) {
+		if (st->n_learn >= MXQ_POWER_LEARN_CLASSES || strlen(k) >= MXQ_POWER_CLASS_NAME_MAX)
+			return;
+		l = &st->learn[st->n_learn++];
+		memset(l, 0, sizeof(*l));
+		strcpy(l->node_class, k);
+	}
+	if (l->seen < 32)
+		l->seen++;
+	l->short_share += (x - l->short_share) / (double)l->seen;
 }
 
 /* --- error collection ------------------------------------------------- */
@@ -908,6 +966,13 @@ static void check_consistency(struct parse_ctx *p)
 	if (c->idle_time_s == MXQ_POWER_IDLE_AUTO && !(c->idle_watts > 0.0))
 		parse_error(&p->err, seen_line(p, "idle_time"),
 			    "idle_time = auto needs idle_watts greater than 0");
+	if (c->max_power_watts > 0.0 && !(c->busy_watts > 0.0))
+		parse_error(&p->err, seen_line(p, "max_power_watts"),
+			    "max_power_watts needs busy_watts greater than 0 (what one node may draw)");
+	if (c->max_power_watts > 0.0 && c->busy_watts > c->max_power_watts)
+		parse_error(&p->err, seen_line(p, "max_power_watts"),
+			    "max_power_watts (%g W) is below busy_watts (%g W): no node could ever "
+			    "be woken", c->max_power_watts, c->busy_watts);
 	if (c->boot_deadline_s > 0 && c->boot_deadline_s < c->boot_time_s) {
 		char a[32], b[32];
 		unsigned l = seen_line(p, "boot_deadline");
@@ -1144,6 +1209,7 @@ enum wake_limit {
 	WAKE_LIMIT_RESUME_RATE,
 	WAKE_LIMIT_MAX_BOOTING,
 	WAKE_LIMIT_MAX_POWERED_ON,
+	WAKE_LIMIT_POWER_BUDGET,
 };
 
 /* Working record of one node during a tick. */
@@ -1161,6 +1227,7 @@ struct work_node {
 	size_t placed_demand;           /* first demand placed here */
 	size_t stamp;                   /* demand last looked at here */
 	bool qualified;                 /* server_is_qualified() for that demand */
+	bool reserved;                  /* one of the nodes the first gang waits for */
 	uint64_t placed_this;           /* jobs of that demand placed here */
 	const char *note;               /* explanation, when set */
 	size_t next;                    /* list link */
@@ -1186,6 +1253,7 @@ struct decide_ctx {
 	bool breaker_open;
 	uint32_t booting;               /* POWERING_ON after this plan's actions */
 	uint32_t powered;               /* ON + POWERING_ON + DRAINING, same */
+	double powered_w;               /* what they may draw (max_power_watts), same */
 	uint64_t pending;               /* pending jobs in the snapshot */
 	uint64_t unplaced;              /* pending jobs no node takes */
 	uint32_t woken;                 /* wakes in this plan */
@@ -1197,6 +1265,10 @@ struct decide_ctx {
 	struct room wake_max;           /* largest room of any wakeable node */
 	bool wake_max_tmpdir_known;
 	struct room *smallest_from;     /* [d]: smallest job of demand d..end */
+	struct mxq_power_free_time *gang_t; /* scratch of gang_deferral(), n_nodes long */
+	size_t shadow_demand;           /* the first gang demand, NO_DEMAND = none */
+	int64_t shadow;                 /* when its nodes are all free */
+	uint64_t deferred;              /* pending jobs of deferred gangs */
 	enum wake_limit wake_blocked;   /* why wakes stopped, if they did */
 };
 
@@ -1252,6 +1324,16 @@ static const char *plan_printf(struct decide_ctx *c, const char *fmt, ...)
 	return plan_str(c, small);
 }
 
+/* What node N may draw in STATE for max_power_watts: a powered node (also
+ * one going off) at its reading, but at least busy_watts; nothing off. */
+static double budget_watts(const struct mxq_power_config *cfg, const struct mxq_power_node *n,
+			   enum mxq_power_node_state state)
+{
+	if (!mxq_power_state_counts_as_powered(state) && state != MXQ_POWER_POWERING_OFF)
+		return 0.0;
+	return n->watts > cfg->busy_watts ? n->watts : cfg->busy_watts;
+}
+
 static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kind kind,
 		       enum mxq_power_node_state to, const char *reason)
 {
@@ -1283,10 +1365,26 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 		c->powered++;
 	if (to == MXQ_POWER_POWERING_ON)
 		c->booting++;
+	c->powered_w += budget_watts(c->cfg, wn->n, to) - budget_watts(c->cfg, wn->n, wn->eff);
+	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake)
+		learn_wake(&c->st, c->cfg, wn->n->node_class, c->now - wn->n->state_since);
 	wn->eff = to;
 	wn->acted = true;
 	wn->note = reason;
 }
+
+/* Whether the plan carries explanations (the simulator asks for none). */
+static bool explaining(const struct decide_ctx *c)
+{
+	return !c->snap->no_explanations;
+}
+
+/* Set the explanation of WN, which is no action's reason: only formatted
+ * when the plan carries explanations. */
+#define EXPLAIN(c, wn, ...) do { \
+		if (explaining(c)) \
+			(wn)->note = plan_printf((c), __VA_ARGS__); \
+	} while (0)
 
 static void dur(int64_t secs, char *buf, size_t len)
 {
@@ -1434,6 +1532,11 @@ static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 		wn->stamp = d;
 		wn->placed_this = 0;
 		wn->qualified = server_is_qualified(wn->n->caps, c->snap->demand[d].reqs, NULL);
+		int64_t run = c->snap->demand[d].run_s ? c->snap->demand[d].run_s :
+			      (int64_t)c->snap->demand[d].reqs->time_min * 60;
+		if (wn->qualified && wn->reserved && d != c->shadow_demand &&
+		    (!run || c->now + run > c->shadow))
+			wn->qualified = false;   /* would delay the gang it is kept for */
 	}
 	return wn->qualified;
 }
@@ -2104,6 +2207,14 @@ static uint64_t wake_budget(struct decide_ctx *c, enum wake_limit *ret_why)
 			*ret_why = WAKE_LIMIT_MAX_POWERED_ON;
 		}
 	}
+	if (cfg->max_power_watts > 0.0) {
+		double left = cfg->max_power_watts - c->powered_w;
+		uint64_t t = left < cfg->busy_watts ? 0 : (uint64_t)floor(left / cfg->busy_watts);
+		if (t < budget) {
+			budget = t;
+			*ret_why = WAKE_LIMIT_POWER_BUDGET;
+		}
+	}
 	return budget;
 }
 
@@ -2124,6 +2235,13 @@ static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, ch
 	} else if (why == WAKE_LIMIT_MAX_BOOTING) {
 		snprintf(buf, len, "max_booting reached (%" PRIu32 " of %" PRIu32 " booting)",
 			 c->booting, cfg->max_booting);
+	} else if (why == WAKE_LIMIT_POWER_BUDGET) {
+		char w[32], m[32], b[32];
+		format_double(c->powered_w, w, sizeof(w));
+		format_double(cfg->max_power_watts, m, sizeof(m));
+		format_double(cfg->busy_watts, b, sizeof(b));
+		snprintf(buf, len, "max_power_watts reached (powered nodes may draw %s W of %s W; "
+			 "a woken node may draw %s W)", w, m, b);
 	} else if (why == WAKE_LIMIT_MAX_POWERED_ON) {
 		snprintf(buf, len, "max_powered_on reached (%" PRIu32 " of %" PRIu32 " powered on)",
 			 c->powered, cfg->max_powered_on);
@@ -2159,6 +2277,143 @@ static void take_node(struct decide_ctx *c, size_t i, size_t d, uint64_t *remain
 static bool fits_some_wakeable(struct decide_ctx *c, const struct mxq_group_reqs *q)
 {
 	return jobs_fitting(&c->wake_max, q, c->wake_max_tmpdir_known) > 0;
+}
+
+static bool free_time_less(const struct mxq_power_free_time *x,
+			   const struct mxq_power_free_time *y)
+{
+	return x->t != y->t ? x->t < y->t : x->i < y->i;
+}
+
+static void swap_free_time(struct mxq_power_free_time *x, struct mxq_power_free_time *y)
+{
+	struct mxq_power_free_time t = *x;
+	*x = *y;
+	*y = t;
+}
+
+/* Sorting the whole cluster for every gang was the tick's largest cost. */
+void mxq_power_select_earliest(struct mxq_power_free_time *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t store = lo;
+		swap_free_time(&v[lo + (hi - lo) / 2], &v[hi - 1]);
+		for (size_t i = lo; i < hi - 1; i++)
+			if (free_time_less(&v[i], &v[hi - 1]))
+				swap_free_time(&v[i], &v[store++]);
+		swap_free_time(&v[store], &v[hi - 1]);
+		if (store == k - 1)
+			return;
+		if (store > k - 1)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+}
+
+/*
+ * When could NODE take one job of demand D, as far as the snapshot tells:
+ * now (room now, or a drain to take back), when its boot is done
+ * (booting), after its min off-time and a boot (off or going off), at the
+ * expected end of its running jobs (busy), or never (INT64_MAX: admin off,
+ * boots used up, no detail of what runs there). The dispatcher's reservation (mxq_sim's
+ * EASY hold) counts the same way, so both keep the same nodes.
+ */
+static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
+{
+	const struct mxq_power_config *cfg = c->cfg;
+	struct work_node *wn = &c->w[i];
+	const struct mxq_power_node *n = wn->n;
+	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
+	int64_t t;
+
+	if (!wn->managed || !n->caps || n->admin_off || !qualified_for(c, i, d))
+		return INT64_MAX;
+	struct room whole = caps_room(n->caps);
+	if (jobs_fitting(&whole, q, whole.tmpdir_mib > 0) == 0)
+		return INT64_MAX;
+	switch (wn->eff) {
+	case MXQ_POWER_POWERING_ON:
+		t = n->state_since + cfg->boot_time_s;
+		return t > c->now ? t : c->now;
+	case MXQ_POWER_ON:
+		if (wn->capacity && jobs_fitting(&wn->free, q, wn->tmpdir_known) > 0)
+			return c->now;
+		if (!n->n_running)
+			return INT64_MAX;
+		t = c->now;
+		for (size_t j = 0; j < n->n_running; j++)
+			if (n->running[j].expected_end > t)
+				t = n->running[j].expected_end;
+		return t;
+	case MXQ_POWER_DRAINING:
+		return c->now;        /* can be taken back at once */
+	case MXQ_POWER_OFF:
+	case MXQ_POWER_POWERING_OFF:
+		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day)
+			return INT64_MAX;
+		t = n->state_since + cfg->min_off_time_s;
+		return (t > c->now ? t : c->now) + cfg->boot_time_s;
+	default:
+		return INT64_MAX;
+	}
+}
+
+/*
+ * Capacity for a gang that frees late: when the first job of demand D needs
+ * nodes_at_once nodes together and, counting every node it could use (free
+ * ones, wakeable ones, busy ones at their jobs' expected ends), the last of
+ * them is free more than a boot plus the idle time from now, nodes held
+ * idle or woken for it now would only wait. Then the demand is deferred:
+ * nothing is placed or woken for it, its idle nodes may be suspended, and
+ * the wakes come when the deferral ends (plan.recheck_at), one boot plus
+ * one idle time before the gang can start. Returns the end of the deferral,
+ * or 0 when D is served now.
+ */
+static int64_t gang_deferral(struct decide_ctx *c, size_t d)
+{
+	const struct mxq_power_demand *dm = &c->snap->demand[d];
+	uint32_t need = dm->nodes_at_once;
+	size_t n = 0;
+
+	if (need <= 1 || c->idle_time_s < 0 || !dm->jobs_pending)
+		return 0;
+	if (!c->gang_t) {
+		c->gang_t = malloc((c->snap->n_nodes ? c->snap->n_nodes : 1) * sizeof(*c->gang_t));
+		if (!c->gang_t) {
+			c->nomem = true;
+			return 0;
+		}
+	}
+	/* a later gang needs no reservation: it is served now as soon as
+	 * NEED nodes are free soon enough (the same answer, found sooner) */
+	int64_t soon_enough = c->now + c->cfg->boot_time_s + c->idle_time_s;
+	uint32_t early = 0;
+	for (size_t i = 0; i < c->snap->n_nodes; i++) {
+		int64_t t = free_for_one(c, i, d);
+		if (t == INT64_MAX)
+			continue;
+		c->gang_t[n++] = (struct mxq_power_free_time) { t, i };
+		if (t <= soon_enough && ++early >= need && c->shadow_demand != NO_DEMAND)
+			return 0;
+	}
+	if (n < need)
+		return 0;             /* it can never fit as far as we know: as before */
+	mxq_power_select_earliest(c->gang_t, n, need);
+	int64_t start = c->gang_t[need - 1].t;
+	if (c->shadow_demand == NO_DEMAND) {
+		/* the first gang reserves the nodes that free first, as the
+		 * dispatcher does (EASY): later demand gets them only for jobs
+		 * that end before the gang can start */
+		c->shadow_demand = d;
+		c->shadow = start;
+		for (size_t k = 0; k < need; k++)
+			c->w[c->gang_t[k].i].reserved = true;
+	}
+	int64_t until = start - c->cfg->boot_time_s - c->idle_time_s;
+	return until > c->now ? until : 0;
 }
 
 static void step_demand(struct decide_ctx *c, const struct sort_key *order)
@@ -2204,6 +2459,15 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		uint64_t remaining = dm->jobs_pending;
 
 		c->pending += dm->jobs_pending;
+		out->deferred_until = gang_deferral(c, d);
+		if (out->deferred_until) {
+			if (!c->plan.recheck_at || out->deferred_until < c->plan.recheck_at)
+				c->plan.recheck_at = out->deferred_until;
+			out->unplaced = remaining;
+			c->unplaced += remaining;
+			c->deferred += remaining;
+			continue;
+		}
 		out->on_capacity = place_on_list(c, &c->open, d, &remaining, false);
 		if (remaining && soon.n)
 			out->freeing_soon = place_on_soon(c, &soon, d, &remaining);
@@ -2297,6 +2561,8 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		c->unplaced += remaining;
 	}
 	free(soon.v);
+	free(c->gang_t);
+	c->gang_t = NULL;
 	free(c->smallest_from);
 	c->smallest_from = NULL;
 }
@@ -2336,15 +2602,16 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON || n->daemon_gone)
 			continue;  /* a node whose mxqd is gone has its note already */
 		if (n->jobs_running > 0) {
-			wn->note = plan_printf(c, "busy: %" PRIu32 " job%s running", n->jobs_running,
+			EXPLAIN(c, wn, "busy: %" PRIu32 " job%s running", n->jobs_running,
 					       n->jobs_running > 1 ? "s" : "");
 			continue;
 		}
 		if (wn->placed > 0) {
-			wn->note = plan_printf(c, "needed: %" PRIu64 " pending jobs (of %s first) "
-					       "would run here", wn->placed,
-					       demand_label(c, wn->placed_demand, label_buf,
-							    sizeof(label_buf)));
+			if (explaining(c))
+				EXPLAIN(c, wn, "needed: %" PRIu64 " pending jobs (of %s first) "
+					"would run here", wn->placed,
+					demand_label(c, wn->placed_demand, label_buf,
+						     sizeof(label_buf)));
 			continue;
 		}
 
@@ -2353,7 +2620,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (class_want && class_kept[ci] < class_want) {
 			class_kept[ci]++;
 			warm_kept++;
-			wn->note = plan_printf(c, "warm pool for class '%s' (%" PRIu32 " of %" PRIu32 ")",
+			EXPLAIN(c, wn, "warm pool for class '%s' (%" PRIu32 " of %" PRIu32 ")",
 					       n->node_class, class_kept[ci], class_want);
 			continue;
 		}
@@ -2361,13 +2628,13 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			warm_kept++;
 			if (class_want)
 				class_kept[ci]++;
-			wn->note = plan_printf(c, "warm pool (%" PRIu32 " of %" PRIu32 ")",
+			EXPLAIN(c, wn, "warm pool (%" PRIu32 " of %" PRIu32 ")",
 					       warm_kept, cfg->warm_pool);
 			continue;
 		}
 
 		if (c->breaker_open) {
-			wn->note = plan_str(c, "idle, kept on: boots are failing (breaker open), "
+			EXPLAIN(c, wn, "%s", "idle, kept on: boots are failing (breaker open), "
 					       "a suspended node might not come back");
 			continue;
 		}
@@ -2376,24 +2643,31 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 			continue;
 		}
 		if (c->idle_time_s == MXQ_POWER_IDLE_NEVER) {
-			wn->note = plan_str(c, "idle, automatic suspend disabled (idle_time = never)");
+			EXPLAIN(c, wn, "%s", "idle, automatic suspend disabled (idle_time = never)");
 			continue;
 		}
 		int64_t on_for = c->now - n->state_since;
 		if (on_for < cfg->min_on_time_s) {
 			dur(cfg->min_on_time_s - on_for, a, sizeof(a));
-			wn->note = plan_printf(c, "min on-time: %s left", a);
+			EXPLAIN(c, wn, "min on-time: %s left", a);
 			continue;
 		}
 		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
-		if (c->now - idle_since < c->idle_time_s) {
-			dur(c->now - idle_since, a, sizeof(a));
-			dur(c->idle_time_s, b, sizeof(b));
-			wn->note = plan_printf(c, "not idle long enough: %s of %s", a, b);
+		int64_t idle_time = mxq_power_idle_time_for(cfg, &c->st, n->node_class);
+		if (c->now - idle_since < idle_time) {
+			int64_t due = idle_since + idle_time;
+			if (!c->plan.recheck_at || due < c->plan.recheck_at)
+				c->plan.recheck_at = due;
+			if (explaining(c)) {
+				dur(c->now - idle_since, a, sizeof(a));
+				dur(idle_time, b, sizeof(b));
+				EXPLAIN(c, wn, "not idle long enough: %s of %s%s", a, b,
+					idle_time != c->idle_time_s ? " (learned)" : "");
+			}
 			continue;
 		}
 		if (cfg->max_cycles_per_day && n->cycles_today >= cfg->max_cycles_per_day) {
-			wn->note = plan_printf(c, "stays on: %" PRIu32 " of %" PRIu32 " boots used today, "
+			EXPLAIN(c, wn, "stays on: %" PRIu32 " of %" PRIu32 " boots used today, "
 					       "could not be woken again", n->cycles_today,
 					       cfg->max_cycles_per_day);
 			continue;
@@ -2411,14 +2685,14 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 		if (cfg->suspend_rate > 0 && c->st.suspend_tokens < 1.0) {
 			char r[32];
 			format_double(cfg->suspend_rate, r, sizeof(r));
-			wn->note = plan_printf(c, "idle, would be suspended, but suspend rate limit "
+			EXPLAIN(c, wn, "idle, would be suspended, but suspend rate limit "
 					       "reached (%s per minute)", r);
 			continue;
 		}
 		if (cfg->suspend_rate > 0)
 			c->st.suspend_tokens -= 1.0;
 		dur(c->now - idle_since, a, sizeof(a));
-		dur(c->idle_time_s, b, sizeof(b));
+		dur(mxq_power_idle_time_for(cfg, &c->st, n->node_class), b, sizeof(b));
 		add_action(c, i, MXQ_POWER_ACTION_DRAIN, MXQ_POWER_DRAINING,
 			   plan_printf(c, "suspend: idle %s (idle time %s), no pending demand needs "
 				       "it, beyond the warm pool; least efficient idle node (rank %"
@@ -2470,6 +2744,13 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 		if (!c->unplaced)
 			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
 					   "nodes and the nodes woken for it");
+		if (c->deferred == c->unplaced) {
+			dur(c->plan.recheck_at - c->now, a, sizeof(a));
+			return plan_printf(c, "off: the %" PRIu64 " unplaced pending jobs need "
+					   "several nodes at once, not free for %s more "
+					   "(expected ends of running jobs): woken ahead then",
+					   c->unplaced, a);
+		}
 		if (c->wake_blocked != WAKE_LIMIT_NONE) {
 			char blocked[256];
 			wake_block_text(c, c->wake_blocked, blocked, sizeof(blocked));
@@ -2616,6 +2897,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.now = now;
 	c.st = *state;
 	c.open = c.reclaim = c.wakeable = (struct node_list) { NIL, NIL };
+	c.shadow_demand = NO_DEMAND;
 	c.wake_max_tmpdir_known = true;
 	c.plan.now = now;
 	c.plan.dry_run = cfg->dry_run;
@@ -2645,6 +2927,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 			c.powered++;
 		if (n->state == MXQ_POWER_POWERING_ON)
 			c.booting++;
+		c.powered_w += budget_watts(cfg, n, n->state);
 		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
 	}
 	if (!snap->nodes_in_order)

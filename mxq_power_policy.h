@@ -100,20 +100,27 @@ struct mxq_power_class_pool {
  */
 struct mxq_power_config {
 	int64_t idle_time_s;         /* idle this long before a suspend, or
-	                                MXQ_POWER_IDLE_AUTO / _NEVER; 10m */
-	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 5m */
+	                                MXQ_POWER_IDLE_AUTO (break-even, learned
+	                                per class) / _NEVER; auto */
+	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 1m */
 	double idle_watts;           /* draw of an idle ON node (auto); 100 W */
+	double busy_watts;           /* draw of a node with every slot busy: what a
+	                                powered node may draw (max_power_watts); 250 W */
 	double boot_energy_j;        /* energy of one boot (auto); 30000 J */
 	double shutdown_energy_j;    /* energy of one shutdown (auto); 3000 J */
-	uint32_t warm_pool;          /* idle ON nodes never suspended; 1 */
+	uint32_t warm_pool;          /* idle ON nodes never suspended; 0 */
 	struct mxq_power_class_pool *class_pools; /* same, per node class, sorted by name */
 	size_t n_class_pools;
 	double suspend_rate;         /* suspends (drains) per minute, token
-	                                bucket holding max(1, rate); 0 = unlimited; 10 */
-	double resume_rate;          /* wakes per minute, same bucket rules; 10 */
-	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 10 */
+	                                bucket holding max(1, rate); 0 = unlimited; 0 */
+	double resume_rate;          /* wakes per minute, same bucket rules; 300 */
+	uint32_t max_booting;        /* nodes POWERING_ON at once; 0 = unlimited; 0 */
 	uint32_t max_powered_on;     /* ON + POWERING_ON + DRAINING; 0 = unlimited; 0 */
-	int64_t min_on_time_s;       /* ON at least this long before a suspend; 10m */
+	double max_power_watts;      /* cluster budget: the powered nodes (ON,
+	                                DRAINING, POWERING_ON, POWERING_OFF), each at
+	                                max(its reading, busy_watts), plus one more
+	                                node at busy_watts, for a wake; 0 = none; 0 */
+	int64_t min_on_time_s;       /* ON at least this long before a suspend; 0 */
 	int64_t min_off_time_s;      /* OFF at least this long before a wake; 5m */
 	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
 	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
@@ -242,6 +249,8 @@ struct mxq_power_node {
 	bool admin_request;          /* an admin request waits to be marked done */
 	const char *admin_reason;    /* the admin's text, for the wake's reason */
 	const char *unmanaged_why;   /* its transports cannot act on it: not managed */
+	double watts;                /* its current draw as measured or modelled by
+	                                its mxqd (mxq_power.current_watts); 0 = unknown */
 };
 
 /* Pending jobs that share one requirement signature (NOT one per job). */
@@ -251,6 +260,12 @@ struct mxq_power_demand {
 	const char *label;           /* for reasons, e.g. "group 42 (alice)"; NULL = generated */
 	uint64_t jobs_pending;
 	uint32_t max_per_node;       /* job_max_per_node, 0 = unlimited */
+	uint32_t nodes_at_once;      /* its first job needs this many nodes started
+	                                together (a gang, as in the simulator's
+	                                wide SWF jobs); 0 or 1 = independent jobs,
+	                                which is all MXQ itself has */
+	int64_t run_s;               /* requested run time of its first job;
+	                                0 = reqs->time_min (0 there too: unlimited) */
 };
 
 struct mxq_power_snapshot {
@@ -273,6 +288,17 @@ struct mxq_power_snapshot {
  * Policy state carried from tick to tick (persisted by the leader). A
  * zeroed struct is a fresh start: buckets are filled on the first tick.
  */
+#define MXQ_POWER_LEARN_CLASSES 16  /* node classes whose idle gaps are learned */
+
+/* What the policy learned about the idle gaps of one node class: the share
+ * of automatic power-offs that were undone by a wake within the break-even
+ * time (a moving average over the last 32 or so). */
+struct mxq_power_gap_learn {
+	char node_class[MXQ_POWER_CLASS_NAME_MAX]; /* "" = hosts without class */
+	double short_share;
+	uint32_t seen;               /* wakes observed, saturating */
+};
+
 struct mxq_power_state {
 	bool initialized;
 	int64_t tokens_at;           /* time the buckets were last refilled */
@@ -281,7 +307,19 @@ struct mxq_power_state {
 	uint32_t boot_failures;      /* consecutive failed boots */
 	int64_t last_boot_failure_at;
 	int64_t breaker_open_until;  /* 0 = closed */
+	struct mxq_power_gap_learn learn[MXQ_POWER_LEARN_CLASSES]; /* idle_time = auto */
+	uint32_t n_learn;
 };
+
+/*
+ * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
+ * STATE learned: with idle_time = auto, the break-even time B (see
+ * mxq_power_config_idle_time(), without its floor) scaled by the learned
+ * prediction: B x min(1, 2 x short_share), never below idle_time_floor nor
+ * above B; B while nothing was learned. Otherwise mxq_power_config_idle_time().
+ */
+int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
+				const struct mxq_power_state *state, const char *node_class);
 
 /* ------------------------------------------------------------------------
  * Plan
@@ -339,6 +377,10 @@ struct mxq_power_demand_outcome {
 	uint64_t reclaimed;          /* jobs placed on DRAINING nodes taken back */
 	uint64_t woken;              /* jobs placed on nodes woken by this plan */
 	uint64_t unplaced;           /* the rest */
+	int64_t deferred_until;      /* nodes_at_once > 1 and that many nodes are
+	                                not free before this time (running jobs'
+	                                expected ends): nothing held or woken for
+	                                it yet, all its jobs are in unplaced; 0 = not */
 };
 
 /* All strings live in the plan's own memory. */
@@ -353,6 +395,10 @@ struct mxq_power_plan {
 	size_t n_explanations;
 	struct mxq_power_demand_outcome *outcomes;
 	size_t n_outcomes;
+	int64_t recheck_at;          /* a decision that depends on the clock alone
+	                                comes due then (a deferral ending); the same
+	                                snapshot may get another plan from then on;
+	                                0 = none */
 	const char *summary;         /* one line: counts of actions, breaker, limits */
 	struct mxq_power_arena *arena; /* private */
 };
@@ -369,6 +415,17 @@ struct mxq_power_plan {
 int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		     const struct mxq_power_config *cfg, struct mxq_power_state *state,
 		     struct mxq_power_plan *ret_plan);
+
+/* A time and a node index; ordered by time, then index (keys are unique). */
+struct mxq_power_free_time {
+	int64_t t;
+	size_t i;
+};
+
+/* Put the K earliest of V[0..n) first, in any order, the K-th of them at
+ * V[k - 1] (quickselect, linear on average; 1 <= k <= n). Used for the
+ * nodes a gang waits for, by the policy and by the simulator's dispatcher. */
+void mxq_power_select_earliest(struct mxq_power_free_time *v, size_t n, size_t k);
 
 /* Release what mxq_power_decide() allocated; zeroes the plan. NULL is fine. */
 void mxq_power_plan_free(struct mxq_power_plan *plan);

@@ -1193,6 +1193,7 @@ struct sim_node {
 	/* books */
 	enum energy_cat cat;
 	double watts;
+	double c_powered_w;              /* watts counted in powered_w */
 	int64_t since;
 	bool idle;                       /* UP and no job */
 	int64_t idle_since;
@@ -1207,11 +1208,6 @@ struct sim_node {
 	uint32_t vpass;
 	uint32_t vslots;
 	uint64_t vmem;
-};
-
-struct free_at {
-	int64_t t;
-	uint32_t node;
 };
 
 struct sim_queue {
@@ -1255,7 +1251,7 @@ struct mxq_sim {
 	size_t n_held_idle;              /* reserved nodes idle now */
 	size_t hold_job;
 	int64_t shadow;                  /* reservation starts; others must end by then */
-	struct free_at *sel;             /* scratch for choosing the reservation */
+	struct mxq_power_free_time *sel;             /* scratch for choosing the reservation */
 	bool dirty;
 
 	uint64_t waiting, running, ended;
@@ -1270,6 +1266,7 @@ struct mxq_sim {
 
 	double e[_E_MAX];
 	uint64_t events, ticks, actions[_MXQ_POWER_ACTION_MAX], policy_errors;
+	double powered_w, peak_powered_w;  /* draw of the nodes not off, its peak */
 	bool closed;
 	int64_t end;
 
@@ -1456,6 +1453,12 @@ static int node_update(struct mxq_sim *s, size_t i)
 		n->watts = cls->off_w;
 		break;
 	}
+
+	double powered_w = n->phys != PHYS_DOWN ? n->watts : 0.0;
+	s->powered_w += powered_w - n->c_powered_w;
+	n->c_powered_w = powered_w;
+	if (s->powered_w > s->peak_powered_w)
+		s->peak_powered_w = s->powered_w;
 
 	uint32_t free_now = node_dispatchable(n) ? cls->cores - n->used_slots : 0;
 	s->free_slots += free_now;
@@ -1780,45 +1783,13 @@ static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *
 	return r;
 }
 
-static bool free_at_less(const struct free_at *a, const struct free_at *b)
-{
-	return a->t != b->t ? a->t < b->t : a->node < b->node;
-}
-
-static void swap_free_at(struct free_at *a, struct free_at *b)
-{
-	struct free_at t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Put the K smallest of V[0..n) first, in any order (quickselect; the keys
- * are unique: ties are broken by node). */
-static void select_smallest(struct free_at *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n;
-
-	while (hi - lo > 1) {
-		size_t store = lo;
-		swap_free_at(&v[lo + (hi - lo) / 2], &v[hi - 1]);
-		for (size_t i = lo; i < hi - 1; i++)
-			if (free_at_less(&v[i], &v[hi - 1]))
-				swap_free_at(&v[i], &v[store++]);
-		swap_free_at(&v[store], &v[hi - 1]);
-		/* v[lo..store) < v[store] <= v[store+1..hi) */
-		if (k == store || k == store + 1)
-			return;
-		if (k < store)
-			hi = store;
-		else
-			lo = store + 1;
-	}
-}
-
 /*
  * EASY reservation for the first wide job that cannot start: the qualified
- * nodes (up, or booting) that are free of jobs first, by the expected ends
- * of what runs there (upper bounds: mxqd ends a job at its requested time).
+ * nodes (up, booting, or off: free after a boot) that are free of jobs
+ * first, by the expected ends of what runs there (upper bounds: mxqd ends
+ * a job at its requested time). Counting off nodes keeps the shadow time
+ * finite when a power policy has switched the free ones off, so that
+ * backfilling goes on as it would with them on.
  * It starts when the last of them is free (the shadow time); until then
  * other jobs may use those nodes only if they end before it. With fewer
  * such nodes than it needs, it keeps them all with no end in sight.
@@ -1838,7 +1809,21 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 			continue;
 		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
 			t = nd->phys_until;
-		} else if (node_dispatchable(nd)) {
+		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
+			/* after a wake; the policy waits out its min off-time first */
+			if (s->p.policy == MXQ_SIM_POLICY &&
+			    nd->rec_since + s->p.cfg->min_off_time_s > t)
+				t = nd->rec_since + s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
+							 nd->rec == MXQ_POWER_POWERING_OFF)) {
+			/* going off: free after it is off, its min off-time, a boot */
+			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+			if (s->p.policy == MXQ_SIM_POLICY)
+				t += s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
+			/* a drained node can be taken back at once */
 			for (uint32_t r = 0; r < nd->n_run; r++) {
 				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
 				if (end > t)
@@ -1847,16 +1832,16 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 		} else {
 			continue;
 		}
-		s->sel[n++] = (struct free_at) { t, (uint32_t)i };
+		s->sel[n++] = (struct mxq_power_free_time) { t, i };
 	}
 	if (n > j->parts) {
-		select_smallest(s->sel, n, j->parts);
+		mxq_power_select_earliest(s->sel, n, j->parts);
 		n = j->parts;
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct sim_node *nd = &s->nodes[s->sel[k].node];
+		struct sim_node *nd = &s->nodes[s->sel[k].i];
 		nd->held = true;
-		s->held[s->n_held++] = s->sel[k].node;
+		s->held[s->n_held++] = s->sel[k].i;
 		if (node_dispatchable(nd) && nd->jobs == 0)
 			s->n_held_idle++;
 	}
@@ -2082,6 +2067,7 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		pn->seen_up = n->phys == PHYS_UP && n->rec != MXQ_POWER_ON &&
 			      n->rec != MXQ_POWER_DRAINING;
 		pn->seen_down = n->phys == PHYS_DOWN;
+		pn->watts = n->phys != PHYS_DOWN ? n->watts : 0.0;  /* the model's reading */
 	}
 
 	s->tick_stamp++;
@@ -2089,7 +2075,12 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		const struct sim_queue *sq = &s->queues[s->active[a]];
 		uint32_t head = sq->v[sq->head];
 		const struct sim_job *j = &s->c->jobs[head];
-		uint32_t sig = j->sig;
+		/* one entry per signature; gangs and jobs of unmodelled run time
+		 * one per queue (width, run time within a factor of two), since
+		 * the policy plans for the width and run time of an entry's
+		 * first job */
+		uint32_t sig = s->c->sigs[j->sig].wide || !s->c->sigs[j->sig].reqs.time_min ?
+			       (uint32_t)s->c->n_sigs + s->active[a] : j->sig;
 		struct pass_entry first = { j->submit, head, sig };
 
 		if (s->sig_stamp[sig] != s->tick_stamp) {
@@ -2107,11 +2098,13 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		s->pass_heap[d] = s->sig_first[s->sig_list[d]];
 	qsort(s->pass_heap, n_sigs, sizeof(*s->pass_heap), cmp_pass_entry);
 	for (size_t d = 0; d < n_sigs; d++) {
-		uint32_t sig = s->pass_heap[d].queue;
+		const struct sim_job *j = &s->c->jobs[s->pass_heap[d].job];
 		s->pdemand[d] = (struct mxq_power_demand) {
-			.reqs = &s->c->sigs[sig].reqs,
-			.jobs_pending = s->sig_pending[sig],
-			.max_per_node = s->c->sigs[sig].wide ? 1 : 0,
+			.reqs = &s->c->sigs[j->sig].reqs,
+			.jobs_pending = s->sig_pending[s->pass_heap[d].queue],
+			.max_per_node = s->c->sigs[j->sig].wide ? 1 : 0,
+			.nodes_at_once = j->parts,
+			.run_s = j->expect,
 		};
 	}
 	*snap = (struct mxq_power_snapshot) {
@@ -2263,6 +2256,8 @@ static int policy_tick(struct mxq_sim *s)
 			break;
 	}
 	s->quiet = plan.n_actions == 0 && tick_is_quiet(s, &s->quiet_until);
+	if (s->quiet && plan.recheck_at > s->now && plan.recheck_at < s->quiet_until)
+		s->quiet_until = plan.recheck_at;
 	mxq_power_plan_free(&plan);
 	return r < 0 ? r : 0;
 }
@@ -2328,7 +2323,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->nodes = calloc(nn, sizeof(*s->nodes));
 	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
-	s->pass_heap = calloc((nq > ns ? nq : ns) + 1, sizeof(*s->pass_heap));
+	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
 	s->cand = calloc(nn, sizeof(*s->cand));
 	s->vlist = calloc(nn, sizeof(*s->vlist));
 	s->held = calloc(nn, sizeof(*s->held));
@@ -2341,11 +2336,11 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		goto nomem;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
-		s->pdemand = calloc(ns ? ns : 1, sizeof(*s->pdemand));
-		s->sig_pending = calloc(ns ? ns : 1, sizeof(*s->sig_pending));
-		s->sig_first = calloc(ns ? ns : 1, sizeof(*s->sig_first));
-		s->sig_stamp = calloc(ns ? ns : 1, sizeof(*s->sig_stamp));
-		s->sig_list = calloc(ns ? ns : 1, sizeof(*s->sig_list));
+		s->pdemand = calloc(ns + nq + 1, sizeof(*s->pdemand));
+		s->sig_pending = calloc(ns + nq + 1, sizeof(*s->sig_pending));
+		s->sig_first = calloc(ns + nq + 1, sizeof(*s->sig_first));
+		s->sig_stamp = calloc(ns + nq + 1, sizeof(*s->sig_stamp));
+		s->sig_list = calloc(ns + nq + 1, sizeof(*s->sig_list));
 		if (!s->pnodes || !s->pdemand || !s->sig_pending || !s->sig_first ||
 		    !s->sig_stamp || !s->sig_list)
 			goto nomem;
@@ -2543,6 +2538,7 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 	res.ticks_skipped = s->ticks_skipped;
 	memcpy(res.actions, s->actions, sizeof(res.actions));
 	res.policy_errors = s->policy_errors;
+	res.peak_powered_w = s->peak_powered_w;
 	*ret = res;
 }
 

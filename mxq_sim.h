@@ -304,6 +304,8 @@ struct mxq_sim_result {
 	uint64_t ticks_skipped;      /* ticks at a known fixed point, not asked */
 	uint64_t actions[_MXQ_POWER_ACTION_MAX];
 	uint64_t policy_errors;      /* actions that did not match the node's state */
+	double peak_powered_w;       /* highest draw of the nodes not off (on, booting,
+	                                shutting down) at any instant */
 };
 
 /* Results after mxq_sim_close(). */

@@ -1,6 +1,6 @@
 /*
  * mxq_table - plain-text tables for the tools (mxq_table.h). Cells are kept
- * escaped (control characters as \n, \t, \xNN) so widths are the printed
+ * escaped (control characters as \xNN) so widths are the printed
  * widths; a UTF-8 sequence counts as one column per code point.
  * Errors: negative errno; nothing is logged.
  */
@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mx_util.h"
 
 #define MAX_COLS 32
 
@@ -32,25 +34,14 @@ static size_t columns(const char *s)
 	return n;
 }
 
-/* S with control characters escaped, malloc'ed. */
+/* S escaped for a terminal (mx_term_escape(): control characters, C1 and
+ * bytes that are not UTF-8 as \xNN, newlines and tabs too), malloc'ed. */
 static char *escaped(const char *s, size_t len)
 {
-	char *out = malloc(len * 4 + 1), *p = out;
+	char *out = malloc(len * 4 + 1);
 
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\n')
-			p += sprintf(p, "\\n");
-		else if (c == '\t')
-			p += sprintf(p, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			p += sprintf(p, "\\x%02x", c);
-		else
-			*p++ = (char)c;
-	}
-	*p = '\0';
+	if (out)
+		mx_term_escape(s, len, false, true, out, NULL);
 	return out;
 }
 
@@ -173,16 +164,20 @@ size_t mxq_table_rows(const struct mxq_table *t)
 int mxq_table_print(const struct mxq_table *t, FILE *f)
 {
 	for (size_t r = 0; r <= t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *cell = t->cells[r * t->ncols + c];
-			size_t pad = t->width[c] - columns(cell);
-			bool last = c + 1 == t->ncols;
+		char **row = t->cells + r * t->ncols;
+		size_t end = t->ncols - 1;
+
+		/* no trailing blanks: the row ends with its last non-empty cell */
+		while (end > 0 && !row[end][0])
+			end--;
+		for (size_t c = 0; c <= end; c++) {
+			size_t pad = t->width[c] - columns(row[c]);
 
 			if (t->right[c])
-				fprintf(f, "%*s%s", (int)pad, "", cell);
+				fprintf(f, "%*s%s", (int)pad, "", row[c]);
 			else
-				fprintf(f, "%s%*s", cell, last ? 0 : (int)pad, "");
-			fputs(last ? "\n" : "  ", f);
+				fprintf(f, "%s%*s", row[c], c == end ? 0 : (int)pad, "");
+			fputs(c == end ? "\n" : "  ", f);
 		}
 	}
 	return ferror(f) ? -EIO : 0;

@@ -30,8 +30,11 @@ size_t mxq_table_rows(const struct mxq_table *t);
 
 /*
  * Print header and rows to F: columns two blanks apart, each as wide as its
- * widest cell, the last one not padded; bytes below 0x20 and 0x7f in cells
- * are printed as \n, \t or \xNN. 0 or -EIO.
+ * widest cell, no blanks at the end of a line (empty cells at the end of a
+ * row are left out); control characters (C0 with newline
+ * and tab, DEL, C1) and bytes that are not UTF-8 are printed as \xNN
+ * (mx_term_escape()), so no cell can move the cursor or break a line.
+ * 0 or -EIO.
  */
 int mxq_table_print(const struct mxq_table *t, FILE *f);
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mxq_client.h"
 #include "mxqd_control.h"
 
 /* Options common to subcommands that talk to the database. */

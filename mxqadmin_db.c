@@ -216,7 +216,7 @@ static int query_strv(struct mx_db *db, const char *sql, const char *what, char 
 
 	n = mx_db_query(db, &res, sql, NULL);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: cannot read %s: %s\n", what, mx_db_error(db));
+		mxq_complain("cannot read %s: %s", what, mx_db_error(db));
 		return (int)n;
 	}
 	v = calloc((size_t)n + 1, sizeof(*v));
@@ -229,7 +229,7 @@ static int query_strv(struct mx_db *db, const char *sql, const char *what, char 
 	mx_db_result_free(res);
 	if (!v || i != (size_t)n) {
 		free_strv(v);
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	*ret = v;
@@ -400,7 +400,7 @@ static int check_upgradable(struct mx_db *db, const struct schema_state *st)
 	int r;
 
 	if (!expected) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	r = schema_lines(db, &actual);
@@ -442,8 +442,8 @@ static int check_upgradable(struct mx_db *db, const struct schema_state *st)
 	free_strv(actual);
 	free_strv(expected);
 	if (n) {
-		fprintf(stderr, "mxqadmin: not an MXQ database (neither this version's nor upstream"
-			" MXQ 0.22's): %s; nothing was changed\n", problems);
+		mxq_complain("not an MXQ database (neither this version's nor upstream"
+			" MXQ 0.22's): %s; nothing was changed", problems);
 		return -EINVAL;
 	}
 	return 0;
@@ -457,12 +457,12 @@ static int get_upgrade_lock(struct mx_db *db)
 	r = mx_db_query_u64(db, &got, "SELECT GET_LOCK(?, ?)", "si",
 			    UPGRADE_LOCK, UPGRADE_LOCK_TIMEOUT_SEC);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: cannot take the upgrade lock: %s\n", mx_db_error(db));
+		mxq_complain("cannot take the upgrade lock: %s", mx_db_error(db));
 		return r;
 	}
 	if (got != 1) {
-		fprintf(stderr, "mxqadmin: another schema upgrade holds lock '%s' for more than %d s;"
-			" try again later\n", UPGRADE_LOCK, UPGRADE_LOCK_TIMEOUT_SEC);
+		mxq_complain("another schema upgrade holds lock '%s' for more than %d s;"
+			" try again later", UPGRADE_LOCK, UPGRADE_LOCK_TIMEOUT_SEC);
 		return -EBUSY;
 	}
 	return 0;
@@ -476,13 +476,13 @@ static int check_database_selected(struct mx_db *db, const struct mxqadmin_db_op
 
 	n = mx_db_query(db, &res, "SELECT DATABASE()", NULL);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: %s\n", mx_db_error(db));
+		mxq_complain("%s", mx_db_error(db));
 		return (int)n;
 	}
 	none = !mx_db_next(res) || mx_db_is_null(res, 0);
 	mx_db_result_free(res);
 	if (none) {
-		fprintf(stderr, "mxqadmin: no database selected: set 'database=' in group [%s] of %s\n",
+		mxq_complain("no database selected: set 'database=' in group [%s] of %s",
 			dbopt->group, dbopt->defaults_file ? dbopt->defaults_file : MX_DB_DEFAULT_FILE);
 		return -EINVAL;
 	}
@@ -524,12 +524,12 @@ static int run_script(struct mx_db *db, const char *what, const char *sql)
 	r = mx_db_exec_script(db, sql, err, sizeof(err));
 	if (r == -ECANCELED) {
 		/* MXQ_TEST_UPGRADE_STOP_AFTER: die as if killed, no cleanup */
-		fprintf(stderr, "mxqadmin: %s: MXQ_TEST_UPGRADE_STOP_AFTER reached: killing myself\n",
+		mxq_complain("%s: MXQ_TEST_UPGRADE_STOP_AFTER reached: killing myself",
 			what);
 		raise(SIGKILL);
 	}
 	if (r < 0)
-		fprintf(stderr, "mxqadmin: %s failed: %s\n", what, err);
+		mxq_complain("%s failed: %s", what, err);
 	return r;
 }
 
@@ -541,7 +541,7 @@ static int record_migration(struct mx_db *db, const struct mxq_schema_file *m)
 	n = mx_db_exec(db, "INSERT IGNORE INTO mxq_schema_version (version, name) VALUES (?, ?)",
 		       "us", m->version, m->name);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: cannot record migration %s: %s\n", m->name, mx_db_error(db));
+		mxq_complain("cannot record migration %s: %s", m->name, mx_db_error(db));
 		return (int)n;
 	}
 	return 0;
@@ -576,21 +576,17 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 
 	r = get_upgrade_lock(db);
 	if (r < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	r = read_schema_state(db, &st);
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: cannot read the schema version: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (r < 0)
+		return mxq_failure("cannot read the schema version: %s", mx_db_error(db));
 	describe_state(&st, desc, sizeof(desc));
-	if (st.version > mxq_schema_latest_version) {
-		fprintf(stderr, "mxqadmin: database schema version %u is newer than this mxqadmin"
-			" knows (%u): refusing to touch it; use a newer mxqadmin\n",
+	if (st.version > mxq_schema_latest_version)
+		return mxq_failure("database schema version %u is newer than this mxqadmin"
+			" knows (%u): refusing to touch it; use a newer mxqadmin",
 			st.version, mxq_schema_latest_version);
-		return 1;
-	}
 	if (st.version < mxq_schema_latest_version && check_upgradable(db, &st) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	stop_after = getenv("MXQ_TEST_UPGRADE_STOP_AFTER");
 	if (stop_after && !dry_run)
 		mx_db_set_script_budget(db, strtoul(stop_after, NULL, 10));
@@ -601,7 +597,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 		 * MXQ_SCHEMA_CREATE_TABLES_VERSION; later migrations run below */
 		printf("%screate the core tables (create_tables)\n", would);
 		if (!dry_run && run_script(db, "create_tables.sql", mxq_schema_create_tables.sql) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		for (unsigned i = 0; i < mxq_schema_migrations_count; i++) {
 			const struct mxq_schema_file *m = &mxq_schema_migrations[i];
 			if (m->version > MXQ_SCHEMA_CREATE_TABLES_VERSION)
@@ -609,7 +605,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 			printf("%srecord migration %s as applied (contained in create_tables)\n",
 			       would, m->name);
 			if (!dry_run && record_migration(db, m) < 0)
-				return 1;
+				return MXQ_EXIT_FAILURE;
 		}
 		st.versioned = true;
 		st.version = MXQ_SCHEMA_CREATE_TABLES_VERSION;
@@ -625,7 +621,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 		snprintf(what, sizeof(what), "migration %s", m->name);
 		if (!dry_run && (run_script(db, what, m->sql) < 0 ||
 				 record_migration(db, m) < 0))
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		st.version = m->version;
 		applied++;
 	}
@@ -634,7 +630,7 @@ static int db_upgrade(struct mx_db *db, bool dry_run)
 
 	printf("%s(re)install the counter triggers (create_triggers)\n", would);
 	if (!dry_run && install_triggers(db) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	if (applied && !dry_run)
 		printf("schema is now at version %u\n", st.version);
@@ -654,7 +650,7 @@ static int print_trigger_status(struct mx_db *db)
 	int r;
 
 	if (!expected) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		return -ENOMEM;
 	}
 	r = query_strv(db, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS"
@@ -698,17 +694,15 @@ static int db_status(struct mx_db *db)
 	char desc[128];
 	bool first = true;
 
-	if (read_schema_state(db, &st) < 0) {
-		fprintf(stderr, "mxqadmin: cannot read the schema version: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (read_schema_state(db, &st) < 0)
+		return mxq_failure("cannot read the schema version: %s", mx_db_error(db));
 	describe_state(&st, desc, sizeof(desc));
 	printf("schema: %s; this mxqadmin knows up to version %u\n",
 	       desc, mxq_schema_latest_version);
 	if (st.version > mxq_schema_latest_version)
 		printf("warning: the database is newer than this mxqadmin\n");
 	if (print_trigger_status(db) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	if (st.empty) {
 		printf("pending: create_tables (run 'mxqadmin db upgrade')\n");
@@ -733,9 +727,9 @@ static int print_schema_status(struct mx_db *db)
 
 	if (!expected || schema_lines(db, &actual) < 0) {
 		if (!expected)
-			fprintf(stderr, "mxqadmin: out of memory\n");
+			mxq_complain("out of memory");
 		free_strv(expected);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	printf("schema differences from version %u (tables, columns, indexes, triggers):\n",
 	       mxq_schema_latest_version);
@@ -754,7 +748,7 @@ static int db_schema(struct mx_db *db)
 	char **actual = NULL;
 
 	if (schema_lines(db, &actual) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	for (size_t i = 0; actual[i]; i++)
 		printf("%s\n", actual[i]);
 	free_strv(actual);
@@ -773,21 +767,17 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 	struct mx_db *db = NULL;
 	int c, ret;
 
-	if (argc < 2) {
-		fprintf(stderr, "mxqadmin: db: missing action (upgrade, status or schema)\n");
-		return 2;
-	}
+	if (argc < 2)
+		return mxq_usage_error("db: missing action (upgrade, status or schema)");
 	action = argv[1];
 	if (strcmp(action, "-h") == 0 || strcmp(action, "--help") == 0) {
 		print_usage(stdout);
 		return 0;
 	}
 	if (strcmp(action, "upgrade") != 0 && strcmp(action, "status") != 0 &&
-	    strcmp(action, "schema") != 0) {
-		fprintf(stderr, "mxqadmin: db: unknown action '%s' (upgrade, status or schema)\n",
+	    strcmp(action, "schema") != 0)
+		return mxq_usage_error("db: unknown action '%s' (upgrade, status or schema)",
 			action);
-		return 2;
-	}
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "nh", opts, NULL)) != -1) {
@@ -799,22 +789,17 @@ int mxqadmin_db_main(int argc, char **argv, const struct mxqadmin_db_options *db
 			print_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "mxqadmin: db %s: unknown option '%s' (try 'mxqadmin db --help')\n",
+			return mxq_usage_error("db %s: unknown option '%s' (try 'mxqadmin db --help')",
 				action, argv[optind]);
-			return 2;
 		}
 	}
-	if (optind < argc - 1) {
-		fprintf(stderr, "mxqadmin: db %s: unexpected argument '%s'\n", action, argv[1 + optind]);
-		return 2;
-	}
-	if (dry_run && strcmp(action, "upgrade") != 0) {
-		fprintf(stderr, "mxqadmin: db %s: --dry-run applies to upgrade only\n", action);
-		return 2;
-	}
+	if (optind < argc - 1)
+		return mxq_usage_error("db %s: unexpected argument '%s'", action, argv[1 + optind]);
+	if (dry_run && strcmp(action, "upgrade") != 0)
+		return mxq_usage_error("db %s: --dry-run applies to upgrade only", action);
 
 	if (connect_db(&db, dbopt, strcmp(action, "upgrade") == 0 && !dry_run) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	if (strcmp(action, "upgrade") == 0)
 		ret = db_upgrade(db, dry_run);
 	else if (strcmp(action, "schema") == 0)

@@ -46,19 +46,6 @@ struct energy_args {
 	bool json;
 };
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mxqadmin: power: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
 /* A time argument (mx_time_parse(), the syntax of every tool) into epoch
  * seconds. 0 or -EINVAL. */
 static int parse_time(const char *s, double *ret)
@@ -77,10 +64,7 @@ static void format_time(double epoch, char *buf, size_t len)
 		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-static int print_json(json_t *doc)
-{
-	return mxq_json_print(doc);
-}
+#define C MXQ_TABLE_SEP
 
 /* ------------------------------------------------------------------ usage */
 
@@ -148,9 +132,9 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 	int64_t n;
 
 	if (!a->have_from || !a->have_to)
-		return bad("usage needs --from T and --to T");
+		return mxq_usage_error("power: usage needs --from T and --to T");
 	if (a->to <= a->from)
-		return bad("usage: --to must be after --from");
+		return mxq_usage_error("power: usage: --to must be after --from");
 	window = a->to - a->from;
 	/* one sample before the window and one after it bound the edges; a
 	 * day of margin covers any sane flush interval */
@@ -161,10 +145,8 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		" WHERE sample_time BETWEEN FROM_UNIXTIME(?) - INTERVAL 1 DAY"
 		" AND FROM_UNIXTIME(?) + INTERVAL 1 DAY"
 		" ORDER BY hostname, sample_time", "dd", a->from, a->to);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power usage: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power usage: %s", mx_db_error(db));
 	while (mx_db_next(res)) {
 		const char *host = mx_db_str(res, 0);
 		double t = mx_db_double(res, 1), e = mx_db_double(res, 2);
@@ -176,8 +158,7 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 			if (!nh) {
 				free(hosts);
 				mx_db_result_free(res);
-				fprintf(stderr, "mxqadmin: out of memory\n");
-				return 1;
+				return mxq_failure("out of memory");
 			}
 			hosts = nh;
 			u = &hosts[n_hosts++];
@@ -217,13 +198,12 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		json_object_set_new(doc, "energy_j", json_real(total_j));
 		json_object_set_new(doc, "avg_watts", json_real(total_avg));
 		free(hosts);
-		return print_json(doc) < 0 ? 1 : 0;
+		return mxq_json_print(doc) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
 	printf("energy from %s to %s (%.0f s)\n", from_s, to_s, window);
 	{
 		struct mxq_table *t = mxq_table_new("HOST|ENERGY_J>|KWH>|AVG_W>|PEAK_W>|COVERED>");
 		int r = t ? 0 : -ENOMEM;
-#define C MXQ_TABLE_SEP
 		for (size_t i = 0; r == 0 && i < n_hosts; i++) {
 			const struct host_usage *h = &hosts[i];
 			r = mxq_table_addf(t, "%s" C "%.1f" C "%.4f" C "%.1f" C "%.1f" C "%.0f%%", h->host,
@@ -233,14 +213,12 @@ static int cmd_usage(struct mx_db *db, const struct energy_args *a)
 		if (r == 0)
 			r = mxq_table_addf(t, "total" C "%.1f" C "%.4f" C "%.1f" C "-" C "", total_j,
 					   total_j / 3.6e6, total_avg);
-#undef C
 		if (r == 0)
 			r = mxq_table_print(t, stdout);
 		mxq_table_free(t);
 		if (r < 0) {
 			free(hosts);
-			fprintf(stderr, "mxqadmin: power usage: %s\n", strerror(-r));
-			return 1;
+			return mxq_failure("power usage: %s", strerror(-r));
 		}
 	}
 	if (n_hosts == 0)
@@ -299,22 +277,19 @@ static int cmd_job(struct mx_db *db, const char *id_text, const struct energy_ar
 	int64_t n;
 
 	if (mx_strtou64(id_text, &id) < 0)
-		return bad("job: '%s' is not a job id", id_text);
+		return mxq_usage_error("power: job: '%s' is not a job id", id_text);
 	n = mx_db_query(db, &res, JOB_SELECT " WHERE p.job_id = ?", "U", id);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power job: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power job: %s", mx_db_error(db));
 	if (n == 0) {
 		mx_db_result_free(res);
-		fprintf(stderr, "mxqadmin: power job: no energy recorded for job %" PRIu64 "\n", id);
-		return 1;
+		return mxq_failure("power job: no energy recorded for job %" PRIu64, id);
 	}
 	mx_db_next(res);
 	if (a->json) {
-		int r = print_json(job_json(res));
+		int r = mxq_json_print(job_json(res));
 		mx_db_result_free(res);
-		return r < 0 ? 1 : 0;
+		return r < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
 	format_time(mx_db_double(res, J_START), start, sizeof(start));
 	format_time(mx_db_double(res, J_END), end, sizeof(end));
@@ -347,8 +322,10 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 	struct mx_db_result *res = NULL;
 	uint64_t gid = 0;
 	bool gid_given = a->group && mx_strtou64(a->group, &gid) == 0;
+	struct mxq_table *t;
 	double total = 0;
 	int64_t n;
+	int r;
 
 	n = mx_db_query(db, &res, JOB_SELECT
 		" WHERE (? IS NULL OR g.user_name = ?)"
@@ -357,33 +334,39 @@ static int cmd_jobs(struct mx_db *db, const struct energy_args *a)
 		" ORDER BY p.date_start DESC, p.job_id DESC LIMIT ?",
 		"ssslisidu", a->user, a->user, a->group, (int64_t)gid, gid_given ? 1 : 0, a->group,
 		a->have_since ? 1 : 0, a->since, a->limit);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: power jobs: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("power jobs: %s", mx_db_error(db));
 	if (a->json) {
 		json_t *arr = json_array();
 		while (mx_db_next(res))
 			json_array_append_new(arr, job_json(res));
 		mx_db_result_free(res);
-		return print_json(arr) < 0 ? 1 : 0;
+		return mxq_json_print(arr) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 	}
-	printf("%8s %-16s %-10s %8s %12s %12s %8s %8s %-7s %-8s %-19s\n", "JOB_ID", "HOST", "USER",
-	       "GROUP", "ENERGY_J", "ACTIVE_J", "AVG_W", "PEAK_W", "METHOD", "COMPLETE", "START");
-	while (mx_db_next(res)) {
+	t = mxq_table_new("JOB_ID>|HOST|USER|GROUP>|ENERGY_J>|ACTIVE_J>|AVG_W>|PEAK_W>|METHOD"
+			  "|COMPLETE|START|");
+	r = t ? 0 : -ENOMEM;
+	while (r == 0 && mx_db_next(res)) {
 		char start[32];
 		format_time(mx_db_double(res, J_START), start, sizeof(start));
-		printf("%8" PRIu64 " %-16s %-10s %8s %12.1f %12.1f %8.1f %8.1f %-7s %-8s %-19s%s\n",
-		       mx_db_u64(res, J_ID), mx_db_str(res, J_HOST),
-		       mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-",
-		       mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
-		       mx_db_double(res, J_ENERGY), mx_db_double(res, J_ACTIVE), mx_db_double(res, J_AVG),
-		       mx_db_double(res, J_PEAK), mx_db_str(res, J_METHOD), mx_db_str(res, J_COMPLETE),
-		       start, mx_db_is_null(res, J_END) ? " (running)" : "");
+		r = mxq_table_addf(t, "%" PRIu64 C "%s" C "%s" C "%s" C "%.1f" C "%.1f" C "%.1f" C
+				   "%.1f" C "%s" C "%s" C "%s" C "%s",
+				   mx_db_u64(res, J_ID), mx_db_str(res, J_HOST),
+				   mx_db_str(res, J_USER) ? mx_db_str(res, J_USER) : "-",
+				   mx_db_str(res, J_GROUP_ID) ? mx_db_str(res, J_GROUP_ID) : "-",
+				   mx_db_double(res, J_ENERGY), mx_db_double(res, J_ACTIVE),
+				   mx_db_double(res, J_AVG), mx_db_double(res, J_PEAK),
+				   mx_db_str(res, J_METHOD), mx_db_str(res, J_COMPLETE), start,
+				   mx_db_is_null(res, J_END) ? "(running)" : "");
 		total += mx_db_double(res, J_ENERGY);
 	}
-	printf("%" PRId64 " job(s), %.1f J (%.6f kWh)\n", n, total, total / 3.6e6);
 	mx_db_result_free(res);
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		return mxq_failure("power jobs: %s", strerror(-r));
+	printf("%" PRId64 " job(s), %.1f J (%.6f kWh)\n", n, total, total / 3.6e6);
 	return 0;
 }
 
@@ -394,11 +377,11 @@ static int cmd_metrics(struct mx_db *db)
 	int r = mxq_metrics_write(db, stdout);
 
 	if (r == -ENOMEM)
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 	else if (r < 0)
-		fprintf(stderr, "mxqadmin: power metrics: %s\n", mx_db_error(db));
+		mxq_complain("power metrics: %s", mx_db_error(db));
 	if (r < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	return mxqadmin_metrics_power(db);	/* power management and queue */
 }
 
@@ -443,42 +426,42 @@ int mxqadmin_energy_main(int argc, char **argv, const struct mxqadmin_db_options
 		case 'j': a.json = true; break;
 		case 'f':
 			if (parse_time(optarg, &a.from) < 0)
-				return bad("--from: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --from: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_from = true;
 			break;
 		case 't':
 			if (parse_time(optarg, &a.to) < 0)
-				return bad("--to: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --to: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_to = true;
 			break;
 		case 's':
 			if (parse_time(optarg, &a.since) < 0)
-				return bad("--since: '%s' is not a time (" TIME_FORMS ")", optarg);
+				return mxq_usage_error("power: --since: '%s' is not a time (" TIME_FORMS ")", optarg);
 			a.have_since = true;
 			break;
 		case 'l':
 			if (mx_strtou32(optarg, &a.limit) < 0 || a.limit == 0)
-				return bad("--limit: '%s' is not a positive number", optarg);
+				return mxq_usage_error("power: --limit: '%s' is not a positive number", optarg);
 			break;
 		case 'h':
 			energy_usage(stdout);
 			return 0;
 		default:
-			return bad("%s: unknown or incomplete option '%s' (try 'mxqadmin power --help')",
+			return mxq_usage_error("power: %s: unknown or incomplete option '%s' (try 'mxqadmin power --help')",
 				   cmd, argv[optind - 1]);
 		}
 	}
 	if (strcmp(cmd, "job") == 0 && optind + 1 != argc)
-		return bad("usage: mxqadmin power job JOBID [--json]");
+		return mxq_usage_error("power: usage: mxqadmin power job JOBID [--json]");
 	if (strcmp(cmd, "job") != 0 && optind != argc)
-		return bad("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return mxq_usage_error("power: %s: unexpected argument '%s'", cmd, argv[optind]);
 	if (strcmp(cmd, "usage") && strcmp(cmd, "job") && strcmp(cmd, "jobs") && strcmp(cmd, "metrics"))
-		return bad("unknown energy command '%s'", cmd);
+		return mxq_usage_error("power: unknown energy command '%s'", cmd);
 	if (strcmp(cmd, "usage") == 0 && (!a.have_from || !a.have_to))
-		return bad("usage needs --from T and --to T");
+		return mxq_usage_error("power: usage needs --from T and --to T");
 
 	if (mxqadmin_connect(&db, dbopt) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	if (strcmp(cmd, "usage") == 0)
 		rc = cmd_usage(db, &a);
 	else if (strcmp(cmd, "job") == 0)

@@ -48,38 +48,30 @@ int mxqadmin_expr_main(int argc, char **argv, const struct mxqadmin_db_options *
 			expr_usage(stdout);
 			return 0;
 		case ':':
-			fprintf(stderr, "mxqadmin: expr: option '%s' needs an argument\n",
+			return mxq_usage_error("expr: option '%s' needs an argument",
 				argv[optind - 1]);
-			return 2;
 		default:
 			if (optopt)
-				fprintf(stderr, "mxqadmin: expr: unknown option '-%c'", optopt);
-			else
-				fprintf(stderr, "mxqadmin: expr: unknown option '%s'", argv[optind - 1]);
-			fprintf(stderr, " (try 'mxqadmin expr --help')\n");
-			return 2;
+				return mxq_usage_error("expr: unknown option '-%c'"
+						       " (try 'mxqadmin expr --help')", optopt);
+			return mxq_usage_error("expr: unknown option '%s' (try 'mxqadmin expr --help')",
+					       argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "mxqadmin: expr needs exactly one expression "
-				"(quote it; use -- before one starting with '-')\n");
-		return 2;
-	}
+	if (argc - optind != 1)
+		return mxq_usage_error("expr needs exactly one expression "
+				"(quote it; use -- before one starting with '-')");
 
 	r = mxq_expr_parse(argv[optind], &expr, err, sizeof(err));
-	if (r == -EINVAL) {
-		fprintf(stderr, "mxqadmin: syntax error in expression: %s\n", err);
-		return 2;
-	}
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: cannot parse expression: out of memory\n");
-		return 1;
-	}
+	if (r == -EINVAL)
+		return mxq_usage_error("syntax error in expression: %s", err);
+	if (r < 0)
+		return mxq_failure("cannot parse expression: out of memory");
 	tags = keywordset_new(tags_text);
 	if (!tags) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		mxq_expr_free(expr);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 
 	puts(mxq_expr_eval(expr, tags) ? "true" : "false");

@@ -189,10 +189,8 @@ int mxqadmin_metrics_power(struct mx_db *db)
 			    "SELECT g.user_name, SUM(p.energy_j) FROM mxq_power_job p"
 			    " JOIN mxq_job j ON j.job_id = p.job_id JOIN mxq_group g ON g.group_id = j.group_id"
 			    " GROUP BY g.user_name ORDER BY g.user_name");
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: power metrics: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (r < 0)
+		return mxq_failure("power metrics: %s", mx_db_error(db));
 	header("mxq_metrics_generated_timestamp_seconds", "gauge", "When this file was written.");
 	printf("mxq_metrics_generated_timestamp_seconds %lld\n", (long long)time(NULL));
 	return 0;

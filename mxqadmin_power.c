@@ -67,6 +67,7 @@
  * heartbeat interval (3 x 10 s + 5 s). Only affects seen_down/seen_up. */
 #define HEARTBEAT_TIMEOUT_S 35
 
+#define C MXQ_TABLE_SEP /* between the cells of mxq_table_addf() */
 #define EVENTS_DEFAULT_LIMIT 50
 #define LIST_REASON_WIDTH 48
 #define AGE_LEN 32 /* format_age() buffers */
@@ -143,17 +144,6 @@ static const char *dash(const char *s)
 	return s && *s ? s : "-";
 }
 
-static json_t *json_str_or_null(const char *s)
-{
-	return s && *s ? json_string(s) : json_null();
-}
-
-/* Print DOC as the whole output (and free it). 0 or -EIO. */
-static int json_print(json_t *doc)
-{
-	return mxq_json_print(doc);
-}
-
 static const char *state_name(enum mxq_power_node_state state)
 {
 	const char *name = mxq_power_state_to_string(state);
@@ -183,21 +173,22 @@ static void admin_name(char *buf, size_t len)
 static void unknown_host(struct mx_db *db, const char *host)
 {
 	struct mx_db_result *res = NULL;
-	size_t shown = 0;
+	char known[2048] = "";
+	size_t shown = 0, len = 0;
 	int64_t n;
 
-	fprintf(stderr, "mxqadmin: unknown host '%s' (not in mxq_power", host);
 	n = mx_db_query(db, &res, "SELECT hostname FROM mxq_power ORDER BY hostname", NULL);
 	if (n == 0)
-		fprintf(stderr, "; no host is managed yet");
+		snprintf(known, sizeof(known), "; no host is managed yet");
 	if (n > 0) {
-		fprintf(stderr, "; known: ");
-		while (mx_db_next(res) && shown < 20)
-			fprintf(stderr, "%s%s", shown++ ? ", " : "", mx_db_str(res, 0));
-		if ((int64_t)shown < n)
-			fprintf(stderr, ", ... (%" PRId64 " in all)", n);
+		len = (size_t)snprintf(known, sizeof(known), "; known: ");
+		while (mx_db_next(res) && shown < 20 && len < sizeof(known))
+			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
+						shown++ ? ", " : "", mx_db_str(res, 0));
+		if ((int64_t)shown < n && len < sizeof(known))
+			snprintf(known + len, sizeof(known) - len, ", ... (%" PRId64 " in all)", n);
 	}
-	fprintf(stderr, ")\n");
+	mxq_complain("unknown host '%s' (not in mxq_power%s)", host, known);
 	mx_db_result_free(res);
 }
 
@@ -214,8 +205,7 @@ static int load_power_config(const char *path, struct mxq_power_config *cfg,
 
 	if (r < 0) {
 		/* every error of the file, one line each */
-		for (char *line = strtok(errbuf, "\n"); line; line = strtok(NULL, "\n"))
-			fprintf(stderr, "mxqadmin: %s\n", line);
+		mxq_complain_lines(errbuf);
 		return r;
 	}
 	if (!*ret_source)
@@ -228,7 +218,7 @@ static int read_snapshot(struct mx_db *db, struct mxq_power_db_snapshot **ret)
 	int r = mxq_power_db_snapshot_read(db, HEARTBEAT_TIMEOUT_S, ret);
 
 	if (r < 0)
-		fprintf(stderr, "mxqadmin: reading the power snapshot: %s\n", db_error_text(db, r));
+		mxq_complain("reading the power snapshot: %s", db_error_text(db, r));
 	return r;
 }
 
@@ -273,7 +263,7 @@ static int list_json(const struct mxq_power_db_snapshot *s)
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(doc, "hosts", arr);
-	return json_print(doc);
+	return mxq_json_print(doc);
 }
 
 static int list_table(const struct mxq_power_db_snapshot *s)
@@ -301,7 +291,6 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 		else
 			format_age(s->now - is, idle, sizeof(idle));
 		node_flags(n, h, flags, sizeof(flags));
-#define C MXQ_TABLE_SEP
 		r = mxq_table_addf(t, "%s" C "%s" C "%s" C "%" PRIu32 C "%" PRIu32 "/%" PRIu32 C "%s" C
 				   "%.0f" C "%" PRId32 C "%s/%s" C "%s" C "%s",
 				   n->hostname, state_name(n->state), since, n->jobs_running,
@@ -309,7 +298,6 @@ static int list_table(const struct mxq_power_db_snapshot *s)
 				   n->efficiency_rank, dash(h->transport_on), dash(h->transport_off),
 				   dash(flags), truncated(h->reason ? h->reason : "", LIST_REASON_WIDTH,
 							  cut, sizeof(cut)));
-#undef C
 	}
 	if (r == 0)
 		r = mxq_table_print(t, stdout);
@@ -323,13 +311,11 @@ static int list_once(struct mx_db *db, const struct power_args *a)
 	int r;
 
 	if (read_snapshot(db, &s) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	r = a->json ? list_json(s) : list_table(s);
 	mxq_power_db_snapshot_free(s);
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: writing the list: %s\n", strerror(-r));
-		return 1;
-	}
+	if (r < 0)
+		return mxq_failure("writing the list: %s", strerror(-r));
 	return 0;
 }
 
@@ -367,7 +353,7 @@ static int cmd_list(struct mx_db *db, const struct power_args *a)
 		if (r != 0)
 			return r;
 		if (fflush(stdout) != 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		if (sigtimedwait(&sigs, NULL, &wait) > 0)
 			break;
 	}
@@ -430,12 +416,12 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 	json_t *nodes = NULL;
 	bool have_local = false;
 	int64_t n;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	/* the local config, to tell whether the leader runs the same one */
 	if (a->config || access(MXQ_POWER_CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		if (load_power_config(a->config, &cfg, &source) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 		snprintf(local_hash, sizeof(local_hash), "%016" PRIx64,
 			 mxq_power_config_hash(&cfg));
 		mxq_power_config_done(&cfg);
@@ -445,18 +431,18 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 		nodes = json_object();
 	r = state_counts(db, counts, sizeof(counts), nodes);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power: %s\n", db_error_text(db, r));
+		mxq_complain("reading mxq_power: %s", db_error_text(db, r));
 		goto out;
 	}
 	n = mx_db_query(db, &res, leader_sql, NULL);
 	if (n < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power_leader: %s\n", mx_db_error(db));
+		mxq_complain("reading mxq_power_leader: %s", mx_db_error(db));
 		goto out;
 	}
 	if (!mx_db_next(res) || mx_db_str(res, L_HOLDER)[0] == '\0') {
 		if (a->json) {
 			json_t *doc = nodes ? json_pack("{s:n, s:O}", "leader", "nodes", nodes) : NULL;
-			if (json_print(doc) < 0)
+			if (mxq_json_print(doc) < 0)
 				goto out;
 		} else {
 			printf("leader:      none (no power manager has held the lease yet)\n"
@@ -482,9 +468,9 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 		json_object_set_new(leader, "lease_expires", json_string(mx_db_str(res, L_EXPIRES)));
 		json_object_set_new(leader, "lease_valid", json_boolean(valid));
 		json_object_set_new(leader, "lease_expires_in_ms", json_integer(expires_in_ms));
-		json_object_set_new(leader, "acquired_at", json_str_or_null(mx_db_str(res, L_ACQUIRED)));
-		json_object_set_new(leader, "renewed_at", json_str_or_null(mx_db_str(res, L_RENEWED)));
-		json_object_set_new(leader, "last_tick_at", json_str_or_null(mx_db_str(res, L_TICK)));
+		json_object_set_new(leader, "acquired_at", mxq_json_text(mx_db_str(res, L_ACQUIRED)));
+		json_object_set_new(leader, "renewed_at", mxq_json_text(mx_db_str(res, L_RENEWED)));
+		json_object_set_new(leader, "last_tick_at", mxq_json_text(mx_db_str(res, L_TICK)));
 		json_object_set_new(leader, "last_tick_age_s", mx_db_is_null(res, L_TICK_AGE) ?
 				    json_null() : json_integer(mx_db_i64(res, L_TICK_AGE)));
 		json_object_set_new(leader, "config_hash", json_string(hash));
@@ -499,7 +485,7 @@ static int cmd_status(struct mx_db *db, const struct power_args *a)
 			json_object_set_new(doc, "local_config_hash", json_string(local_hash));
 			json_object_set_new(doc, "config_matches", json_boolean(!strcmp(hash, local_hash)));
 		}
-		if (json_print(doc) < 0)
+		if (mxq_json_print(doc) < 0)
 			goto out;
 		rc = 0;
 		goto out;
@@ -572,18 +558,16 @@ static json_t *event_json(const struct mx_db_result *res)
 static int cmd_events(struct mx_db *db, const struct power_args *a)
 {
 	struct mx_db_result *res = NULL;
-	bool first = true;
+	struct mxq_table *t;
 	int64_t n;
 	uint64_t limit = a->limit ? a->limit : EVENTS_DEFAULT_LIMIT;
 	json_t *arr = NULL;
-	int hw = 4, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	n = mx_db_query(db, &res, events_sql, "ssidU", a->host, a->host,
 			a->since ? 1 : 0, a->since_epoch, limit);
-	if (n < 0) {
-		fprintf(stderr, "mxqadmin: reading mxq_power_event: %s\n", mx_db_error(db));
-		return 1;
-	}
+	if (n < 0)
+		return mxq_failure("reading mxq_power_event: %s", mx_db_error(db));
 	if (a->json) {
 		arr = json_array();
 		if (!arr)
@@ -594,26 +578,31 @@ static int cmd_events(struct mx_db *db, const struct power_args *a)
 				goto out;
 			json_array_append_new(arr, o);
 		}
-		rc = json_print(arr) < 0 ? 1 : 0;
+		rc = mxq_json_print(arr) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 		arr = NULL;
 		goto out;
 	}
-	while (mx_db_next(res)) {
-		if (first) {
-			first = false;
-			if (mx_db_i64(res, E_HOST_W) > hw)
-				hw = (int)mx_db_i64(res, E_HOST_W);
-			printf("%-19s  %-*s  %-12s    %-12s  %-6s %5s  %s\n", "TIME", hw, "HOST",
-			       "FROM", "TO", "ACTOR", "EPOCH", "REASON");
-		}
-		printf("%-19s  %-*s  %-12s -> %-12s  %-6s %5" PRId64 "  %s\n",
-		       mx_db_str(res, E_TIME), hw, mx_db_str(res, E_HOST), mx_db_str(res, E_FROM),
-		       mx_db_str(res, E_TO), mx_db_str(res, E_ACTOR), mx_db_i64(res, E_EPOCH),
-		       mx_db_str(res, E_REASON));
-	}
-	if (first)
+	if (n == 0) {
 		printf("(no events)\n");
-	rc = 0;
+		rc = 0;
+		goto out;
+	}
+	t = mxq_table_new("TIME|HOST|FROM||TO|ACTOR|EPOCH>|REASON");
+	r = t ? 0 : -ENOMEM;
+	while (r == 0 && mx_db_next(res))
+		r = mxq_table_addf(t, "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "->"
+				   MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%" PRId64
+				   MXQ_TABLE_SEP "%s",
+				   mx_db_str(res, E_TIME), mx_db_str(res, E_HOST), mx_db_str(res, E_FROM),
+				   mx_db_str(res, E_TO), mx_db_str(res, E_ACTOR), mx_db_i64(res, E_EPOCH),
+				   mx_db_str(res, E_REASON));
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		mxq_complain("writing the events: %s", strerror(-r));
+	else
+		rc = 0;
 out:
 	json_decref(arr);
 	mx_db_result_free(res);
@@ -654,21 +643,18 @@ static int cmd_admin(struct mx_db *db, const struct power_args *a)
 	r = mxq_power_db_admin(db, host, a->cmd, a->reason ? a->reason : "", who);
 	if (r == -ENOENT) {
 		unknown_host(db, host);
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	if (r == -EALREADY) {
 		print_already(db, a->cmd, host);
 		return 0;
 	}
-	if (r == -EBUSY) {
-		fprintf(stderr, "mxqadmin: power %s %s: the host is FAILED; clear it first"
-			" ('mxqadmin power clear %s')\n", a->cmd, host, host);
-		return 1;
-	}
+	if (r == -EBUSY)
+		return mxq_failure("power %s %s: the host is FAILED; clear it first"
+			" ('mxqadmin power clear %s')", a->cmd, host, host);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: power %s %s: %s\n", a->cmd, host,
+		return mxq_failure("power %s %s: %s", a->cmd, host,
 			r == -EINVAL ? "refused (invalid action or argument)" : db_error_text(db, r));
-		return 1;
 	}
 	if (!strcmp(a->cmd, "clear"))
 		printf("%s: cleared (FAILED -> UNKNOWN, failure count reset)\n", host);
@@ -690,10 +676,10 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 	struct mxq_power_db_snapshot *s = NULL;
 	const char *host = a->pos[0];
 	long i;
-	int rc = 1;
+	int rc = MXQ_EXIT_FAILURE;
 
 	if (read_snapshot(db, &s) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	i = mxq_power_db_snapshot_find(s, host);
 	if (i < 0) {
 		unknown_host(db, host);
@@ -707,14 +693,14 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 		json_t *o = mxq_power_node_json(s, (size_t)i);
 		if (!o)
 			goto out;
-		json_object_set_new(o, "node_ack", json_str_or_null(h->node_ack));
+		json_object_set_new(o, "node_ack", mxq_json_text(h->node_ack));
 		json_object_set_new(o, "daemon_status", h->has_daemon ?
 				    json_string(dash(mxq_daemon_status_to_name(h->daemon_status))) :
 				    json_null());
 		json_object_set_new(o, "heartbeat_age_s", h->has_daemon ?
 				    json_integer(s->now - h->daemon_mtime) : json_null());
 		json_object_set_new(o, "writer_epoch", json_integer((json_int_t)h->writer_epoch));
-		rc = json_print(o) < 0 ? 1 : 0;
+		rc = mxq_json_print(o) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 		goto out;
 	}
 
@@ -908,7 +894,7 @@ static int explain_group_json(const struct group_view *v)
 	json_object_set_new(doc, "breaker_open", json_boolean(v->plan->breaker_open));
 	json_object_set_new(doc, "config", json_string(v->config_source));
 	json_object_set_new(doc, "dry_run", json_true());
-	return json_print(doc);
+	return mxq_json_print(doc);
 nomem:
 	json_decref(doc);
 	json_decref(hosts);
@@ -933,28 +919,35 @@ static void print_outcome(const struct group_view *v)
 	printf("  left unplaced:                      %" PRIu64 "\n", o->unplaced);
 }
 
-static void print_hosts(const struct group_view *v)
+/* The hosts as a table; a qualified host's policy view on a row of its own
+ * under it. 0 or negative errno. */
+static int print_hosts(const struct group_view *v)
 {
 	const struct mxq_power_db_snapshot *s = v->s;
-	int w = 4;
+	struct mxq_table *t = mxq_table_new("HOST|STATE|RESULT");
+	int r = t ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < s->snap.n_nodes; i++)
-		if ((int)strlen(s->nodes[i].hostname) > w)
-			w = (int)strlen(s->nodes[i].hostname);
 	printf("hosts (%zu managed, %zu qualified):\n", s->snap.n_nodes, v->n_qualified);
-	for (size_t i = 0; i < s->snap.n_nodes; i++) {
+	for (size_t i = 0; r == 0 && i < s->snap.n_nodes; i++) {
 		const struct mxq_power_node *n = &s->nodes[i];
-		printf("  %-*s  %-12s  ", w, n->hostname, state_name(n->state));
+
 		if (!n->caps)
-			printf("unknown: never registered, capabilities unknown\n");
+			r = mxq_table_addf(t, "%s" C "%s" C "unknown: never registered, capabilities"
+					   " unknown", n->hostname, state_name(n->state));
 		else if (v->qualified[i])
-			printf("qualified\n");
+			r = mxq_table_addf(t, "%s" C "%s" C "qualified", n->hostname,
+					   state_name(n->state));
 		else
-			printf("%s: %s\n", mxq_qual_rule_to_string(v->rule[i]),
-			       mxq_qual_rule_describe(v->rule[i]));
-		if (n->caps && v->qualified[i])
-			printf("  %-*s  policy: %s\n", w, "", node_explanation(v, i));
+			r = mxq_table_addf(t, "%s" C "%s" C "%s: %s", n->hostname,
+					   state_name(n->state), mxq_qual_rule_to_string(v->rule[i]),
+					   mxq_qual_rule_describe(v->rule[i]));
+		if (r == 0 && n->caps && v->qualified[i])
+			r = mxq_table_addf(t, "" C "" C "policy: %s", node_explanation(v, i));
 	}
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	return r;
 }
 
 /* Why qualified nodes that could have served were not used. N_SERVING:
@@ -988,14 +981,18 @@ static void print_why_not(const struct group_view *v, size_t n_serving)
 				   "no qualified node is OFF or otherwise available to wake\n");
 }
 
-static void explain_group_text(const struct group_view *v)
+/* 0 or negative errno (nothing printed after a table that failed). */
+static int explain_group_text(const struct group_view *v)
 {
 	const struct mxqadmin_group *g = v->g;
 	size_t n_serving = 0;
+	int r;
 
 	printf("group %" PRIu64 " '%s' of %s: %" PRIu64 " queued, %" PRIu64 " running\n", g->id,
 	       g->name, g->user_name, g->jobs_inq, g->jobs_running);
-	print_hosts(v);
+	r = print_hosts(v);
+	if (r < 0)
+		return r;
 	if (v->d < 0) {
 		printf("pending demand: none for this group (%s), so nothing would be woken for it\n",
 		       g->jobs_inq ? "its jobs are not in the pending demand: group cancelled or "
@@ -1031,6 +1028,7 @@ static void explain_group_text(const struct group_view *v)
 		printf("note: %s\n", v->state_note);
 	printf("(computed here with %s; nothing was done. The leader decides on its own tick.)\n",
 	       v->config_source);
+	return 0;
 }
 
 static int explain_group(struct mx_db *db, const struct power_args *a)
@@ -1042,18 +1040,14 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	struct mxq_power_plan plan = { 0 };
 	struct group_view v = { .d = -1 };
 	bool have_cfg = false, have_plan = false;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	r = mxqadmin_group_load(db, a->group_id, &g);
-	if (r == -ENOENT) {
-		fprintf(stderr, "mxqadmin: unknown group %" PRIu64 "\n", a->group_id);
-		return 1;
-	}
-	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading group %" PRIu64 ": %s\n", a->group_id,
+	if (r == -ENOENT)
+		return mxq_failure("unknown group %" PRIu64, a->group_id);
+	if (r < 0)
+		return mxq_failure("reading group %" PRIu64 ": %s", a->group_id,
 			db_error_text(db, r));
-		return 1;
-	}
 	if (load_power_config(a->config, &cfg, &v.config_source) < 0)
 		goto out;
 	have_cfg = true;
@@ -1067,7 +1061,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	}
 	r = mxq_power_decide(&s->snap, s->now, &cfg, &state, &plan);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: the policy failed: %s\n", strerror(-r));
+		mxq_complain("the policy failed: %s", strerror(-r));
 		goto out;
 	}
 	have_plan = true;
@@ -1078,7 +1072,7 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 	v.qualified = calloc(s->snap.n_nodes + 1, sizeof(*v.qualified));
 	v.rule = calloc(s->snap.n_nodes + 1, sizeof(*v.rule));
 	if (!v.qualified || !v.rule) {
-		fprintf(stderr, "mxqadmin: out of memory\n");
+		mxq_complain("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < s->snap.n_nodes; i++) {
@@ -1096,11 +1090,14 @@ static int explain_group(struct mx_db *db, const struct power_args *a)
 
 	if (a->json) {
 		if (explain_group_json(&v) < 0) {
-			fprintf(stderr, "mxqadmin: writing the explanation failed\n");
+			mxq_complain("writing the explanation failed");
 			goto out;
 		}
 	} else {
-		explain_group_text(&v);
+		if ((r = explain_group_text(&v)) < 0) {
+			mxq_complain("writing the explanation: %s", strerror(-r));
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -1187,40 +1184,31 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 		case 'j': a->json = true; seen |= P_JSON; break;
 		case 'H': a->host = optarg; seen |= P_HOST; break;
 		case 's':
-			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0) {
-				fprintf(stderr, "mxqadmin: power %s: --since: '%s' is not a time (%s)\n",
+			if (mx_time_parse(optarg, (double)time(NULL), &a->since_epoch) < 0)
+				return mxq_usage_error("power %s: --since: '%s' is not a time (%s)",
 					cmd->name, optarg, MX_TIME_FORMS);
-				return 2;
-			}
 			a->since = optarg;
 			seen |= P_SINCE;
 			break;
 		case 'n':
-			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0) {
-				fprintf(stderr, "mxqadmin: power %s: invalid --limit '%s'"
-					" (a positive number)\n", cmd->name, optarg);
-				return 2;
-			}
+			if (mx_strtou64(optarg, &a->limit) < 0 || a->limit == 0)
+				return mxq_usage_error("power %s: invalid --limit '%s'"
+					" (a positive number)", cmd->name, optarg);
 			seen |= P_LIMIT;
 			break;
 		case 'r': a->reason = optarg; seen |= P_REASON; break;
 		case 'g':
-			if (mx_strtou64(optarg, &a->group_id) < 0 || a->group_id == 0) {
-				fprintf(stderr, "mxqadmin: power %s: invalid group id '%s'\n",
-					cmd->name, optarg);
-				return 2;
-			}
+			if (mxq_parse_id("group", optarg, &a->group_id) < 0)
+				return MXQ_EXIT_USAGE;
 			a->have_group = true;
 			seen |= P_GROUP;
 			break;
 		case 'c': a->config = optarg; seen |= P_CONFIG; break;
 		case 'w': {
 			uint64_t secs = 2;
-			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0)) {
-				fprintf(stderr, "mxqadmin: power %s: --watch: '%s' is not a duration"
-					" (e.g. 5, 10s, 1m)\n", cmd->name, optarg);
-				return 2;
-			}
+			if (optarg && (mx_parse_duration_s(optarg, &secs) < 0 || secs == 0))
+				return mxq_usage_error("power %s: --watch: '%s' is not a duration"
+					" (e.g. 5, 10s, 1m)", cmd->name, optarg);
 			a->watch_s = (double)secs;
 			seen |= P_WATCH;
 			break;
@@ -1229,43 +1217,32 @@ static int parse_power_args(int argc, char **argv, const struct power_cmd *cmd,
 			printf("usage: mxqadmin power %s\n", cmd->usage);
 			return 0;
 		case ':':
-			fprintf(stderr, "mxqadmin: power %s: option '%s' needs an argument\n",
+			return mxq_usage_error("power %s: option '%s' needs an argument",
 				cmd->name, argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "mxqadmin: power %s: unknown option '%s'"
-				" (try 'mxqadmin power --help')\n", cmd->name, argv[optind - 1]);
-			return 2;
+			return mxq_usage_error("power %s: unknown option '%s'"
+				" (try 'mxqadmin power --help')", cmd->name, argv[optind - 1]);
 		}
 	}
 	for (size_t i = 0; i < MX_ARRAY_SIZE(opt_names); i++)
-		if ((seen & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit)) {
-			fprintf(stderr, "mxqadmin: power %s does not take %s (usage: power %s)\n",
+		if ((seen & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit))
+			return mxq_usage_error("power %s does not take %s (usage: power %s)",
 				cmd->name, opt_names[i].name, cmd->usage);
-			return 2;
-		}
 	a->pos = argv + optind;
 	a->npos = argc - optind;
 	if (a->npos < cmd->min_pos || a->npos > cmd->max_pos) {
-		fprintf(stderr, "mxqadmin: power %s: %s (usage: power %s)\n", cmd->name,
+		return mxq_usage_error("power %s: %s (usage: power %s)", cmd->name,
 			a->npos < cmd->min_pos ? "missing HOST" : "too many arguments", cmd->usage);
-		return 2;
 	}
-	if (cmd->run == cmd_explain && (a->npos == 1) == a->have_group) {
-		fprintf(stderr, "mxqadmin: power explain needs either HOST or --group ID"
-			" (usage: power %s)\n", cmd->usage);
-		return 2;
-	}
+	if (cmd->run == cmd_explain && (a->npos == 1) == a->have_group)
+		return mxq_usage_error("power explain needs either HOST or --group ID"
+			" (usage: power %s)", cmd->usage);
 	if ((!strcmp(cmd->name, "on") || !strcmp(cmd->name, "off")) &&
-	    (!a->reason || !*a->reason)) {
-		fprintf(stderr, "mxqadmin: power %s needs --reason R (it is recorded for other"
-			" admins)\n", cmd->name);
-		return 2;
-	}
-	if (a->config && (seen & P_CONFIG) && !*a->config) {
-		fprintf(stderr, "mxqadmin: power %s: empty --power-config\n", cmd->name);
-		return 2;
-	}
+	    (!a->reason || !*a->reason))
+		return mxq_usage_error("power %s needs --reason R (it is recorded for other"
+			" admins)", cmd->name);
+	if (a->config && (seen & P_CONFIG) && !*a->config)
+		return mxq_usage_error("power %s: empty --power-config", cmd->name);
 	return -1;
 }
 
@@ -1276,10 +1253,8 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	struct mx_db *db = NULL;
 	int r;
 
-	if (argc < 2) {
-		fprintf(stderr, "mxqadmin: power needs a command (try 'mxqadmin power --help')\n");
-		return 2;
-	}
+	if (argc < 2)
+		return mxq_usage_error("power needs a command (try 'mxqadmin power --help')");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		power_usage(stdout);
 		return 0;
@@ -1290,11 +1265,9 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 	for (size_t i = 0; i < MX_ARRAY_SIZE(power_cmds); i++)
 		if (!strcmp(argv[1], power_cmds[i].name))
 			cmd = &power_cmds[i];
-	if (!cmd) {
-		fprintf(stderr, "mxqadmin: power: unknown command '%s' (try 'mxqadmin power"
-			" --help')\n", argv[1]);
-		return 2;
-	}
+	if (!cmd)
+		return mxq_usage_error("power: unknown command '%s' (try 'mxqadmin power"
+			" --help')", argv[1]);
 	a.cmd = cmd->name;
 	r = parse_power_args(argc - 1, argv + 1, cmd, &a);
 	if (r >= 0)
@@ -1304,9 +1277,9 @@ int mxqadmin_power_main(int argc, char **argv, const struct mxqadmin_db_options 
 
 		snprintf(what, sizeof(what), "power %s", cmd->name);
 		if (mxqadmin_connect_admin(&db, dbopt, what) < 0)
-			return 1;
+			return MXQ_EXIT_FAILURE;
 	} else if (mxqadmin_connect(&db, dbopt) < 0) {
-		return 1;
+		return MXQ_EXIT_FAILURE;
 	}
 	r = cmd->run(db, &a);
 	mx_db_close(db);

@@ -28,21 +28,15 @@ int mxqadmin_power_set(struct mx_db *db, int npos, char **pos)
 	for (int i = 1; i < npos; i++) {
 		const char *eq = strchr(pos[i], '=');
 
-		if (!eq || eq == pos[i] || (size_t)(eq - pos[i]) >= sizeof(key)) {
-			fprintf(stderr, "mxqadmin: power set: '%s' is not KEY=VALUE\n", pos[i]);
-			return 1;
-		}
+		if (!eq || eq == pos[i] || (size_t)(eq - pos[i]) >= sizeof(key))
+			return mxq_failure("power set: '%s' is not KEY=VALUE", pos[i]);
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - pos[i]), pos[i]);
 		/* the names libfreeipmi knows live with the ipmi transport */
 		if (!strcmp(key, "ipmi_workarounds") &&
-		    mxqd_ipmi_workarounds_check(eq + 1, err, sizeof(err)) < 0) {
-			fprintf(stderr, "mxqadmin: power set %s: ipmi_workarounds: %s\n", host, err);
-			return 1;
-		}
-		if (mxq_power_db_set_check(key, eq + 1, err, sizeof(err)) < 0) {
-			fprintf(stderr, "mxqadmin: power set %s: %s\n", host, err);
-			return 1;
-		}
+		    mxqd_ipmi_workarounds_check(eq + 1, err, sizeof(err)) < 0)
+			return mxq_failure("power set %s: ipmi_workarounds: %s", host, err);
+		if (mxq_power_db_set_check(key, eq + 1, err, sizeof(err)) < 0)
+			return mxq_failure("power set %s: %s", host, err);
 	}
 	for (int i = 1; i < npos; i++) {
 		const char *eq = strchr(pos[i], '=');
@@ -50,15 +44,11 @@ int mxqadmin_power_set(struct mx_db *db, int npos, char **pos)
 
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - pos[i]), pos[i]);
 		r = mxq_power_db_set(db, host, key, eq + 1, who, err, sizeof(err));
-		if (r == -ENOENT) {
-			fprintf(stderr, "mxqadmin: power set: unknown host '%s' (not in mxq_power)\n", host);
-			return 1;
-		}
-		if (r < 0) {
-			fprintf(stderr, "mxqadmin: power set %s %s: %s\n", host, pos[i],
+		if (r == -ENOENT)
+			return mxq_failure("power set: unknown host '%s' (not in mxq_power)", host);
+		if (r < 0)
+			return mxq_failure("power set %s %s: %s", host, pos[i],
 				r == -EINVAL ? err : mx_db_error(db));
-			return 1;
-		}
 		printf("%s: %s\n", host, pos[i]);
 	}
 	return 0;

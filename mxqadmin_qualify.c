@@ -38,6 +38,7 @@
 #include "mxq_status.h"
 #include "mxq_json.h"
 #include "mxq_privs.h"
+#include "mxq_table.h"
 #include "mxqadmin.h"
 #include "mxqd_control.h"
 
@@ -62,7 +63,7 @@ int mxqadmin_connect_admin(struct mx_db **ret_db, const struct mxqadmin_db_optio
 	char err[512];
 
 	if (mxq_privs_check_admin(mxq_privs_admin_group(), err, sizeof(err)) < 0) {
-		fprintf(stderr, "mxqadmin: %s refused: %s\n", what, err);
+		mxq_complain("%s refused: %s", what, err);
 		return -EPERM;
 	}
 	if (!dbopt->chosen && access(MXQADMIN_DB_FILE, F_OK) == 0) {
@@ -341,34 +342,31 @@ static const char *group_status_text(int status, char *buf, size_t len)
 static int print_table(const struct mxqadmin_group *g, const struct host_verdict *v, size_t n)
 {
 	char needs[256], st[16], ds[16];
-	int w = 4;
+	struct mxq_table *t = mxq_table_new("HOST|DAEMON|POWER|RESULT");
 	size_t n_ok = 0;
+	int r = t ? 0 : -ENOMEM;
 
 	describe_group_needs(g, needs, sizeof(needs));
 	printf("group %" PRIu64 " '%s' of %s (%s, %" PRIu64 " queued, %" PRIu64 " running):"
 	       " needs %s\n", g->id, g->name, g->user_name,
 	       group_status_text(g->status, st, sizeof(st)), g->jobs_inq, g->jobs_running, needs);
-	for (size_t i = 0; i < n; i++)
-		if ((int)strlen(v[i].hostname) > w)
-			w = (int)strlen(v[i].hostname);
-	printf("%-*s  %-11s  %-12s  %s\n", w, "HOST", "DAEMON", "POWER", "RESULT");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *text = verdict_text(&v[i]);
-		if (!text)
-			return -ENOMEM;
-		printf("%-*s  %-11s  %-12s  %s\n", w, v[i].hostname,
-		       daemon_status_text(&v[i], ds, sizeof(ds)),
-		       v[i].power_state ? v[i].power_state : "-", text);
+
+		r = text ? mxq_table_addf(t, "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP
+					  "%s", v[i].hostname,
+					  daemon_status_text(&v[i], ds, sizeof(ds)),
+					  v[i].power_state ? v[i].power_state : "-", text) : -ENOMEM;
 		free(text);
 		n_ok += v[i].qualified;
 	}
+	if (r == 0)
+		r = mxq_table_print(t, stdout);
+	mxq_table_free(t);
+	if (r < 0)
+		return r;
 	printf("%zu of %zu host%s qualified\n", n_ok, n, n == 1 ? "" : "s");
 	return 0;
-}
-
-static json_t *json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static int print_json(const struct mxqadmin_group *g, const struct host_verdict *v, size_t n)
@@ -422,7 +420,7 @@ static int print_json(const struct mxqadmin_group *g, const struct host_verdict 
 				    v[i].judged ? json_boolean(v[i].qualified) : json_null());
 		json_object_set_new(h, "rule", v[i].judged ?
 				    json_string(mxq_qual_rule_to_string(v[i].rule)) : json_null());
-		json_object_set_new(h, "power_state", json_str_or_null(v[i].power_state));
+		json_object_set_new(h, "power_state", mxq_json_text(v[i].power_state));
 		json_object_set_new(h, "reason", json_string(text));
 		free(text);
 		json_array_append_new(hosts, h);
@@ -456,10 +454,8 @@ static int parse_qualify_options(int argc, char **argv, struct qualify_options *
 	while ((c = getopt_long(argc, argv, ":g:H:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (mx_strtou64(optarg, &o->group_id) < 0 || o->group_id == 0) {
-				fprintf(stderr, "mxqadmin: qualify: invalid group id '%s'\n", optarg);
-				return 2;
-			}
+			if (mxq_parse_id("group", optarg, &o->group_id) < 0)
+				return MXQ_EXIT_USAGE;
 			o->have_group = true;
 			break;
 		case 'H':
@@ -472,23 +468,17 @@ static int parse_qualify_options(int argc, char **argv, struct qualify_options *
 			qualify_usage(stdout);
 			return 0;
 		case ':':
-			fprintf(stderr, "mxqadmin: qualify: option '%s' needs an argument\n",
+			return mxq_usage_error("qualify: option '%s' needs an argument",
 				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "mxqadmin: qualify: unknown option '%s'"
-				" (try 'mxqadmin qualify --help')\n", argv[optind - 1]);
-			return 2;
+			return mxq_usage_error("qualify: unknown option '%s'"
+				" (try 'mxqadmin qualify --help')", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "mxqadmin: qualify: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (!o->have_group) {
-		fprintf(stderr, "mxqadmin: qualify needs --group ID\n");
-		return 2;
-	}
+	if (optind < argc)
+		return mxq_usage_error("qualify: unexpected argument '%s'", argv[optind]);
+	if (!o->have_group)
+		return mxq_usage_error("qualify needs --group ID");
 	return -1;
 }
 
@@ -499,38 +489,38 @@ int mxqadmin_qualify_main(int argc, char **argv, const struct mxqadmin_db_option
 	struct host_verdict *verdicts = NULL;
 	struct mx_db *db = NULL;
 	size_t n = 0;
-	int r, rc = 1;
+	int r, rc = MXQ_EXIT_FAILURE;
 
 	r = parse_qualify_options(argc, argv, &o);
 	if (r >= 0)
 		return r;
 	if (mxqadmin_connect(&db, dbopt) < 0)
-		return 1;
+		return MXQ_EXIT_FAILURE;
 
 	r = mxqadmin_group_load(db, o.group_id, &group);
 	if (r == -ENOENT) {
-		fprintf(stderr, "mxqadmin: unknown group %" PRIu64 "\n", o.group_id);
+		mxq_complain("unknown group %" PRIu64, o.group_id);
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading group %" PRIu64 ": %s\n", o.group_id,
+		mxq_complain("reading group %" PRIu64 ": %s", o.group_id,
 			r == -ENOMEM ? "out of memory" : mx_db_error(db));
 		goto out;
 	}
 	r = load_verdicts(db, &group, o.host, &verdicts, &n);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: reading hosts: %s\n",
+		mxq_complain("reading hosts: %s",
 			r == -ENOMEM ? "out of memory" : mx_db_error(db));
 		goto out;
 	}
 	if (o.host && n == 0) {
-		fprintf(stderr, "mxqadmin: unknown host '%s' (not in mxq_daemon or mxq_power)\n",
+		mxq_complain("unknown host '%s' (not in mxq_daemon or mxq_power)",
 			o.host);
 		goto out;
 	}
 	r = o.json ? print_json(&group, verdicts, n) : print_table(&group, verdicts, n);
 	if (r < 0) {
-		fprintf(stderr, "mxqadmin: writing the report: %s\n", strerror(-r));
+		mxq_complain("writing the report: %s", strerror(-r));
 		goto out;
 	}
 	rc = 0;

@@ -160,18 +160,8 @@ MXQD_CGROUP_DEFAULT_ROOT ";\n"
 "  -h, --help, -V, --version\n");
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(mx_log_stderr_is_journal() ? "<3>mxqd: " : "mxqd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -EINVAL;
-}
+/* complain with the tools' one error printer, return -EINVAL */
+#define fail mxq_invalid
 
 static int parse_seconds(const char *opt, const char *arg, double min, double *ret)
 {
@@ -731,6 +721,7 @@ struct loop_state {
 	uint64_t next_heartbeat_ms;
 	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 	uint64_t db_connects;   /* mx_db's connect count at the last look */
+	uint64_t db_faults;     /* and its server fault count */
 };
 
 /* Say once when the database layer reconnected, and to which server: any
@@ -738,11 +729,14 @@ struct loop_state {
  * possibly to another server. */
 static void note_reconnect(struct mxqd_server *s, struct loop_state *ls)
 {
-	uint64_t n = mx_db_stats(s->db)->connects;
+	uint64_t n = mx_db_stats(s->db)->connects, f = mx_db_stats(s->db)->server_faults;
 
+	if (f != ls->db_faults)
+		mx_log_warning("database: %s", mx_db_last_fault(s->db));
 	if (ls->db_connects && n != ls->db_connects)
 		mx_log_notice("database: reconnected, now on server %s", mx_db_server(s->db));
 	ls->db_connects = n;
+	ls->db_faults = f;
 }
 
 static void handle_signal(struct mxqd_server *s, struct loop_state *ls, int sig)
@@ -841,7 +835,9 @@ static int connect_waiting(struct mxqd_server *server)
 
 static int serve(struct mxqd_server *s, const sigset_t *sigs)
 {
-	struct loop_state ls = { .db_ok = true };
+	/* the first connect, before recovery, is no reconnect; one during
+	 * recovery is (note_reconnect says so in the first turn) */
+	struct loop_state ls = { .db_ok = true, .db_connects = 1 };
 
 	s->accepting = true;
 	for (;;) {
@@ -983,8 +979,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
-			fprintf(stderr, "%s\n", errbuf);
-			return 1;
+			mxq_complain_lines(errbuf);
+			return MXQ_EXIT_FAILURE;
 		}
 		check_config_report(&opt.power);
 		return 0;
@@ -992,7 +988,7 @@ int main(int argc, char **argv)
 	if (server_setup(&server) < 0)
 		return 1;
 	if (mxqd_power_init(&server, &opt.power, errbuf, sizeof(errbuf)) < 0) {
-		fprintf(stderr, "mxqd: power configuration:\n%s\n", errbuf);
+		mxq_complain_lines(errbuf);
 		return 1;
 	}
 	if (opt.debug)

@@ -100,7 +100,7 @@ struct mxqd_job {
 	uint64_t time_min;
 	uint32_t gpus;
 	uint32_t slots;
-	uint64_t tmpdir_gib;        /* --tmpdir SIZE of its group, 0 = no quota */
+	uint64_t tmpdir_mib;        /* --tmpdir SIZE of its group, 0 = no quota */
 	char *callback;
 	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
 	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */

@@ -77,7 +77,9 @@
 #include "mx_log.h"
 #include "mx_util.h"
 #include "mxq_energy.h"
+#include "mxq_energy_db.h"
 #include "mxq_energy_source.h"
+#include "mxq_power_db.h"
 #include "mxqd_cgroup.h"
 #include "mxqd_energy_ipmi.h"
 #include "mxqd_energy_redfish.h"
@@ -661,47 +663,38 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 /* Add the energy an earlier mxqd recorded for an adopted job. */
 static int load_earlier(struct mxqd_server *server, struct tracked *t)
 {
-	struct mx_db_result *res = NULL;
+	struct mxq_energy_db_job earlier;
 	double earlier_j = 0;
-	int64_t n;
+	int n;
 
-	n = mx_db_query(server->db, &res,
-		"SELECT energy_j, active_energy_j, samples, peak_watts, avg_watts,"
-		" UNIX_TIMESTAMP(date_start) * 1000 FROM mxq_power_job WHERE job_id = ?", "U", t->job_id);
+	n = mxq_energy_db_job_read(server->db, t->job_id, &earlier);
 	if (n < 0)
-		return (int)n;
-	if (n > 0 && mx_db_next(res)) {
-		double e = mx_db_double(res, 0), avg = mx_db_double(res, 4);
-		uint64_t start = (uint64_t)mx_db_double(res, 5);
+		return n;
+	if (n > 0) {
+		double e = earlier.energy_j, avg = earlier.avg_watts;
+		uint64_t start = earlier.start_ms;
 
 		earlier_j = e;
 		t->acc.energy_j += e;
-		t->acc.active_j += mx_db_double(res, 1);
-		t->acc.samples += (uint32_t)mx_db_u64(res, 2);
-		if (mx_db_double(res, 3) > t->acc.peak_w)
-			t->acc.peak_w = mx_db_double(res, 3);
+		t->acc.active_j += earlier.active_energy_j;
+		t->acc.samples += earlier.samples;
+		if (earlier.peak_watts > t->acc.peak_w)
+			t->acc.peak_w = earlier.peak_watts;
 		if (avg > 0)
 			t->acc.measured_ms += (uint64_t)(e / avg * 1000);
 		if (start && start < t->start_ms)
 			t->start_ms = start;
 	}
-	mx_db_result_free(res);
 	t->load_earlier = false; /* added: never twice, whatever fails below */
 	/* the timeline goes on from the earlier mxqd's last row, or from
 	 * here when it wrote none */
 	t->timeline_ms = t->since_ms;
 	t->timeline_j = earlier_j;
 	if (en.opt.timeline) {
-		n = mx_db_query(server->db, &res,
-			"SELECT UNIX_TIMESTAMP(sample_time) * 1000, energy_j FROM mxq_power_job_sample"
-			" WHERE job_id = ? ORDER BY sample_time DESC LIMIT 1", "U", t->job_id);
+		n = mxq_energy_db_job_last_sample(server->db, t->job_id, &t->timeline_ms,
+						  &t->timeline_j);
 		if (n < 0)
-			return (int)n;
-		if (n > 0 && mx_db_next(res)) {
-			t->timeline_ms = (uint64_t)(mx_db_double(res, 0) + 0.5);
-			t->timeline_j = mx_db_double(res, 1);
-		}
-		mx_db_result_free(res);
+			return n;
 	}
 	return 0;
 }
@@ -709,28 +702,23 @@ static int load_earlier(struct mxqd_server *server, struct tracked *t)
 static int write_job(struct mxqd_server *server, struct tracked *t)
 {
 	const struct mxq_energy_job_acc *a = &t->acc;
-	int64_t n;
+	struct mxq_energy_db_job row;
+	int n;
 
 	if (t->load_earlier && (n = load_earlier(server, t)) < 0)
-		return (int)n;
+		return n;
 
-	n = mx_db_exec(server->db,
-		"INSERT INTO mxq_power_job (job_id, hostname, energy_j, active_energy_j, avg_watts,"
-		" peak_watts, samples, method, completeness, idle_baseline_watts, date_start, date_end)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FROM_UNIXTIME(? / 1000),"
-		" IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))"
-		" ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), energy_j = VALUES(energy_j),"
-		" active_energy_j = VALUES(active_energy_j), avg_watts = VALUES(avg_watts),"
-		" peak_watts = VALUES(peak_watts), samples = VALUES(samples), method = VALUES(method),"
-		" completeness = VALUES(completeness), idle_baseline_watts = VALUES(idle_baseline_watts),"
-		" date_start = VALUES(date_start), date_end = VALUES(date_end)",
-		"UsddddussdUUU", t->job_id, server->hostname, a->energy_j, a->active_j,
-		mxq_energy_job_acc_avg_watts(a), a->peak_w, a->samples,
-		mxq_energy_method_to_string(a->method),
-		mxq_energy_completeness_to_string(mxq_energy_job_acc_completeness(a)),
-		en.idle_w, t->start_ms, t->end_ms, t->end_ms);
+	row = (struct mxq_energy_db_job) {
+		.job_id = t->job_id, .hostname = server->hostname, .energy_j = a->energy_j,
+		.active_energy_j = a->active_j, .avg_watts = mxq_energy_job_acc_avg_watts(a),
+		.peak_watts = a->peak_w, .samples = a->samples,
+		.method = mxq_energy_method_to_string(a->method),
+		.completeness = mxq_energy_completeness_to_string(mxq_energy_job_acc_completeness(a)),
+		.idle_baseline_watts = en.idle_w, .start_ms = t->start_ms, .end_ms = t->end_ms,
+	};
+	n = mxq_energy_db_job_write(server->db, &row);
 	if (n < 0)
-		return (int)n;
+		return n;
 	if (en.opt.timeline && en.last_real_ms > t->timeline_ms) {
 		/* watts since the previous row (the first: since the job
 		 * started), so rows' watts x their intervals add up to energy_j */
@@ -738,12 +726,9 @@ static int write_job(struct mxqd_server *server, struct tracked *t)
 		uint64_t from = t->timeline_ms ? t->timeline_ms : t->start_ms;
 		double w = at > from ? (a->energy_j - t->timeline_j) * 1000.0 / (double)(at - from) : 0;
 
-		n = mx_db_exec(server->db,
-			"INSERT IGNORE INTO mxq_power_job_sample (job_id, sample_time, energy_j, watts)"
-			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?)",
-			"UUdd", t->job_id, at, a->energy_j, w);
+		n = mxq_energy_db_job_sample_add(server->db, t->job_id, at, a->energy_j, w);
 		if (n < 0)
-			return (int)n;
+			return n;
 		t->timeline_ms = at;
 		t->timeline_j = a->energy_j;
 	}
@@ -772,7 +757,7 @@ static int write_node_samples(struct mxqd_server *server)
 		const struct mxq_energy_sample *next = mxq_energy_ring_get(&en.ring, i + 1);
 		uint64_t prev_ms = gap ? 0 : en.node_written_ms;
 		double watts = 0;
-		int64_t n;
+		int n;
 
 		if (en.node_written_any && (first_seq + i <= en.node_written_seq ||
 					    smp->t_ms <= en.node_written_ms))
@@ -785,13 +770,10 @@ static int write_node_samples(struct mxqd_server *server)
 			continue;
 		if (prev_ms)
 			watts = (smp->energy_j - en.node_written_j) * 1000.0 / (double)(smp->t_ms - prev_ms);
-		n = mx_db_exec(server->db,
-			"INSERT IGNORE INTO mxq_power_sample (hostname, sample_time, energy_j, watts, prev_time)"
-			" VALUES (?, FROM_UNIXTIME(? / 1000), ?, ?, IF(? = 0, NULL, FROM_UNIXTIME(? / 1000)))",
-			"sUddUU", server->hostname, smp->t_ms, en.base_j + smp->energy_j, watts, prev_ms,
-			prev_ms);
+		n = mxq_energy_db_node_sample_add(server->db, server->hostname, smp->t_ms,
+						  en.base_j + smp->energy_j, watts, prev_ms);
 		if (n < 0)
-			return (int)n;
+			return n;
 		en.node_written_any = true;
 		en.node_written_seq = first_seq + i;
 		en.node_written_ms = smp->t_ms;
@@ -803,28 +785,21 @@ static int write_node_samples(struct mxqd_server *server)
 
 static int write_node(struct mxqd_server *server)
 {
+	const struct mxq_power_db_energy add = {
+		.current_watts = en.watts, .total_j = en.pend_total, .jobs_j = en.pend_jobs,
+		.idle_j = en.pend_idle, .boot_j = en.pend_boot, .shutdown_j = en.pend_shutdown,
+		.method = mxq_energy_method_to_string(en.src.method),
+		.idle_baseline_watts = en.idle_w,
+	};
 	int64_t n;
 
 	if (!en.base_loaded) {
-		struct mx_db_result *res = NULL;
-
-		n = mx_db_query(server->db, &res, "SELECT energy_joules FROM mxq_power WHERE hostname = ?",
-				"s", server->hostname);
+		n = mxq_power_db_energy_total(server->db, server->hostname, &en.base_j);
 		if (n < 0)
 			return (int)n;
-		if (n > 0 && mx_db_next(res))
-			en.base_j = mx_db_double(res, 0);
-		mx_db_result_free(res);
 		en.base_loaded = true;
 	}
-	n = mx_db_exec(server->db,
-		"UPDATE mxq_power SET current_watts = ?, energy_joules = energy_joules + ?,"
-		" energy_jobs_joules = energy_jobs_joules + ?, energy_idle_joules = energy_idle_joules + ?,"
-		" energy_boot_joules = energy_boot_joules + ?,"
-		" energy_shutdown_joules = energy_shutdown_joules + ?, energy_method = ?,"
-		" idle_baseline_watts = ?, energy_updated_at = NOW(3) WHERE hostname = ?",
-		"ddddddsds", en.watts, en.pend_total, en.pend_jobs, en.pend_idle, en.pend_boot,
-		en.pend_shutdown, mxq_energy_method_to_string(en.src.method), en.idle_w, server->hostname);
+	n = mxq_power_db_energy_add(server->db, server->hostname, &add);
 	if (n < 0)
 		return (int)n;
 	en.pend_total = en.pend_jobs = en.pend_idle = en.pend_boot = en.pend_shutdown = 0;
@@ -835,17 +810,7 @@ static int write_node(struct mxqd_server *server)
 
 static int prune(struct mxqd_server *server)
 {
-	int64_t n;
-
-	n = mx_db_exec(server->db,
-		"DELETE FROM mxq_power_sample WHERE hostname = ? AND sample_time < NOW() - INTERVAL ? DAY",
-		"su", server->hostname, en.opt.retention_days);
-	if (n >= 0)
-		n = mx_db_exec(server->db,
-			"DELETE s FROM mxq_power_job_sample s JOIN mxq_power_job j USING (job_id)"
-			" WHERE j.hostname = ? AND s.sample_time < NOW() - INTERVAL ? DAY",
-			"su", server->hostname, en.opt.retention_days);
-	return n < 0 ? (int)n : 0;
+	return mxq_energy_db_prune(server->db, server->hostname, en.opt.retention_days);
 }
 
 static void tracked_free(struct tracked *t)
@@ -963,11 +928,7 @@ static void hook_job_ended(void *ctx, struct mxqd_server *server, const struct m
 	if (!t) {
 		/* started by an earlier mxqd (adopted) or never started: keep
 		 * what an earlier mxqd measured, say it is incomplete */
-		n = mx_db_exec(server->db,
-			"INSERT INTO mxq_power_job (job_id, hostname, completeness, date_end)"
-			" VALUES (?, ?, 'none', NOW(3)) ON DUPLICATE KEY UPDATE date_end = NOW(3),"
-			" completeness = IF(energy_j > 0, 'partial', 'none')",
-			"Us", job->job_id, server->hostname);
+		n = mxq_energy_db_job_unmeasured(server->db, job->job_id, server->hostname);
 		if (n < 0)
 			mx_log_warning("energy: job %" PRIu64 ": cannot record: %s", job->job_id,
 				       mx_db_error(server->db));

@@ -13,6 +13,9 @@
  * job leaves this daemon's list only after its outcome is in the database,
  * so a database outage delays bookkeeping but never loses a job.
  *
+ * SQL: none here; the statements are in mxq_job.c (job rows) and
+ * mxq_group.c (which groups have queued jobs).
+ *
  * Status hooks: every start and every terminal outcome passes through
  * mxqd_hooks_job_started() / mxqd_hooks_job_ended() below.
  */
@@ -34,12 +37,10 @@
 #include "mx_util.h"
 #include "mxq_group.h"
 #include "mxq_identity.h"
+#include "mxq_job.h"
 #include "mxq_status.h"
 #include "mxqd.h"
 #include "mxqd_cgroup.h"
-
-/* Job statuses in which a job holds a node (mysql/create_triggers.sql). */
-#define ACTIVE_STATUSES "100,150,200,250,300,350,399,989"
 
 /* ------------------------------------------------------------------ hooks */
 
@@ -217,52 +218,39 @@ static uint32_t job_slots(const struct mxqd_server *server, uint32_t threads, ui
 	return by_memory ? (uint32_t)by_memory : 1;
 }
 
-/* Columns read for a job, joined with its group (see job_from_row). */
-#define JOB_COLUMNS \
-	"j.job_id, j.group_id, j.job_workdir, j.job_argv, j.job_stdout, j.job_stderr, " \
-	"j.job_umask, j.job_callback, j.job_status, g.user_uid, g.user_name, g.user_gid, " \
-	"g.user_group, g.job_threads, g.job_memory, g.job_time, g.job_gpu, g.job_tmpdir_size"
-
-/* Build a job from a row of JOB_COLUMNS. NULL with errno set on failure;
- * job->argv is NULL when job_argv is malformed. */
+/* Build a job from a row of MXQ_JOB_COLUMNS. NULL with errno set on
+ * failure; job->argv is NULL when job_argv is malformed (the job is kept,
+ * so that it ends FAILED through the usual hooks). */
 static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx_db_result *res)
 {
 	struct mxqd_job *job = calloc(1, sizeof(*job));
-	int argc = 0, r;
+	struct mxq_job_row row;
 
-	if (!job)
-		return NULL;
-	job->ngroups = -1;
-	job->job_id = mx_db_u64(res, 0);
-	job->group_id = mx_db_u64(res, 1);
-	job->workdir = mx_db_strdup(res, 2);
-	r = mx_db_str(res, 3) ? mx_argv_decode(mx_db_str(res, 3), &job->argv, &argc) : -EINVAL;
-	job->stdout_path = mx_db_strdup(res, 4);
-	job->stderr_path = mx_db_strdup(res, 5);
-	job->umask = (mode_t)(mx_db_u64(res, 6) & 0777);
-	job->callback = mx_db_strdup(res, 7);
-	job->final_status = (int)mx_db_i64(res, 8); /* current status until it ends */
-	job->uid = (uid_t)mx_db_u64(res, 9);
-	job->user_name = mx_db_strdup(res, 10);
-	job->gid = (gid_t)mx_db_u64(res, 11);
-	job->group_name = mx_db_strdup(res, 12);
-	job->threads = (uint32_t)mx_db_u64(res, 13);
-	job->memory_mib = mx_db_u64(res, 14);
-	job->time_min = mx_db_u64(res, 15);
-	job->gpus = (uint32_t)mx_db_u64(res, 16);
-	job->tmpdir_gib = mx_db_u64(res, 17);
-	job->slots = job_slots(server, job->threads, job->memory_mib);
-	if (!job->workdir || !job->stdout_path || !job->stderr_path || !job->callback ||
-	    !job->user_name || !job->group_name) {
-		job_free(job);
+	if (!job || mxq_job_from_row(&row, res, 0) < 0) {
+		free(job);
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (r < 0 || argc < 1) {
-		/* kept, so that the job ends FAILED through the usual hooks */
-		mx_strvec_free(job->argv);
-		job->argv = NULL;
-	}
+	job->ngroups = -1;
+	job->job_id = row.job_id;
+	job->group_id = row.group_id;
+	job->workdir = row.workdir;
+	job->argv = row.argv;
+	job->stdout_path = row.stdout_path;
+	job->stderr_path = row.stderr_path;
+	job->umask = row.umask;
+	job->callback = row.callback;
+	job->final_status = row.status; /* current status until it ends */
+	job->uid = row.uid;
+	job->user_name = row.user_name;
+	job->gid = row.gid;
+	job->group_name = row.group_name;
+	job->threads = row.threads;
+	job->memory_mib = row.memory_mib;
+	job->time_min = row.time_min;
+	job->gpus = row.gpus;
+	job->tmpdir_mib = row.tmpdir_mib;
+	job->slots = job_slots(server, job->threads, job->memory_mib);
 	return job;
 }
 
@@ -286,30 +274,21 @@ static int outcome_to_status(const struct mxqd_job *job, const struct mxqd_outco
 static int record_end(struct mxqd_server *server, struct mxqd_job *job, int status,
 		      const struct mxqd_outcome *o)
 {
-	static const struct mxqd_outcome none = { 0 };
+	struct mxq_job_stats st = { 0 };
 	int64_t n;
 
-	if (!o)
-		o = &none;
-	/* a job that ended before its RUNNING was recorded gets its start and
-	 * pid here (assigned before job_status: SET is evaluated in order) */
-	n = mx_db_exec(server->db,
-		"UPDATE mxq_job SET date_start = IF(date_start = 0 AND ? > 0, FROM_UNIXTIME(?), date_start),"
-		" host_pid = IF(host_pid = 0, ?, host_pid),"
-		" job_status = ?, date_end = NOW(), stats_status = ?,"
-		" stats_utime_sec = ?, stats_utime_usec = ?, stats_stime_sec = ?, stats_stime_usec = ?,"
-		" stats_real_sec = ?, stats_real_usec = ?, stats_maxrss = ?, stats_minflt = ?,"
-		" stats_majflt = ?, stats_nswap = ?, stats_inblock = ?, stats_oublock = ?,"
-		" stats_nvcsw = ?, stats_nivcsw = ?, stats_max_sumrss = ?"
-		" WHERE job_id = ? AND job_status IN (" ACTIVE_STATUSES ")",
-		"UUiiiUuUuUullllllllUU",
-		job->start_realtime_ms / 1000, job->start_realtime_ms / 1000, (int)job->job_pid,
-		status, o->wait_status,
-		o->utime_us / 1000000, (unsigned)(o->utime_us % 1000000),
-		o->stime_us / 1000000, (unsigned)(o->stime_us % 1000000),
-		o->real_us / 1000000, (unsigned)(o->real_us % 1000000),
-		o->maxrss_kib, o->minflt, o->majflt, o->nswap, o->inblock, o->oublock,
-		o->nvcsw, o->nivcsw, o->max_sumrss_kib, job->job_id);
+	if (o)
+		st = (struct mxq_job_stats) {
+			.wait_status = o->wait_status, .utime_us = o->utime_us,
+			.stime_us = o->stime_us, .real_us = o->real_us, .maxrss_kib = o->maxrss_kib,
+			.minflt = o->minflt, .majflt = o->majflt, .nswap = o->nswap,
+			.inblock = o->inblock, .oublock = o->oublock, .nvcsw = o->nvcsw,
+			.nivcsw = o->nivcsw, .max_sumrss_kib = o->max_sumrss_kib,
+		};
+	/* a job that ended before its RUNNING was recorded: its start and pid */
+	st.start_s = job->start_realtime_ms / 1000;
+	st.pid = job->job_pid;
+	n = mxq_job_record_end(server->db, job->job_id, status, &st);
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
@@ -491,8 +470,7 @@ static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const c
 	mx_log_err("job %" PRIu64 " (group %" PRIu64 ", uid %u, user '%s'): %s", job->job_id,
 		   job->group_id, (unsigned)job->uid, mx_term_field(job->user_name, user, sizeof(user)),
 		   mx_term_field(reason, why, sizeof(why)));
-	n = mx_db_exec(server->db, "UPDATE mxq_job SET job_reason = LEFT(?, 1000) WHERE job_id = ?",
-		       "sU", reason, job->job_id);
+	n = mxq_job_set_reason(server->db, job->job_id, reason);
 	if (n < 0)
 		mx_log_warning("job %" PRIu64 ": cannot record the reason (is the schema upgraded? "
 			       "run mxqadmin db upgrade): %s", job->job_id, mx_db_error(server->db));
@@ -532,11 +510,7 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 
 static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id)
 {
-	int64_t n = mx_db_exec(server->db,
-		"UPDATE mxq_job SET job_status = 0, daemon_id = 0, host_hostname = '', server_id = '',"
-		" host_id = '', host_slots = 0, host_pid = 0 WHERE job_id = ? AND job_status = ?",
-		"Ui", job_id, MXQ_JOB_STATUS_ASSIGNED);
-	return n < 0 ? (int)n : 0;
+	return mxq_job_requeue_claimed(server->db, job_id);
 }
 
 /* Signal the job's session and, with cgroups, every process in its cgroup
@@ -693,11 +667,7 @@ static int record_running(struct mxqd_server *server, struct mxqd_job *job)
 	uint64_t t = mxqd_prof_now();
 	int64_t n;
 
-	n = mx_db_exec(server->db,
-		"UPDATE mxq_job SET job_status = ?, host_pid = ?, date_start = FROM_UNIXTIME(?)"
-		" WHERE job_id = ? AND job_status = ?",
-		"iiUUi", MXQ_JOB_STATUS_RUNNING, (int)job->job_pid, job->start_realtime_ms / 1000,
-		job->job_id, MXQ_JOB_STATUS_ASSIGNED);
+	n = mxq_job_set_running(server->db, job->job_id, job->job_pid);
 	mxqd_prof_add(MXQD_PROF_RUNNING, t);
 	job->running_pending = false;
 	if (n < 0) {
@@ -818,14 +788,7 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 	size_t n = 0, nusers = 0;
 	int64_t rows;
 
-	rows = mx_db_query(server->db, &res,
-		"SELECT group_id, user_uid, group_priority, job_max_per_node, group_jobs_inq,"
-		" (SELECT COALESCE(SUM(g2.group_slots_running), 0) FROM mxq_group g2"
-		"   WHERE g2.user_uid = g.user_uid AND g2.group_jobs_running > 0),"
-		" " MXQ_GROUP_REQS_COLUMNS
-		" FROM mxq_group g WHERE group_status = ? AND group_jobs_inq > 0"
-		" AND (? OR user_uid = ?)",
-		"iiu", MXQ_GROUP_STATUS_OK, server->is_root ? 1 : 0, (unsigned)getuid());
+	rows = mxq_group_query_queued(server->db, &res, server->is_root, (unsigned)getuid());
 	if (rows < 0)
 		return (int)rows;
 	if (rows > 0) {
@@ -839,33 +802,33 @@ static int load_candidates(struct mxqd_server *server, struct candidate **ret,
 		}
 	}
 	while (mx_db_next(res)) {
-		struct mxq_group_reqs reqs;
+		struct mxq_group_queued g;
 		struct candidate *c = &cands[n];
 		enum mxq_qual_rule rule;
 		bool ok;
 
-		if (mxq_group_reqs_from_row(&reqs, res, 6) < 0) {
+		if (mxq_group_queued_from_row(&g, res) < 0) {
 			free(cands);
 			free(users);
 			mx_db_result_free(res);
 			return -ENOMEM;
 		}
-		ok = server_is_qualified(&server->caps, &reqs, &rule);
-		c->threads = reqs.threads;
-		c->memory_mib = reqs.memory_mib;
-		c->gpus = reqs.gpus;
-		mxq_group_reqs_done(&reqs);
+		ok = server_is_qualified(&server->caps, &g.reqs, &rule);
+		c->threads = g.reqs.threads;
+		c->memory_mib = g.reqs.memory_mib;
+		c->gpus = g.reqs.gpus;
+		mxq_group_reqs_done(&g.reqs);
 		if (!ok)
 			continue;
-		c->group_id = mx_db_u64(res, 0);
-		c->uid = (uint32_t)mx_db_u64(res, 1);
-		c->priority = (unsigned)mx_db_u64(res, 2);
-		c->max_per_node = (uint32_t)mx_db_u64(res, 3);
-		c->jobs_inq = mx_db_u64(res, 4);
+		c->group_id = g.group_id;
+		c->uid = g.uid;
+		c->priority = g.priority;
+		c->max_per_node = g.max_per_node;
+		c->jobs_inq = g.jobs_inq;
 		c->slots = job_slots(server, c->threads, c->memory_mib);
 		if (!user_slots(users, nusers, c->uid)) {
 			users[nusers].uid = c->uid;
-			users[nusers].slots = mx_db_u64(res, 5);
+			users[nusers].slots = g.user_slots_running;
 			nusers++;
 		}
 		n++;
@@ -947,10 +910,7 @@ static struct mxqd_job *ahead_next(struct mxqd_server *server, const struct cand
 		return ahead.jobs[ahead.next++];
 	ahead_drop();
 	t = mxqd_prof_now();
-	n = mx_db_query(server->db, &res,
-		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.group_id = ? AND j.job_status = ? ORDER BY j.job_priority, j.job_id LIMIT ?",
-		"UiU", c->group_id, MXQ_JOB_STATUS_INQ, want ? want : 1);
+	n = mxq_job_query_queued(server->db, &res, c->group_id, want ? want : 1);
 	mxqd_prof_add(MXQD_PROF_LOAD, t);
 	if (n < 0) {
 		*ret_err = (int)n;
@@ -974,20 +934,13 @@ static struct mxqd_job *ahead_next(struct mxqd_server *server, const struct cand
  * daemon won, the job is no longer queued or this host is being drained. */
 static int claim_job(struct mxqd_server *server, const struct candidate *c, struct mxqd_job *job)
 {
-	char host_id[256];
+	const struct mxq_job_claimer me = {
+		.daemon_id = server->daemon_id, .hostname = server->hostname,
+		.daemon_name = server->daemon_name,
+	};
 	int64_t n;
 
-	snprintf(host_id, sizeof(host_id), "%s::%s", server->hostname, server->daemon_name);
-	n = mx_db_exec(server->db,
-		"UPDATE mxq_job SET job_status = ?, daemon_id = ?, host_hostname = ?, server_id = ?,"
-		" host_id = ?, host_slots = ?"
-		" WHERE job_id = ? AND job_status = ?"
-		/* drain guard: once the power manager's drain of this host has
-		 * committed, this statement cannot claim anything here */
-		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')",
-		"iUsssuUis", MXQ_JOB_STATUS_ASSIGNED, server->daemon_id, server->hostname,
-		server->daemon_name, host_id, c->slots, job->job_id, MXQ_JOB_STATUS_INQ,
-		server->hostname);
+	n = mxq_job_claim(server->db, &me, job->job_id, c->slots);
 	if (n > 0)
 		job->final_status = MXQ_JOB_STATUS_ASSIGNED;
 	return n < 0 ? (int)n : (int)n;
@@ -1026,9 +979,7 @@ static int requeue_uncertain_claims(struct mxqd_server *server)
 	struct mx_db_result *res = NULL;
 	int64_t n;
 
-	n = mx_db_query(server->db, &res,
-		"SELECT job_id FROM mxq_job WHERE daemon_id = ? AND job_status = ?",
-		"Ui", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED);
+	n = mxq_job_query_assigned(server->db, &res, server->daemon_id);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
@@ -1140,11 +1091,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	struct mx_db_result *res = NULL;
 	int64_t n;
 
-	n = mx_db_query(server->db, &res,
-		"SELECT j.job_id FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.daemon_id = ? AND j.job_status IN (" ACTIVE_STATUSES ")"
-		" AND (j.job_status = ? OR g.group_status = ?)",
-		"Uii", server->daemon_id, MXQ_JOB_STATUS_CANCELLING, MXQ_GROUP_STATUS_CANCELLED);
+	n = mxq_job_query_to_cancel(server->db, &res, server->daemon_id);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
@@ -1153,11 +1100,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 
 		if (!job) {
 			/* cancelled between our claim and its start: it never ran */
-			int64_t m = mx_db_exec(server->db,
-				"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
-				" WHERE job_id = ? AND daemon_id = ? AND job_status = ?",
-				"iUUi", MXQ_JOB_STATUS_CANCELLED, job_id, server->daemon_id,
-				MXQ_JOB_STATUS_CANCELLING);
+			int64_t m = mxq_job_cancel_unstarted(server->db, job_id, server->daemon_id);
 			if (m > 0)
 				mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
 			continue;
@@ -1174,16 +1117,11 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	 * leaves those hidden from upstream daemons queued (create_triggers.sql).
 	 * Two statements: the job triggers update mxq_group, which a statement
 	 * on mxq_job must then not read. */
-	n = mx_db_query(server->db, &res,
-		"SELECT group_id FROM mxq_group WHERE group_status = ? AND group_jobs_inq > 0",
-		"i", MXQ_GROUP_STATUS_CANCELLED);
+	n = mxq_group_query_cancelled_queued(server->db, &res);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
-		int64_t m = mx_db_exec(server->db,
-			"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
-			" WHERE group_id = ? AND job_status = ? AND daemon_id = 0",
-			"iUi", MXQ_JOB_STATUS_CANCELLED, mx_db_u64(res, 0), MXQ_JOB_STATUS_INQ);
+		int64_t m = mxq_job_cancel_queued(server->db, mx_db_u64(res, 0));
 		if (m > 0)
 			mx_log_info("group %" PRIu64 ": cancelled, %" PRId64 " queued job(s) cancelled",
 				    mx_db_u64(res, 0), m);
@@ -1247,33 +1185,37 @@ static void log_adopted(const struct mxqd_server *server, const struct mxqd_job 
 int mxqd_jobs_recover(struct mxqd_server *server)
 {
 	struct mx_db_result *res = NULL;
+	const struct mxq_job_claimer me = {
+		.daemon_id = server->daemon_id, .hostname = server->hostname,
+		.daemon_name = server->daemon_name,
+	};
 	unsigned requeued = 0, adopted = 0, lost = 0;
 	int64_t n;
 
-	n = mx_db_query(server->db, &res,
-		"SELECT " JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
-		" WHERE j.host_hostname = ? AND j.server_id = ? AND j.job_status IN (" ACTIVE_STATUSES ")",
-		"ss", server->hostname, server->daemon_name);
+	n = mxq_job_query_left_by(server->db, &res, &me);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
-		uint64_t job_id = mx_db_u64(res, 0);
-		int status = (int)mx_db_i64(res, 8);
+		struct mxqd_job *job = job_from_row(server, res);
+		uint64_t job_id;
+		int status;
 		pid_t reaper = 0, job_pid = 0;
 		unsigned long long starttime = 0;
-		bool alive;
-		bool traces = job_left_traces(server, job_id, &reaper, &job_pid, &starttime, &alive);
-		struct mxqd_job *job;
+		bool alive, traces;
 
-		if (!traces && status == MXQ_JOB_STATUS_ASSIGNED) {
-			/* claimed, never started: give it back to the queue */
-			if (requeue_claimed_job(server, job_id) == 0)
-				requeued++;
+		if (!job) {
+			mx_log_err("job %" PRIu64 ": cannot be recovered: %m",
+				   mx_db_u64(res, MXQ_JOB_COL_ID));
 			continue;
 		}
-		job = job_from_row(server, res);
-		if (!job) {
-			mx_log_err("job %" PRIu64 ": cannot be recovered: %m", job_id);
+		job_id = job->job_id;
+		status = job->final_status;
+		traces = job_left_traces(server, job_id, &reaper, &job_pid, &starttime, &alive);
+		if (!traces && status == MXQ_JOB_STATUS_ASSIGNED) {
+			/* claimed, never started: give it back to the queue */
+			job_free(job);
+			if (requeue_claimed_job(server, job_id) == 0)
+				requeued++;
 			continue;
 		}
 		job->adopted = true;
@@ -1284,10 +1226,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		job_list_add(server, job);
 		if (traces) {
 			/* running, or ended while no mxqd watched: the reaping loop decides */
-			mx_db_exec(server->db,
-				   "UPDATE mxq_job SET daemon_id = ?, job_status = IF(job_status = ?, ?, job_status)"
-				   " WHERE job_id = ? AND job_status IN (" ACTIVE_STATUSES ")",
-				   "UiiU", server->daemon_id, MXQ_JOB_STATUS_ASSIGNED, MXQ_JOB_STATUS_RUNNING, job_id);
+			mxq_job_adopt(server->db, job_id, server->daemon_id);
 			adopted++;
 			if (!alive)
 				job->reaper_pid = 0;  /* reaper gone: outcome file or lost */

@@ -860,23 +860,17 @@ uint64_t mxqd_power_next_tick_in_ms(void)
 
 static void warn_other_config(struct mxqd_server *server)
 {
-	struct mx_db_result *res = NULL;
+	char hash[sizeof(pm.config_hash)], holder[256];
 
-	if (mx_db_query(server->db, &res, "SELECT config_hash, holder FROM mxq_power_leader WHERE id = 1",
-			NULL) <= 0) {
-		mx_db_result_free(res);
+	if (mxq_power_lease_published(server->db, hash, sizeof(hash), holder, sizeof(holder)) < 0)
 		return;
-	}
-	mx_db_next(res);
-	if (mx_db_str(res, 0) && mx_db_str(res, 0)[0] && strcmp(mx_db_str(res, 0), pm.config_hash) != 0 &&
-	    strcmp(mx_db_str(res, 0), pm.warned_hash) != 0) {
+	if (hash[0] && strcmp(hash, pm.config_hash) != 0 && strcmp(hash, pm.warned_hash) != 0) {
 		mx_log_warning("power: the leader %s runs power.conf with hash %s, this candidate has %s: "
 			       "the policy will change if this candidate takes over - keep power.conf "
 			       "identical on every --power-manager",
-			       mx_db_str(res, 1), mx_db_str(res, 0), pm.config_hash);
-		snprintf(pm.warned_hash, sizeof(pm.warned_hash), "%s", mx_db_str(res, 0));
+			       holder, hash, pm.config_hash);
+		snprintf(pm.warned_hash, sizeof(pm.warned_hash), "%s", hash);
 	}
-	mx_db_result_free(res);
 }
 
 /* Send the call that goes with action A (its transition or event is

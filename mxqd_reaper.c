@@ -226,13 +226,13 @@ static bool mount_tmpdir_quota(const struct mxqd_reaper_args *a, const char *tmp
 	const struct mxqd_job *job = a->job;
 	char opts[128];
 
-	if (!job->tmpdir_gib || !a->server->is_root)
+	if (!job->tmpdir_mib || !a->server->is_root)
 		return false;
-	snprintf(opts, sizeof(opts), "size=%" PRIu64 "g,mode=0700,uid=%u,gid=%u", job->tmpdir_gib,
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 "m,mode=0700,uid=%u,gid=%u", job->tmpdir_mib,
 		 (unsigned)job->uid, (unsigned)job->gid);
 	if (mount("mxq_tmpdir", tmpdir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
-		mx_log_warning("job %" PRIu64 ": cannot mount a %" PRIu64 " GiB tmpfs on %s: %m; "
-			       "its tmpdir has no quota", job->job_id, job->tmpdir_gib, tmpdir);
+		mx_log_warning("job %" PRIu64 ": cannot mount a %" PRIu64 " MiB tmpfs on %s: %m; "
+			       "its tmpdir has no quota", job->job_id, job->tmpdir_mib, tmpdir);
 		return false;
 	}
 	return true;

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,12 +34,12 @@
 #include "mxq_privs.h"
 #include "mx_util.h"
 #include "mxq_status.h"
+#include "mxq_table.h"
 
 #ifndef MXQ_VERSION
 #define MXQ_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 
 /* Filters as text (NULL = not given), bound as parameters. */
 struct filters {
@@ -154,11 +155,6 @@ static const char *dash(const char *s)
 }
 
 /* JSON string or null for NULL / empty. */
-static json_t *json_str_or_null(const char *s)
-{
-	return s && *s ? json_string(s) : json_null();
-}
-
 /* ------------------------------------------------------------------ */
 /* groups                                                              */
 
@@ -184,32 +180,30 @@ static const char group_sql[] =
 	"   AND (? IS NOT NULL OR group_jobs_inq > 0 OR group_jobs_running > 0)"
 	" ORDER BY group_id";
 
-static void print_group_header(void)
+#define C MXQ_TABLE_SEP
+
+static struct mxq_table *group_table(void)
 {
-	printf("%8s %-10s %-16s %-9s %6s %6s %6s %6s %6s %6s %6s %4s %6s %6s  %s\n",
-	       "GROUP_ID", "USER", "NAME", "STATUS", "INQ", "RUN", "DONE", "FAIL",
-	       "CANC", "UNKN", "SLOTS", "THR", "MEM", "TIME", "COMMAND");
+	return mxq_table_new("GROUP_ID>|USER|NAME|STATUS|INQ>|RUN>|DONE>|FAIL>|CANC>|UNKN>|SLOTS>"
+			     "|THR>|MEM>|TIME>|COMMAND");
 }
 
-static void print_group_row(const struct mx_db_result *res)
+static int group_row(struct mxq_table *t, const struct mx_db_result *res)
 {
-	char st[16], mem[16], tm[16], user[256], name[512], cmd[4096];
+	char st[16], mem[16], tm[16];
 
 	mx_format_size_mib(mx_db_u64(res, G_MEMORY), mem, sizeof(mem));
 	mx_format_runtime_min(mx_db_u64(res, G_TIME), tm, sizeof(tm));
-	printf("%8llu %-10s %-16s %-9s %6llu %6llu %6llu %6llu %6llu %6llu %6llu %4llu %6s %6s  %s\n",
-	       (unsigned long long)mx_db_u64(res, G_ID), mx_term_field(mx_db_str(res, G_USER), user, sizeof(user)),
-	       mx_term_field(mx_db_str(res, G_NAME), name, sizeof(name)),
-	       group_status_name((int)mx_db_i64(res, G_STATUS), st, sizeof(st)),
-	       (unsigned long long)mx_db_u64(res, G_INQ),
-	       (unsigned long long)mx_db_u64(res, G_RUNNING),
-	       (unsigned long long)mx_db_u64(res, G_FINISHED),
-	       (unsigned long long)mx_db_u64(res, G_FAILED),
-	       (unsigned long long)mx_db_u64(res, G_CANCELLED),
-	       (unsigned long long)mx_db_u64(res, G_UNKNOWN),
-	       (unsigned long long)mx_db_u64(res, G_SLOTS),
-	       (unsigned long long)mx_db_u64(res, G_THREADS), mem, tm,
-	       mx_term_field(mx_db_str(res, G_COMMAND), cmd, sizeof(cmd)));
+	return mxq_table_addf(t, "%" PRIu64 C "%s" C "%s" C "%s" C "%" PRIu64 C "%" PRIu64 C
+			      "%" PRIu64 C "%" PRIu64 C "%" PRIu64 C "%" PRIu64 C "%" PRIu64 C
+			      "%" PRIu64 C "%s" C "%s" C "%s",
+			      mx_db_u64(res, G_ID), mx_db_str(res, G_USER), mx_db_str(res, G_NAME),
+			      group_status_name((int)mx_db_i64(res, G_STATUS), st, sizeof(st)),
+			      mx_db_u64(res, G_INQ), mx_db_u64(res, G_RUNNING),
+			      mx_db_u64(res, G_FINISHED), mx_db_u64(res, G_FAILED),
+			      mx_db_u64(res, G_CANCELLED), mx_db_u64(res, G_UNKNOWN),
+			      mx_db_u64(res, G_SLOTS), mx_db_u64(res, G_THREADS), mem, tm,
+			      mx_db_str(res, G_COMMAND));
 }
 
 static json_t *group_json(const struct mx_db_result *res)
@@ -289,17 +283,16 @@ static int64_t job_runtime(const struct mx_db_result *res)
 	return end > start ? (int64_t)(end - start) : 0;
 }
 
-static void print_job_header(void)
+/* the last column: why a job ended without running (mxqd refused it) */
+static struct mxq_table *job_table(void)
 {
-	printf("%8s %8s %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s %10s\n",
-	       "JOB_ID", "GROUP_ID", "USER", "STATUS", "HOST", "SERVER", "SUBMITTED",
-	       "STARTED", "ENDED", "RESULT", "RUNTIME", "ENERGY_J");
+	return mxq_table_new("JOB_ID>|GROUP_ID>|USER|STATUS|HOST|SERVER|SUBMITTED|STARTED|ENDED"
+			     "|RESULT|RUNTIME>|ENERGY_J>|REASON");
 }
 
-static void print_job_row(const struct mx_db_result *res)
+static int job_row(struct mxq_table *t, const struct mx_db_result *res)
 {
 	char st[16], d1[32], d2[32], d3[32], ex[32], rt[32] = "-", en[32] = "-";
-	char user[256], host[256], server[256], reason[4096];
 	int status = (int)mx_db_i64(res, J_STATUS);
 	int64_t runtime = job_runtime(res);
 
@@ -308,26 +301,22 @@ static void print_job_row(const struct mx_db_result *res)
 	if (!mx_db_is_null(res, J_ENERGY)) /* '~' marks a partial measurement */
 		snprintf(en, sizeof(en), "%.1f%s", mx_db_double(res, J_ENERGY),
 			 strcmp(mx_db_str(res, J_ENERGY_COMPLETE), "full") ? "~" : "");
-	printf("%8llu %8llu %-10s %-11s %-16s %-12s %-19s %-19s %-19s %-10s %8s %10s\n",
-	       (unsigned long long)mx_db_u64(res, J_ID),
-	       (unsigned long long)mx_db_u64(res, J_GROUP),
-	       mx_term_field(mx_db_str(res, J_USER), user, sizeof(user)),
-	       job_status_name(status, st, sizeof(st)),
-	       dash(mx_term_field(mx_db_str(res, J_HOST), host, sizeof(host))),
-	       dash(mx_term_field(mx_db_str(res, J_SERVER), server, sizeof(server))),
-	       dash(format_date(mx_db_u64(res, J_SUBMIT), d1, sizeof(d1))),
-	       dash(format_date(mx_db_u64(res, J_START), d2, sizeof(d2))),
-	       dash(format_date(mx_db_u64(res, J_END), d3, sizeof(d3))),
-	       dash(format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS), ex, sizeof(ex))),
-	       rt, en);
-	/* why it ended without running (mxqd refused it), on a line of its own */
-	if (mx_db_str(res, J_REASON) && *mx_db_str(res, J_REASON))
-		printf("%8s reason: %s\n", "", mx_term_field(mx_db_str(res, J_REASON), reason, sizeof(reason)));
+	return mxq_table_addf(t, "%" PRIu64 C "%" PRIu64 C "%s" C "%s" C "%s" C "%s" C "%s" C "%s"
+			      C "%s" C "%s" C "%s" C "%s" C "%s",
+			      mx_db_u64(res, J_ID), mx_db_u64(res, J_GROUP), mx_db_str(res, J_USER),
+			      job_status_name(status, st, sizeof(st)),
+			      dash(mx_db_str(res, J_HOST)), dash(mx_db_str(res, J_SERVER)),
+			      dash(format_date(mx_db_u64(res, J_SUBMIT), d1, sizeof(d1))),
+			      dash(format_date(mx_db_u64(res, J_START), d2, sizeof(d2))),
+			      dash(format_date(mx_db_u64(res, J_END), d3, sizeof(d3))),
+			      dash(format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS),
+					       ex, sizeof(ex))),
+			      rt, en, mx_db_str(res, J_REASON) ? mx_db_str(res, J_REASON) : "");
 }
 
 static json_t *job_json(const struct mx_db_result *res)
 {
-	char st[16], d[32], ex[32];
+	char st[16], ex[32];
 	int status = (int)mx_db_i64(res, J_STATUS);
 	int64_t runtime = job_runtime(res);
 	json_t *o = json_object(), *argv_json;
@@ -344,22 +333,19 @@ static json_t *job_json(const struct mx_db_result *res)
 	json_object_set_new(o, "job_status", json_string(job_status_name(status, st, sizeof(st))));
 	json_object_set_new(o, "job_status_code", json_integer(status));
 	json_object_set_new(o, "job_priority", json_integer(mx_db_i64(res, J_PRIORITY)));
-	json_object_set_new(o, "host_hostname", json_str_or_null(mx_db_str(res, J_HOST)));
-	json_object_set_new(o, "server_id", json_str_or_null(mx_db_str(res, J_SERVER)));
+	json_object_set_new(o, "host_hostname", mxq_json_text(mx_db_str(res, J_HOST)));
+	json_object_set_new(o, "server_id", mxq_json_text(mx_db_str(res, J_SERVER)));
 	json_object_set_new(o, "host_pid", json_integer(mx_db_i64(res, J_PID)));
 	json_object_set_new(o, "host_slots", json_integer(mx_db_i64(res, J_SLOTS)));
-	json_object_set_new(o, "date_submit",
-		json_str_or_null(format_date(mx_db_u64(res, J_SUBMIT), d, sizeof(d))));
-	json_object_set_new(o, "date_start",
-		json_str_or_null(format_date(mx_db_u64(res, J_START), d, sizeof(d))));
-	json_object_set_new(o, "date_end",
-		json_str_or_null(format_date(mx_db_u64(res, J_END), d, sizeof(d))));
+	mxq_json_set_time(o, "date_submit", (double)mx_db_u64(res, J_SUBMIT));
+	mxq_json_set_time(o, "date_start", (double)mx_db_u64(res, J_START));
+	mxq_json_set_time(o, "date_end", (double)mx_db_u64(res, J_END));
 	json_object_set_new(o, "stats_status", json_integer(mx_db_i64(res, J_WSTATUS)));
 	json_object_set_new(o, "energy_j", mx_db_is_null(res, J_ENERGY) ? json_null()
 					   : json_real(mx_db_double(res, J_ENERGY)));
-	json_object_set_new(o, "energy_method", json_str_or_null(mx_db_str(res, J_ENERGY_METHOD)));
-	json_object_set_new(o, "energy_completeness", json_str_or_null(mx_db_str(res, J_ENERGY_COMPLETE)));
-	json_object_set_new(o, "result", json_str_or_null(
+	json_object_set_new(o, "energy_method", mxq_json_text(mx_db_str(res, J_ENERGY_METHOD)));
+	json_object_set_new(o, "energy_completeness", mxq_json_text(mx_db_str(res, J_ENERGY_COMPLETE)));
+	json_object_set_new(o, "result", mxq_json_text(
 		format_exit(status, runtime >= 0, mx_db_u64(res, J_WSTATUS), ex, sizeof(ex))));
 	json_object_set_new(o, "runtime_sec", runtime >= 0 ? json_integer(runtime) : json_null());
 	json_object_set_new(o, "job_workdir", json_string(mx_db_str(res, J_WORKDIR)));
@@ -370,8 +356,8 @@ static json_t *job_json(const struct mx_db_result *res)
 		mx_strvec_free(argv);
 	}
 	json_object_set_new(o, "job_argv", argv_json);
-	json_object_set_new(o, "job_callback", json_str_or_null(mx_db_str(res, J_CALLBACK)));
-	json_object_set_new(o, "job_reason", json_str_or_null(mx_db_str(res, J_REASON)));
+	json_object_set_new(o, "job_callback", mxq_json_text(mx_db_str(res, J_CALLBACK)));
+	json_object_set_new(o, "job_reason", mxq_json_text(mx_db_str(res, J_REASON)));
 	return o;
 }
 
@@ -502,9 +488,11 @@ static int dump(struct mx_db *db, const struct filters *f)
 	/* and naming a status, group or job replaces the "only active" default */
 	bool everything = f->inactive || f->status || f->group_id || f->job_id;
 	struct mx_db_result *res = NULL;
+	struct mxq_table *table = NULL;
 	json_t *array = NULL;
 	uint32_t n;
 	int64_t rows;
+	int r;
 
 	if (f->user) {
 		if (mx_strtou32(f->user, &n) == 0)
@@ -529,32 +517,34 @@ static int dump(struct mx_db *db, const struct filters *f)
 		return (int)rows;
 	}
 
-	if (f->json) {
+	if (f->json)
 		array = json_array();
-		if (!array)
-			goto nomem;
-	} else if (f->jobs) {
-		print_job_header();
-	} else {
-		print_group_header();
-	}
+	else
+		table = f->jobs ? job_table() : group_table();
+	if (!array && !table)
+		goto nomem;
 	while (mx_db_next(res)) {
 		if (f->json) {
 			json_t *o = f->jobs ? job_json(res) : group_json(res);
 
 			if (!o || json_array_append_new(array, o) < 0)
 				goto nomem;
-		} else if (f->jobs) {
-			print_job_row(res);
-		} else {
-			print_group_row(res);
+		} else if ((f->jobs ? job_row(table, res) : group_row(table, res)) < 0) {
+			goto nomem;
 		}
 	}
 	mx_db_result_free(res);
-	if (f->json) {
-		if (mxq_json_print(array) < 0) {
-			mxq_complain("cannot write JSON output");
-			return -EIO;
+	res = NULL;
+	if (f->json && mxq_json_print(array) < 0) {
+		mxq_complain("cannot write JSON output");
+		return -EIO;
+	}
+	if (table) {
+		r = mxq_table_print(table, stdout);
+		mxq_table_free(table);
+		if (r < 0) {
+			mxq_complain("writing the output: %s", strerror(-r));
+			return r;
 		}
 	}
 	if (fflush(stdout) != 0) {
@@ -576,7 +566,7 @@ int main(int argc, char **argv)
 		.db_group = getenv("MXQ_MYSQL_DEFAULT_GROUP"),
 	};
 	struct mx_db *db = NULL;
-	int r, status = EXIT_FAILURE;
+	int r, status = MXQ_EXIT_FAILURE;
 
 	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqdump");
@@ -589,11 +579,11 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &f);
 	if (r != 0)
-		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+		return r > 0 ? MXQ_EXIT_OK : MXQ_EXIT_USAGE;
 	f.active_codes = active_status_list();
 	if (!f.active_codes) {
 		mxq_complain("out of memory");
-		return EXIT_FAILURE;
+		return MXQ_EXIT_FAILURE;
 	}
 
 	if (!f.json)
@@ -602,7 +592,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	if (dump(db, &f) == 0)
-		status = EXIT_SUCCESS;
+		status = MXQ_EXIT_OK;
 out:
 	mx_db_close(db);
 	free(f.active_codes);

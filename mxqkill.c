@@ -37,7 +37,6 @@
 #define MXQ_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 
 struct options {
 	uint64_t group_id;          /* -g, 0 = not given */
@@ -422,7 +421,7 @@ int main(int argc, char **argv)
 	};
 	struct mx_db *db = NULL;
 	char *terminable = NULL;
-	int r, status = EXIT_FAILURE;
+	int r, status = MXQ_EXIT_FAILURE;
 
 	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqkill");
@@ -433,11 +432,11 @@ int main(int argc, char **argv)
 		o.db_group = MX_DB_GROUP_CLIENT;
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
-		return r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+		return r > 0 ? MXQ_EXIT_OK : MXQ_EXIT_USAGE;
 	terminable = terminable_status_list();
 	if (!terminable) {
 		mxq_complain("out of memory");
-		return EXIT_FAILURE;
+		return MXQ_EXIT_FAILURE;
 	}
 
 	r = mxq_client_connect(&db, o.defaults_file, o.db_group);
@@ -448,7 +447,7 @@ int main(int argc, char **argv)
 	else
 		r = cancel_job(db, o.job_id, terminable);
 	if (r == 0)
-		status = EXIT_SUCCESS;
+		status = MXQ_EXIT_OK;
 out:
 	mx_db_close(db);
 	free(terminable);

@@ -39,7 +39,6 @@
 #define MXQ_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE 2
 
 /* Column limits of mysql/create_tables.sql, checked before connecting. */
 #define MAX_GROUP_NAME   128
@@ -671,7 +670,7 @@ int main(int argc, char **argv)
 	uint64_t group_id = 0, job_id = 0;
 	struct submit_tx tx = { 0 };
 	struct mx_db *db = NULL;
-	int r, status = EXIT_FAILURE;
+	int r, status = MXQ_EXIT_FAILURE;
 
 	mxq_privs_init(); /* first: from here on we act as the caller */
 	mxq_client_set_program("mxqsub");
@@ -690,7 +689,7 @@ int main(int argc, char **argv)
 
 	r = parse_args(argc, argv, &sub, &dbo);
 	if (r != 0) {
-		status = r > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+		status = r > 0 ? MXQ_EXIT_OK : MXQ_EXIT_USAGE;
 		goto out;
 	}
 
@@ -714,7 +713,7 @@ int main(int argc, char **argv)
 		mxq_complain("writing the result: %s", strerror(errno));
 		goto out;
 	}
-	status = EXIT_SUCCESS;
+	status = MXQ_EXIT_OK;
 out:
 	mx_db_close(db);
 	submission_free(&sub);

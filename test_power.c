@@ -52,6 +52,7 @@ struct t_node {
 	int64_t fence_in;        /* fence_until = NOW + fence_in; 0 = none */
 	const char *unmanaged;
 	const char *failed_call;
+	double watts;            /* current_watts reading, 0 = unknown */
 };
 
 struct t_demand {
@@ -63,6 +64,8 @@ struct t_demand {
 	uint64_t jobs;
 	uint32_t max_per_node;
 	const char *label;
+	uint32_t at_once;        /* nodes_at_once: a gang of that many nodes */
+	int64_t run_s;           /* requested run time of the first job, 0 = job_time */
 };
 
 struct t_expect {
@@ -499,6 +502,88 @@ static const struct scenario scenarios[] = {
 	  { { .jobs = 3 } },
 	  { { "o1", "WAKE", "no powered-on node has room" } },
 	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
+	/* gangs: nodes_at_once > 1 (the simulator's wide jobs) */
+#define GANG_CONF "warm_pool = 0\nidle_time = 5m\nboot_time = 3m\n"
+	{ "gang whose last node frees late: its idle node is not held, no wake", GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 2 * HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "DRAIN", "idle 10m" }, { "n2", "NONE", "busy" },
+	    { "o1", "NONE", "need several nodes at once, not free for 1h52m" } }, ANY },
+	{ "gang whose last node frees within a boot plus the idle time: woken ahead",
+	  GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 7 * MIN),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
+	    { "o1", "WAKE", "woken: 2 pending jobs" } }, ANY },
+	{ "gang that no set of nodes can ever take: served as independent jobs", GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN), N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "NONE", "needed" }, { "o1", "WAKE", "woken" } }, ANY },
+	{ "a long job stays off the node a deferred gang waits for: wakes another", GANG_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 1 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .jobs = 1, .run_s = 2 * HOUR } },
+	  { { "n1", "NONE", "not idle long enough" }, { "n2", "NONE", "busy" },
+	    { "o1", "WAKE", "woken: 1 pending jobs" } }, ANY },
+	{ "a job that ends before the deferred gang can start takes its idle node", GANG_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 1 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = HOUR),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .whitelist = "n1 n2", .jobs = 2, .max_per_node = 1, .at_once = 2 },
+	    { .jobs = 1, .run_s = 20 * MIN } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
+	    { "o1", "NONE", "off" } }, ANY },
+	/* idle_time = auto learns from wakes: break-even 330 s (defaults) */
+	{ "learned: power-offs seldom undone, the idle time shrinks", "warm_pool = 0\n",
+	  { .learn = { { "", 0.1, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle 2m (idle time 1m6s)" } }, ANY },
+	{ "learned: power-offs often undone, the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "", 0.8, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 2m of 5m30s" } }, ANY },
+	{ "learned per class: another class keeps the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "gpu", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN),
+	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 1m)" } }, ANY },
+	{ "learned share, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
+	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "2m of 10m" } }, ANY },
+
+	/* max_power_watts: powered nodes at max(reading, busy_watts) */
+#define BUDGET_CONF "max_power_watts = 600\nbusy_watts = 250\n"
+	{ "power budget: wakes stop where one more node could exceed it", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16), N("o1", "OFF", HOUR, 2), N("o2", "OFF", HOUR, 3) },
+	  { { .jobs = 40 } },
+	  { { "n1", "NONE", "busy" }, { "o1", "WAKE", "woken" },
+	    { "o2", "NONE", "max_power_watts reached (powered nodes may draw 500 W of 600 W; "
+			    "a woken node may draw 250 W)" } }, ANY },
+	{ "power budget: a reading above busy_watts counts as read", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16, .watts = 400), N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 40 } },
+	  { { "o1", "NONE", "max_power_watts reached (powered nodes may draw 400 W of 600 W" } },
+	  ANY },
+	{ "power budget: a node going off still counts, an idle one at busy_watts", BUDGET_CONF,
+	  FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16, .watts = 120),
+	    N("p1", "POWERING_OFF", 30, 2, .watts = 60), N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 40 } },
+	  { { "o1", "NONE", "may draw 500 W of 600 W" } }, ANY },
+	{ "power budget: an admin wake is not held back", BUDGET_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .jobs = 16), N("n2", "ON", HOUR, 2, .jobs = 16),
+	    N("o1", "OFF", HOUR, 3, .admin_wake = true, .admin_req = true) },
+	  { { 0 } },
+	  { { "o1", "WAKE", "on by admin" }, { "o1", "ADMIN_DONE", "power on request" } }, ANY },
 	{ "max_booting caps concurrent boots", "max_booting = 2\n", FRESH,
 	  { N("b1", "POWERING_ON", 60, 9), N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
 	  { { .jobs = 48 } },
@@ -626,6 +711,7 @@ static void build(const struct scenario *s, struct built *b)
 			.off_by_node = t->off_by_node,
 			.unmanaged_why = t->unmanaged,
 			.failed_call = t->failed_call,
+			.watts = t->watts,
 		};
 		if (t->end_in && t->jobs) {
 			b->running[n][0] = (struct mxq_power_running_job) {
@@ -644,6 +730,7 @@ static void build(const struct scenario *s, struct built *b)
 		b->demand[d] = (struct mxq_power_demand) {
 			.reqs = &b->reqs[d], .label = t->label, .jobs_pending = t->jobs,
 			.max_per_node = t->max_per_node,
+			.nodes_at_once = t->at_once, .run_s = t->run_s,
 		};
 	}
 	b->snap = (struct mxq_power_snapshot) { .nodes = b->nodes, .n_nodes = n,
@@ -794,6 +881,38 @@ static size_t count_kind(const struct mxq_power_plan *plan, enum mxq_power_actio
 		c += plan->actions[k].kind == kind;
 	return c;
 }
+
+/* Wakes teach the policy: a host woken within the break-even time after it
+ * went off counts as a short gap, one off for longer as a long one. */
+START_TEST(test_learn_from_wakes)
+{
+	static const struct scenario s = {
+		"learn", "warm_pool = 0\nmin_off_time = 0\n", FRESH,
+		{ N("o1", "OFF", 2 * MIN, 1, .cls = "a"), N("o2", "OFF", HOUR, 2, .cls = "b"),
+		  N("o3", "OFF", 2 * MIN, 3, .admin_wake = true, .admin_req = true) },
+		{ { .jobs = 48 } }, { { 0 } }, ANY,
+	};
+	struct built b;
+	struct mxq_power_state st = FRESH;
+	struct mxq_power_plan plan;
+
+	build(&s, &b);
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 2);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_WAKE), 3);
+	mxq_power_plan_free(&plan);
+	/* the admin wake teaches nothing */
+	ck_assert_uint_eq(st.n_learn, 2);
+	ck_assert_str_eq(st.learn[0].node_class, "a");
+	ck_assert_uint_eq(st.learn[0].seen, 1);
+	ck_assert_double_eq(st.learn[0].short_share, 1.0);   /* off 2m < 5m30s */
+	ck_assert_str_eq(st.learn[1].node_class, "b");
+	ck_assert_double_eq(st.learn[1].short_share, 0.0);   /* off 1h */
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "a"), 330);
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "b"), 60);  /* the floor */
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "c"), 330); /* nothing learned */
+	unbuild(&b);
+}
+END_TEST
 
 START_TEST(test_resume_tokens_across_ticks)
 {
@@ -1016,6 +1135,12 @@ static const struct config_case config_cases[] = {
 	  "power.conf:1: boot_deadline (1m) is shorter than boot_time (3m)", 1 },
 	{ "shutdown_deadline = 0\n", -EINVAL, "shutdown_deadline must be longer than 0s", 1 },
 	{ "idle_time = auto\nidle_watts = 0\n", -EINVAL, "needs idle_watts greater than 0", 1 },
+	{ "max_power_watts = 5000\nbusy_watts = 300\n", 0, NULL, 0 },
+	{ "max_power_watts = 200\nbusy_watts = 300\n", -EINVAL,
+	  "power.conf:1: max_power_watts (200 W) is below busy_watts (300 W)", 1 },
+	{ "busy_watts = 0\nmax_power_watts = 1000\n", -EINVAL,
+	  "power.conf:2: max_power_watts needs busy_watts greater than 0", 1 },
+	{ "max_power_watts = lots\n", -EINVAL, "max_power_watts: 'lots' is not a number", 1 },
 	/* every error is reported, each with its line */
 	{ "idle_tim = 5m\nwarm_pool = x\n# fine\nresume_rate = 2\nmax_booting = -1\nbogus\n", -EINVAL,
 	  "power.conf:1: unknown key 'idle_tim'|power.conf:2: warm_pool|"
@@ -1186,6 +1311,7 @@ static Suite *power_suite(void)
 
 	tcase_add_loop_test(tc, test_scenario, 0, sizeof(scenarios) / sizeof(scenarios[0]));
 	tcase_add_test(tc, test_resume_tokens_across_ticks);
+	tcase_add_test(tc, test_learn_from_wakes);
 	tcase_add_test(tc, test_full_cycle);
 	tcase_add_test(tc, test_decide_bad_arguments);
 	tcase_add_test(tc, test_state_strings);

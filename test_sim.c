@@ -132,6 +132,16 @@ static void world_nodes(struct world *w, uint32_t n, uint32_t cores)
 	world_cluster(w, &c, 1, NULL);
 }
 
+/* Our policy with power.conf CONF over N 1-core nodes, run to END. */
+static void world_policy(struct world *w, struct mxq_sim_params *p, const char *conf,
+			 uint32_t n, int64_t end)
+{
+	world_config(w, conf);
+	p->cfg = &w->cfg;
+	world_nodes(w, n, 1);
+	world_run(w, p, end);
+}
+
 static double job_wait(const struct world *w, size_t k)
 {
 	size_t n;
@@ -393,11 +403,8 @@ START_TEST(policy_one_node_cycle)
 	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
 
 	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 330, 10, 1, 10 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 0\nboot_time = 1m\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 1, 1);
-	world_run(&w, &p, 500);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n", 1, 500);
 	/*
 	 * job 1 ends at 10; tick 120: idle 110 s < 120 s; tick 180: DRAIN;
 	 * tick 240: acknowledged, POWER_OFF, shutdown [240,260); tick 300:
@@ -420,6 +427,67 @@ START_TEST(policy_one_node_cycle)
 }
 END_TEST
 
+/* A gang whose second node is busy for long: its idle node is switched off
+ * and woken ahead, one boot plus one idle time before the busy node frees. */
+START_TEST(policy_defers_gang)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
+
+	WORLD_JOBS(&w, { 0, 3000, 1, 3000 }, { 10, 100, 2, 100 });
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\n", 2, 3100);
+	/*
+	 * job 1 runs on node-0001 [0,3000). The gang (job 2, at 10) has
+	 * node-0002 now and node-0001 at 3000: tick 60 defers it until
+	 * 3000 - 60 (boot) - 120 (idle time) = 2820. node-0002, idle since 0
+	 * and needed by nothing: tick 120 DRAIN, tick 180 POWER_OFF (shutdown
+	 * [180,200)), tick 240 MARK_OFF. Tick 2820: WAKE, boot [2820,2880);
+	 * the gang starts at 3000 when job 1 ends, as it would always on.
+	 */
+	ck_assert_double_eq(job_wait(&w, 1), 2990);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_DRAIN], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_POWER_OFF], 1);
+	ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_WAKE], 1);
+	ck_assert_uint_eq(w.res.policy_errors, 0);
+	/* node-0001: 3100 s busy at 200 W = 620000; node-0002: idle [0,180)
+	 * 18000, shutdown 1000, off [200,2820) 5240, boot 6000, idle
+	 * [2880,3000) 12000, busy [3000,3100) 20000 */
+	ck_assert_energy(w.res.energy_j, 682240);
+	ck_assert_energy(w.res.transition_j, 7000);
+	world_done(&w);
+}
+END_TEST
+
+/* max_power_watts: each powered node counts at busy_watts, so a budget of
+ * 450 W powers two of the three nodes; the third job waits for a free one. */
+START_TEST(policy_power_budget)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .every_tick = true };
+
+	WORLD_JOBS(&w, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 }, { 1000, 500, 1, 500 });
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 0\nboot_time = 1m\nmax_power_watts = 450\nbusy_watts = 200\n",
+		     3, 2080);
+	/*
+	 * all three idle from 0: DRAIN at tick 120, POWER_OFF at 180, off from
+	 * 200. Tick 1020: 3 jobs, nothing powered, (450 - 0) / 200 = 2 wakes;
+	 * boots [1020,1080), jobs 1 and 2 run [1080,1580). The third waits
+	 * (400 W of 450 W may be drawn) and runs on the first node to free,
+	 * [1580,2080). Peak draw: two busy nodes, 400 W (three idle at the
+	 * start: 300 W; two booting: 200 W).
+	 */
+	ck_assert_double_eq(job_wait(&w, 0), 80);
+	ck_assert_double_eq(job_wait(&w, 1), 80);
+	ck_assert_double_eq(job_wait(&w, 2), 580);
+	ck_assert_uint_eq(w.res.boots, 2);
+	ck_assert_double_eq(w.res.peak_powered_w, 400);
+	ck_assert_uint_eq(w.res.policy_errors, 0);
+	world_done(&w);
+}
+END_TEST
+
 /* Wakes for waiting work need the whole node's boot; a job that fits on
  * the warm node does not. */
 START_TEST(policy_warm_pool_and_max_cycles)
@@ -431,11 +499,8 @@ START_TEST(policy_warm_pool_and_max_cycles)
 	 * 3000 again, the same day */
 	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 1000, 100, 1, 100 }, { 1000, 100, 1, 100 },
 		   { 3000, 100, 1, 100 }, { 3000, 100, 1, 100 });
-	world_config(&w, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
-		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n");
-	p.cfg = &w.cfg;
-	world_nodes(&w, 2, 1);
-	world_run(&w, &p, 86400 + 1000);
+	world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+		     "warm_pool = 1\nboot_time = 1m\nmax_cycles_per_day = 1\n", 2, 86400 + 1000);
 	/* the warm node (node-0001, first by name) takes one job at once;
 	 * the other is woken at tick 1020 and runs at 1080 */
 	ck_assert_double_eq(job_wait(&w, 1), 0);
@@ -958,6 +1023,8 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, lower_bound_one_node);
 	tcase_add_test(sim, lower_bound_classes);
 	tcase_add_test(sim, lower_bound_holds_on_random_traces);
+	tcase_add_test(sim, policy_defers_gang);
+	tcase_add_test(sim, policy_power_budget);
 	tcase_add_test(sim, lower_bound_holds_on_traces);
 	tcase_add_test(sim, dispatch_gang_and_backfill);
 	tcase_add_test(sim, dispatch_clamp);

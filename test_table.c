@@ -39,7 +39,7 @@ START_TEST(test_widths)
 	ck_assert_str_eq(out,
 		"HOST                               JOBS  REASON\n"
 		"a-very-long-host-name.example.org     3  idle\n"
-		"n1                                   12  \n");
+		"n1                                   12\n");   /* no trailing blanks */
 	free(out);
 	mxq_table_free(t);
 }
@@ -52,11 +52,14 @@ START_TEST(test_escaping)
 
 	ck_assert_int_eq(mxq_table_addf(t, "evil\033[2J\nx" MXQ_TABLE_SEP "ON"), 0);
 	ck_assert_int_eq(mxq_table_addf(t, "n\xc3\xa4" MXQ_TABLE_SEP "OFF"), 0);	/* "nä": 2 columns */
+	/* C1 CSI (U+009B) and a byte that is not UTF-8 */
+	ck_assert_int_eq(mxq_table_addf(t, "c1\xc2\x9b" "2J\xff" MXQ_TABLE_SEP "\t"), 0);
 	out = printed(t);
 	ck_assert_str_eq(out,
-		"HOST            STATE\n"
-		"evil\\x1b[2J\\nx  ON\n"
-		"n\xc3\xa4              OFF\n");
+		"HOST              STATE\n"
+		"evil\\x1b[2J\\x0ax  ON\n"
+		"n\xc3\xa4                OFF\n"
+		"c1\\xc2\\x9b2J\\xff  \\x09\n");
 	ck_assert_ptr_null(strchr(out, '\033'));
 	free(out);
 	mxq_table_free(t);

@@ -1,14 +1,17 @@
 #!/bin/sh
 # tests/test_cli.sh - the command-line conventions every tool shares.
 #
-# For each of mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim: --version
+# For each of mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web: --version
 # prints "TOOL VERSION" and exits 0, --help exits 0, a usage error (unknown
 # option, missing value, stray argument, bad value) exits 2 with exactly one
 # line on stderr naming the tool and nothing on stdout, a runtime error (no
 # database defaults file) exits 1 with one line. Also: mxqd --check-config
 # does not call a missing file ok; under a journal stream (JOURNAL_STREAM
 # naming stderr) complaints carry the syslog priority "<3>"; the bash
-# completion offers each tool's options and mxqadmin's commands.
+# completion offers each tool's options and mxqadmin's commands; mxqadmin
+# takes -M/-S after the command but not after --; --group goes through the
+# shared id parser; mxqd and mxq-power-sim report a broken or oversized
+# power.conf in the same words (one loader).
 #
 # Needs no database. Prints TAP lines; exits non-zero when a check failed.
 
@@ -43,7 +46,7 @@ exits() {
 	fi
 }
 
-for t in mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim; do
+for t in mxqd mxqsub mxqdump mxqkill mxqadmin mxq-power-sim mxq-web; do
 	bin=$MXQ_BUILD_DIR/$t
 	out=$("$bin" --version 2>&1); rc=$?
 	is "$t --version: exit 0" "$rc" 0
@@ -73,6 +76,20 @@ exits "mxqadmin power job: option after the argument is still checked" 2 "unknow
 	"$MXQ_BUILD_DIR/mxqadmin" power job 6 --frobnicate
 exits "mxqadmin expr: syntax error" 2 "syntax error" "$MXQ_BUILD_DIR/mxqadmin" expr 'a &'
 exits "mxq-power-sim: no trace" 2 "no trace" "$MXQ_BUILD_DIR/mxq-power-sim"
+exits "mxq-web: option without its value" 2 "needs a value" "$MXQ_BUILD_DIR/mxq-web" --listen
+exits "mxq-web: stray argument" 2 "unexpected argument" "$MXQ_BUILD_DIR/mxq-web" extra
+exits "mxq-web: bad --threads" 2 "--threads" "$MXQ_BUILD_DIR/mxq-web" --threads 0
+exits "mxqadmin: -M after the command still needs its value" 2 "needs a value" \
+	"$MXQ_BUILD_DIR/mxqadmin" power list -M
+exits "mxqadmin qualify --group: the shared id parser" 2 "--group: 'x' is not a positive number" \
+	"$MXQ_BUILD_DIR/mxqadmin" qualify --group x
+exits "mxqadmin power explain --group: the shared id parser" 2 \
+	"--group: '0' is not a positive number" "$MXQ_BUILD_DIR/mxqadmin" power explain --group=0
+exits "mxqadmin expr: unknown short option" 2 "unknown option '-q'" "$MXQ_BUILD_DIR/mxqadmin" expr -q a
+exits "mxqadmin power usage: missing --to" 2 "--from T and --to T" \
+	"$MXQ_BUILD_DIR/mxqadmin" power usage --from now
+exits "mxqsub: option after the command's first word belongs to the command" 1 "absent.cnf" \
+	"$MXQ_BUILD_DIR/mxqsub" true --no-such-option
 
 # runtime errors: 1
 for t in mxqsub mxqdump mxqkill mxqadmin; do
@@ -84,6 +101,14 @@ for t in mxqsub mxqdump mxqkill mxqadmin; do
 done
 exits "mxqadmin power job JOBID --json: options after arguments reach the database step" 1 \
 	"absent.cnf" "$MXQ_BUILD_DIR/mxqadmin" power job 6 --json
+out=$("$MXQ_BUILD_DIR/mxqadmin" expr -- -M 2>&1); rc=$?
+is "mxqadmin: after -- a word like -M is an argument, not the global option" "$rc:$out" "0:false"
+exits "mxqadmin: -M FILE after the command (GNU style) is taken" 1 "$dir/other.cnf" \
+	"$MXQ_BUILD_DIR/mxqadmin" power list -M "$dir/other.cnf"
+exits "mxqadmin: --mysql-default-file=FILE after the command is taken" 1 "$dir/other.cnf" \
+	"$MXQ_BUILD_DIR/mxqadmin" qualify --group 1 --mysql-default-file="$dir/other.cnf"
+exits "mxqadmin: -S GROUP after the command is taken" 1 "group [othergroup]" \
+	"$MXQ_BUILD_DIR/mxqadmin" db status -S othergroup
 exits "mxqd: missing defaults file is a runtime error" 1 "absent.cnf" \
 	"$MXQ_BUILD_DIR/mxqd" --spool "$dir/spool" --tmpdir "$dir/tmp"
 
@@ -95,6 +120,21 @@ out=$("$MXQ_BUILD_DIR/mxqd" --check-config --power-config "$dir/power.conf" 2>&1
 is "mxqd --check-config: an existing good file is ok" "$rc:$(printf '%s\n' "$out" | head -n 1)" "0:$dir/power.conf: ok"
 check "mxqd --check-config: the shipped example parses" sh -c \
 	'"$0" --check-config --power-config "$1" >/dev/null' "$MXQ_BUILD_DIR/mxqd" "$MXQ_SRC_DIR/etc/power.conf"
+
+# one power.conf loader: mxqd and the simulator say the same about the same file
+printf '%s\n' "# two errors" "idle_tim = 5m" "max_booting = two" >"$dir/bad.conf"
+head -c 1100000 /dev/zero | tr '\0' '#' >"$dir/big.conf"
+for f in bad big; do
+	"$MXQ_BUILD_DIR/mxqd" --check-config --power-config "$dir/$f.conf" 2>&1 >/dev/null |
+		sed 's/^mxqd: //' >"$dir/$f.mxqd"
+	"$MXQ_BUILD_DIR/mxq-power-sim" --power-config "$dir/$f.conf" "$dir/absent.swf" 2>&1 >/dev/null |
+		sed 's/^mxq-power-sim: //' >"$dir/$f.sim"
+	check "power.conf loader: mxqd and mxq-power-sim report $f.conf alike" \
+		sh -c 'test -s "$0" && cmp -s "$0" "$1"' "$dir/$f.mxqd" "$dir/$f.sim"
+done
+contains "power.conf loader: one line per error, file:line" "$(cat "$dir/bad.sim")" "$dir/bad.conf:3:"
+is "power.conf loader: two errors, two lines" "$(wc -l <"$dir/bad.sim" | tr -d ' ')" 2
+contains "power.conf loader: the one size limit" "$(cat "$dir/big.sim")" "big.conf"
 
 # journal priorities: stderr is the journal when JOURNAL_STREAM names it
 : >"$dir/journal"
@@ -134,6 +174,8 @@ comp mxqd --check-c
 comp mxqdump --ver
 comp mxqkill --group-i
 comp mxq-power-sim --ti
+comp mxq-web --lis
+comp mxqadmin db sch
 EOS
 	out=$(bash "$dir/comp.bash" "$MXQ_SRC_DIR/bash-completion/mxq" "$MXQ_BUILD_DIR" 2>&1)
 	is "bash completion: commands and options of every tool" "$out" "power
@@ -143,7 +185,9 @@ events
 --check-config
 --version
 --group-id
---tick --timeouts"
+--tick --timeouts
+--listen
+schema"
 else
 	not_ok "bash completion: /usr/share/bash-completion/bash_completion missing (package bash-completion)"
 fi

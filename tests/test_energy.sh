@@ -199,7 +199,7 @@ out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power jobs --json 2>&1)
 contains "mxqadmin power jobs --json lists job 1" "$out" "\"job_id\": $j1"
 g1=$(group_of "$j1")
 out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power jobs --user "$(id -un)" --group "$g1" --since 1h 2>&1)
-contains "power jobs --user --group --since lists job 1" "$out" "$(printf '%8s enode1' "$j1")"
+contains "power jobs --user --group --since lists job 1" "$out" " $j1  enode1  "
 out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power jobs --user nobody-here 2>&1)
 contains "power jobs for another user: none" "$out" "0 job(s)"
 out=$("$mxqadmin_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" power usage --hosts enode1,enode2 \

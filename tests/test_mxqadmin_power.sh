@@ -199,8 +199,8 @@ fails "list --watch: bad interval" 2 "--watch: 'soon' is not a duration" admin p
 
 out=$(admin power events)
 is "events: all five, with a header" "$(echo "$out" | wc -l)" 6
-contains "events: oldest first" "$(echo "$out" | sed -n 2p)" "POWERING_ON  -> ON"
-contains "events: leader actor and epoch" "$out" "gpu1  POWERING_OFF -> OFF           leader     7  power is off"
+contains "events: oldest first" "$(echo "$out" | sed -n 2p)" "POWERING_ON   ->  ON"
+contains "events: leader actor and epoch" "$out" "gpu1  POWERING_OFF  ->  OFF           leader      7  power is off"
 is "events --host gpu1" "$(admin power events --host gpu1 | tail -n +2 | awk '{print $3}' | sort -u)" gpu1
 is "events --since 62m: the two newest" "$(admin power events --since 62m | tail -n +2 | wc -l)" 2
 is "events --since 1h7m30s" "$(admin power events --since 1h7m30s | tail -n +2 | wc -l)" 3

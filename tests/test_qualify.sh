@@ -181,11 +181,11 @@ is "group prerequisites that do not parse qualify nowhere" \
 out=$(admin qualify --group "$g_gpu")
 contains "table: header names the group and its needs" "$out" "group $g_gpu 'gpu' of alice"
 contains "table: GPU host shown qualified with daemon and power state" "$out" \
-	"gpu1.example.org    EXITED       OFF           qualified"
+	"gpu1.example.org    EXITED   OFF     qualified"
 contains "table: excluded host shows rule and description" "$out" \
 	"gpu: the group needs more GPUs than the host has"
 contains "table: host only in mxq_power cannot be judged" "$out" \
-	"ghost.example.org   -            FAILED        unknown: never registered"
+	"ghost.example.org   -        FAILED  unknown: never registered"
 contains "table: count line" "$out" "1 of 5 hosts qualified"
 
 fails "unknown group: exit 1, one line" 1 "unknown group 99999" \
@@ -193,7 +193,7 @@ fails "unknown group: exit 1, one line" 1 "unknown group 99999" \
 fails "unknown host: exit 1, one line" 1 "unknown host 'nosuch'" \
 	admin qualify --group "$g_plain" --host nosuch
 fails "missing --group: usage error" 2 "needs --group" admin qualify
-fails "bad group id: usage error" 2 "invalid group id 'x1'" admin qualify --group x1
+fails "bad group id: usage error" 2 "--group: 'x1' is not a positive number" admin qualify --group x1
 fails "stray argument: usage error" 2 "unexpected argument" \
 	admin qualify --group "$g_plain" extra
 

@@ -164,7 +164,10 @@ check "the refused job's callback did not run" [ ! -e "$W/cb/ran-$j_name" ]
 is "the uid 0 refusal is logged once" \
 	"$(grep -c "job $j_root (group .*uid 0 (root)" "$(mxqd_dir tnode1)/mxqd.log")" 1
 out=$("$mxqdump" -M "$MXQ_MYSQL_DEFAULT_FILE" -j -A -i -J "$j_root")
-contains "mxqdump -j shows the reason" "$out" "reason: refused: jobs of uid 0 (root)"
+is "mxqdump -j shows the reason in its last column, REASON" \
+	"$(printf '%s\n' "$out" | sed -n '1s/.*  //p; 2s/.*  refused: /refused: /p')" \
+	"REASON
+refused: jobs of uid 0 (root) do not run here (mxqd without --allow-root-jobs)"
 contains "mxqdump --json has job_reason" \
 	"$("$mxqdump" -M "$MXQ_MYSQL_DEFAULT_FILE" -j -A -i -J "$j_root" --json)" '"job_reason": "refused: jobs of uid 0'
 is "real row: FINISHED" "$(status_of "$j_ok")" 1000
