@@ -31,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sched.h>
 
 typedef unsigned __int128 mx_u128;
 
@@ -826,6 +828,10 @@ int mx_rmtree(const char *path)
 
 	if (!path || !*path)
 		return -EINVAL;
+	/* the common case, an empty directory, in one call (rmdir never
+	 * follows a symlink: ENOTDIR, and the walk below decides) */
+	if (rmdir(path) == 0)
+		return 0;
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
@@ -863,14 +869,27 @@ uint64_t mx_now_realtime_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
-pid_t mx_fork_with_pipe(int *ret_fd)
+/* fork(), or with CGROUP_FD >= 0 clone3() straight into that cgroup */
+static pid_t fork_with_pipe(int cgroup_fd, int *ret_fd)
 {
 	int fds[2];
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
+	if (cgroup_fd < 0) {
+		pid = fork();
+	} else {
+#ifdef CLONE_INTO_CGROUP
+		struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+					 .cgroup = (uint64_t)cgroup_fd };
+
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+#else
+		errno = ENOSYS;
+		pid = -1;
+#endif
+	}
 	if (pid < 0) {
 		int r = -errno;
 		close(fds[0]);
@@ -885,6 +904,16 @@ pid_t mx_fork_with_pipe(int *ret_fd)
 		*ret_fd = fds[0];
 	}
 	return pid;
+}
+
+pid_t mx_fork_with_pipe(int *ret_fd)
+{
+	return fork_with_pipe(-1, ret_fd);
+}
+
+pid_t mx_fork_into_cgroup_with_pipe(int cgroup_fd, int *ret_fd)
+{
+	return fork_with_pipe(cgroup_fd, ret_fd);
 }
 
 /* ------------------------------------------------------------------ */

@@ -145,6 +145,14 @@ int mx_rmtree(const char *path);
  * errno when the pipe or the fork fails (nothing left open).
  */
 pid_t mx_fork_with_pipe(int *ret_fd);
+/*
+ * The same, the child born in the cgroup v2 directory CGROUP_FD (clone3
+ * CLONE_INTO_CGROUP: no migration afterwards, which costs a write to
+ * cgroup.procs and the kernel's cgroup lock). Negative errno (-ENOSYS,
+ * -EINVAL on older kernels) when the kernel cannot: then fork and join.
+ * Not for a threaded caller (atfork handlers are not run).
+ */
+pid_t mx_fork_into_cgroup_with_pipe(int cgroup_fd, int *ret_fd);
 
 /* Monotonic and realtime clocks in milliseconds. */
 uint64_t mx_now_monotonic_ms(void);

@@ -117,14 +117,19 @@ int mxq_job_requeue_claimed(struct mx_db *db, uint64_t job_id)
 int64_t mxq_job_record_end(struct mx_db *db, uint64_t job_id, int status,
 			   const struct mxq_job_stats *st)
 {
+	/* date_start and host_pid assigned before job_status: SET is
+	 * evaluated in order */
 	return mx_db_exec(db,
-		"UPDATE mxq_job SET job_status = ?, date_end = NOW(), stats_status = ?,"
+		"UPDATE mxq_job SET date_start = IF(date_start = 0 AND ? > 0, FROM_UNIXTIME(?), date_start),"
+		" host_pid = IF(host_pid = 0, ?, host_pid),"
+		" job_status = ?, date_end = NOW(), stats_status = ?,"
 		" stats_utime_sec = ?, stats_utime_usec = ?, stats_stime_sec = ?, stats_stime_usec = ?,"
 		" stats_real_sec = ?, stats_real_usec = ?, stats_maxrss = ?, stats_minflt = ?,"
 		" stats_majflt = ?, stats_nswap = ?, stats_inblock = ?, stats_oublock = ?,"
 		" stats_nvcsw = ?, stats_nivcsw = ?, stats_max_sumrss = ?"
 		" WHERE job_id = ? AND job_status IN (" MXQ_JOB_ACTIVE_STATUSES ")",
-		"iiUuUuUullllllllUU",
+		"UUiiiUuUuUullllllllUU",
+		st->start_s, st->start_s, (int)st->pid,
 		status, st->wait_status,
 		st->utime_us / 1000000, (unsigned)(st->utime_us % 1000000),
 		st->stime_us / 1000000, (unsigned)(st->stime_us % 1000000),

@@ -76,6 +76,9 @@ struct mxq_job_stats {
 	uint64_t utime_us, stime_us, real_us;
 	int64_t maxrss_kib, minflt, majflt, nswap, inblock, oublock, nvcsw, nivcsw;
 	uint64_t max_sumrss_kib;
+	/* for a job whose RUNNING was never recorded (0: keep the row's) */
+	uint64_t start_s;           /* date_start, Unix seconds */
+	pid_t pid;                  /* host_pid */
 };
 
 /* Who claims: this mxqd's registration. */
@@ -110,9 +113,10 @@ int64_t mxq_job_set_running(struct mx_db *db, uint64_t job_id, pid_t pid);
 int mxq_job_requeue_claimed(struct mx_db *db, uint64_t job_id);
 
 /*
- * Record terminal STATUS with the usage ST of a job that is still active.
- * 1 when recorded, 0 when the job was no longer active (someone else ended
- * it), negative errno.
+ * Record terminal STATUS with the usage ST of a job that is still active
+ * (also straight from ASSIGNED: ST's start and pid fill date_start and
+ * host_pid where they are not set). 1 when recorded, 0 when the job was no
+ * longer active (someone else ended it), negative errno.
  */
 int64_t mxq_job_record_end(struct mx_db *db, uint64_t job_id, int status,
 			   const struct mxq_job_stats *st);

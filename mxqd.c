@@ -845,6 +845,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		struct timespec timeout;
 		siginfo_t info;
 		uint64_t t;
+		int64_t running_in_ms;
 		int r, sig;
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
@@ -881,6 +882,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		mxqd_prof_add(MXQD_PROF_OTHER, t);
 		if (ls.db_ok && s->accepting && (r = mxqd_jobs_start_some(s)) < 0)
 			db_failed(s, &ls, r, "starting jobs");
+		running_in_ms = ls.db_ok ? mxqd_jobs_record_running(s, false) : INT64_MAX;
 		t = mxqd_prof_now();
 		if (ls.db_ok) {
 			r = mxqd_power_node_tick(s);
@@ -900,8 +902,12 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
 		mxqd_prof_add(MXQD_PROF_OTHER, t);
-		if (ls.quit_now)
+		if (ls.quit_now) {
+			/* jobs left running show RUNNING to the next mxqd and to users */
+			if (ls.db_ok)
+				mxqd_jobs_record_running(s, true);
 			return 0;
+		}
 		if (!s->accepting && !s->jobs) {
 			mx_log_notice("all jobs done");
 			return 0;
@@ -913,6 +919,8 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 				wait_ms = tick_ms ? tick_ms : 1;
 			if ((tick_ms = mxqd_energy_next_in_ms()) < wait_ms)
 				wait_ms = tick_ms ? tick_ms : 1;
+			if ((uint64_t)running_in_ms < wait_ms)
+				wait_ms = running_in_ms ? (uint64_t)running_in_ms : 1;
 			timeout.tv_sec = (time_t)(wait_ms / 1000);
 			timeout.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
 		}

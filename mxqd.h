@@ -108,14 +108,31 @@ struct mxqd_job {
 	int report_fd;              /* while starting: the reaper reports the job's pid here */
 	bool starting;              /* reaper forked, job's pid not yet reported */
 	bool kill_pending;          /* killed while starting: signal once the pid is known */
+	bool running_pending;       /* runs, RUNNING not yet in the database (see
+	                               mxqd_jobs_record_running) */
+	uint64_t reported_ms;       /* monotonic: when its reaper reported its pid */
 	uint64_t start_realtime_ms;
+	uint64_t fork_us;           /* mxqd_prof_now() when its reaper was forked */
 	uint64_t kill_sent_ms;      /* monotonic; 0 = not being killed */
 	enum { MXQD_KILL_NONE, MXQD_KILL_CANCEL, MXQD_KILL_SHUTDOWN } kill_reason;
 	bool adopted;               /* started by an earlier mxqd process */
 	bool ended;                 /* outcome read, DB update pending */
+	bool synced;                /* its outcome file was made durable */
 	bool refused;               /* never run: identity check failed (no callback either) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */
 	struct mxqd_outcome *outcome;
+};
+
+/* Phases of a reaper's life it times for the dispatch profile (prof_*
+ * keys of its outcome file; mxqd_prof_reaper() adds them up). */
+enum mxqd_rprof {
+	MXQD_RPROF_SETUP,       /* fork until the job's cgroup: setsid, secrets, fds, tmpfs */
+	MXQD_RPROF_CGROUP,      /* creating the job's cgroup with its limits */
+	MXQD_RPROF_EXEC,        /* forking the job until its exec (pid file, report) */
+	MXQD_RPROF_RUN,         /* the job itself, exec until wait4 */
+	MXQD_RPROF_END,         /* killing what is left in the cgroup, its stats, rmdir */
+	MXQD_RPROF_TMPDIR,      /* unmounting and removing the job's tmpdir */
+	MXQD_RPROF__N
 };
 
 /* What the reaper leaves in SPOOL/JOBID.stat (key=value lines). */
@@ -125,6 +142,7 @@ struct mxqd_outcome {
 	int64_t maxrss_kib, minflt, majflt, nswap, inblock, oublock, nvcsw, nivcsw;
 	uint64_t max_sumrss_kib;    /* peak RSS of the whole job session */
 	char killed[16];            /* "", "runtime", "memory" */
+	uint64_t prof_us[MXQD_RPROF__N]; /* where the reaper's time went */
 };
 
 /* --- mxqd_reaper.c --- */
@@ -150,6 +168,9 @@ void mxqd_job_tmpdir_path(const struct mxqd_server *server, uint64_t job_id, cha
 
 /* Read SPOOL/JOBID.stat. 0, -ENOENT if not (yet) there, other -errno. */
 int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret);
+/* Make SPOOL/JOBID.stat durable (fsync it and the spool dir), for an
+ * outcome the database could not take at once. 0 or -errno. */
+int mxqd_outcome_sync(const char *spooldir, uint64_t job_id);
 /* Remove the spool files of a job (after its outcome is in the database). */
 void mxqd_outcome_remove(const char *spooldir, uint64_t job_id);
 /* Reaper pid file SPOOL/JOBID.pid: "REAPERPID JOBPID STARTTIME BOOTID". */
@@ -162,6 +183,16 @@ int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
 int mxqd_jobs_start_some(struct mxqd_server *server);
 /* Collect ended jobs (children and adopted ones) and record them. */
 int mxqd_jobs_reap(struct mxqd_server *server);
+/*
+ * Record RUNNING for jobs started at least MXQD_RUNNING_DELAY_MS ago (ALL:
+ * every started job). A job that ends sooner goes from ASSIGNED to its end
+ * in one statement (dispatch fast path: one UPDATE and its triggers less
+ * per short job). A failed update is logged and not repeated (the job's
+ * end is recorded from ASSIGNED). Returns the ms until the next one is
+ * due (INT64_MAX: none).
+ */
+#define MXQD_RUNNING_DELAY_MS 50
+int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all);
 /* Act on cancellations requested through the database (mxqkill). */
 int mxqd_jobs_handle_cancel(struct mxqd_server *server);
 /* Escalate SIGTERM to SIGKILL for jobs past their grace time. */
@@ -206,6 +237,10 @@ enum mxqd_prof {
 uint64_t mxqd_prof_now(void);
 /* Add the time since SINCE (from mxqd_prof_now) to phase P. */
 void mxqd_prof_add(enum mxqd_prof p, uint64_t since);
+/* Add the phases timed by a reaper (from its outcome file). */
+void mxqd_prof_reaper(const struct mxqd_outcome *o);
+/* A reaper forked at FORK_US (mxqd_prof_now clock) has been reaped. */
+void mxqd_prof_reaper_gone(uint64_t fork_us);
 /* Log the profile (mean per job started) once, at exit. */
 void mxqd_prof_log(void);
 

@@ -423,13 +423,14 @@ bool mxqd_cgroup_exists(const struct mxqd_cgroup *c)
 	return access(dir, F_OK) == 0;
 }
 
-int mxqd_cgroup_join(const struct mxqd_cgroup *c)
+/* Join the hierarchies in use, the unified one unless WITH_V2 is false. */
+static int join(const struct mxqd_cgroup *c, bool with_v2)
 {
 	char dir[4096];
 	int r;
 
 	for (enum hier h = 0; h < H__N; h++) {
-		if (!cg.base[h])
+		if (!cg.base[h] || (h == H_UNIFIED && !with_v2))
 			continue;
 		dir_of(c, h, dir, sizeof(dir));
 		r = write_str(dir, "cgroup.procs", "0");
@@ -437,6 +438,28 @@ int mxqd_cgroup_join(const struct mxqd_cgroup *c)
 			return r;
 	}
 	return 0;
+}
+
+int mxqd_cgroup_join(const struct mxqd_cgroup *c)
+{
+	return join(c, true);
+}
+
+int mxqd_cgroup_join_rest(const struct mxqd_cgroup *c)
+{
+	return join(c, false);
+}
+
+int mxqd_cgroup_v2_fd(const struct mxqd_cgroup *c)
+{
+	char dir[4096];
+	int fd;
+
+	if (!cg.base[H_UNIFIED])
+		return -ENOTSUP;
+	dir_of(c, H_UNIFIED, dir, sizeof(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Send SIG (0: none) to every process listed in the main hierarchy;

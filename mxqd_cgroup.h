@@ -75,6 +75,14 @@ bool mxqd_cgroup_exists(const struct mxqd_cgroup *cg);
 /* Move the calling process into the cgroup (before it drops privileges). */
 int mxqd_cgroup_join(const struct mxqd_cgroup *cg);
 
+/* For a child forked straight into the unified cgroup (mxqd_cgroup_v2_fd):
+ * join the other hierarchies in use (v1 memory in a hybrid layout). */
+int mxqd_cgroup_join_rest(const struct mxqd_cgroup *cg);
+
+/* The cgroup's unified (v2) directory, open O_CLOEXEC, for
+ * mx_fork_into_cgroup_with_pipe(); -ENOTSUP without one. */
+int mxqd_cgroup_v2_fd(const struct mxqd_cgroup *cg);
+
 /* Send SIG to every process in the cgroup. Returns the number signalled. */
 int mxqd_cgroup_signal(const struct mxqd_cgroup *cg, int sig);
 

@@ -75,8 +75,14 @@ static const char *const prof_names[MXQD_PROF__N] = {
 	"candidates", "claim", "load", "spawn", "running", "outcomes", "record", "hooks",
 	"spool", "cancel", "other", "wait",
 };
+static const char *const rprof_names[MXQD_RPROF__N] = {
+	"setup", "cgroup create", "fork to exec", "job", "cgroup end", "tmpdir",
+};
 static uint64_t prof_us[MXQD_PROF__N];
 static uint64_t prof_jobs;
+static uint64_t rprof_us[MXQD_RPROF__N];
+static uint64_t rprof_n;            /* outcomes with a reaper profile */
+static uint64_t rlife_us, rlife_n;  /* reaper lifetimes, fork to reaped */
 
 uint64_t mxqd_prof_now(void)
 {
@@ -91,24 +97,53 @@ void mxqd_prof_add(enum mxqd_prof p, uint64_t since)
 	prof_us[p] += mxqd_prof_now() - since;
 }
 
+void mxqd_prof_reaper(const struct mxqd_outcome *o)
+{
+	for (unsigned i = 0; i < MXQD_RPROF__N; i++)
+		rprof_us[i] += o->prof_us[i];
+	rprof_n++;
+}
+
+void mxqd_prof_reaper_gone(uint64_t fork_us)
+{
+	if (!fork_us)
+		return;
+	rlife_us += mxqd_prof_now() - fork_us;
+	rlife_n++;
+}
+
+/* "name N us; ..." of N phases, mean over JOBS, appended at BUF + *OFF */
+static void prof_append(char *buf, size_t len, size_t *off, const char *const *names,
+			const uint64_t *us, unsigned n, uint64_t jobs)
+{
+	for (unsigned i = 0; i < n && *off < len; i++)
+		*off += (size_t)snprintf(buf + *off, len - *off, "%s%s %.0f us", i ? "; " : "",
+					 names[i], (double)us[i] / (double)jobs);
+}
+
 void mxqd_prof_log(void)
 {
-	char buf[1024];
-	size_t off = 0;
-	uint64_t busy = 0;
+	char buf[1024], rbuf[512] = "";
+	size_t off = 0, roff = 0;
+	uint64_t busy = 0, rsum = 0;
 
 	if (!prof_jobs)
 		return;
-	for (unsigned i = 0; i < MXQD_PROF__N; i++) {
+	for (unsigned i = 0; i < MXQD_PROF__N; i++)
 		if (i != MXQD_PROF_WAIT)
 			busy += prof_us[i];
-		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s %.0f us", i ? "; " : "",
-					prof_names[i], (double)prof_us[i] / (double)prof_jobs);
-		if (off >= sizeof(buf))
-			break;
-	}
+	prof_append(buf, sizeof(buf), &off, prof_names, prof_us, MXQD_PROF__N, prof_jobs);
 	mx_log_info("dispatch profile: %" PRIu64 " jobs, main loop busy %.0f us per job; %s",
 		    prof_jobs, (double)busy / (double)prof_jobs, buf);
+	if (!rprof_n || !rlife_n)
+		return;
+	for (unsigned i = 0; i < MXQD_RPROF__N; i++)
+		rsum += rprof_us[i];
+	prof_append(rbuf, sizeof(rbuf), &roff, rprof_names, rprof_us, MXQD_RPROF__N, rprof_n);
+	/* the rest of its life: writing the outcome (fsync, rename), exit, SIGCHLD */
+	mx_log_info("reaper profile: %" PRIu64 " reapers, alive %.0f us per job; %s; outcome and exit %.0f us",
+		    rprof_n, (double)rlife_us / (double)rlife_n, rbuf,
+		    (double)rlife_us / (double)rlife_n - (double)rsum / (double)rprof_n);
 }
 
 /* ------------------------------------------------------------- job list */
@@ -250,6 +285,9 @@ static int record_end(struct mxqd_server *server, struct mxqd_job *job, int stat
 			.inblock = o->inblock, .oublock = o->oublock, .nvcsw = o->nvcsw,
 			.nivcsw = o->nivcsw, .max_sumrss_kib = o->max_sumrss_kib,
 		};
+	/* a job that ended before its RUNNING was recorded: its start and pid */
+	st.start_s = job->start_realtime_ms / 1000;
+	st.pid = job->job_pid;
 	n = mxq_job_record_end(server->db, job->job_id, status, &st);
 	if (n < 0)
 		return (int)n;
@@ -282,8 +320,12 @@ static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 	int r = record_end(server, job, job->final_status, job->outcome);
 
 	mxqd_prof_add(MXQD_PROF_RECORD, t);
-	if (r < 0)
+	if (r < 0) {
+		/* the outcome waits in the spool dir: now it must survive a crash */
+		if (job->outcome && !job->synced && mxqd_outcome_sync(server->spooldir, job->job_id) == 0)
+			job->synced = true;
 		return r;
+	}
 	describe_outcome(job, job->final_status, job->outcome);
 	/* hooks (callbacks, energy) only for an outcome that is on record */
 	t = mxqd_prof_now();
@@ -319,6 +361,7 @@ void mxqd_children_reap(struct mxqd_server *server)
 		for (struct mxqd_job *job = server->jobs; job; job = job->next) {
 			if (job->reaper_pid == pid && !job->adopted) {
 				job->reaper_pid = 0;  /* gone: the outcome file must be there */
+				mxqd_prof_reaper_gone(job->fork_us);
 				break;
 			}
 		}
@@ -348,6 +391,8 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 				if (!job->outcome)
 					return -ENOMEM;
 				*job->outcome = o;
+				if (!job->adopted)
+					mxqd_prof_reaper(&o);
 				job->final_status = outcome_to_status(job, &o);
 				job->ended = true;
 			} else if (job->reaper_pid == 0 ||
@@ -447,6 +492,7 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 	int fd;
 	pid_t pid;
 
+	job->fork_us = mxqd_prof_now();
 	pid = mx_fork_with_pipe(&fd);
 	if (pid < 0)
 		return (int)pid;
@@ -593,25 +639,15 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 	return 1;
 }
 
-/* The reaper reported the job's pid: record RUNNING, run the hooks. */
+/* The reaper reported the job's pid: it runs; run the hooks. RUNNING is
+ * recorded by mxqd_jobs_record_running() once it has run for a while. */
 static void job_running(struct mxqd_server *server, struct mxqd_job *job)
 {
 	uint64_t t;
-	int64_t n;
 
 	job->start_realtime_ms = mx_now_realtime_ms();
-	t = mxqd_prof_now();
-	n = mxq_job_set_running(server->db, job->job_id, job->job_pid);
-	mxqd_prof_add(MXQD_PROF_RUNNING, t);
-	if (n == 0) {
-		/* cancelled between claim and start */
-		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
-		kill_job(server, job, MXQD_KILL_CANCEL);
-	} else if (n < 0) {
-		/* the job runs; its outcome will be recorded once the database is back */
-		mx_log_warning("job %" PRIu64 ": could not record RUNNING: %s", job->job_id,
-			       mx_db_error(server->db));
-	}
+	job->reported_ms = mx_now_monotonic_ms();
+	job->running_pending = true;
 	job->final_status = MXQ_JOB_STATUS_RUNNING;
 	mx_log_info("job %" PRIu64 " (group %" PRIu64 ", user %s) started: pid %d, %u slot(s)",
 		    job->job_id, job->group_id, job->user_name, (int)job->job_pid, job->slots);
@@ -622,6 +658,50 @@ static void job_running(struct mxqd_server *server, struct mxqd_job *job)
 		job->kill_pending = false;
 		kill_job(server, job, job->kill_reason);
 	}
+}
+
+/* Record RUNNING of one job. 0 or -errno (logged; the outcome is recorded
+ * as for any job, from ASSIGNED). */
+static int record_running(struct mxqd_server *server, struct mxqd_job *job)
+{
+	uint64_t t = mxqd_prof_now();
+	int64_t n;
+
+	n = mxq_job_set_running(server->db, job->job_id, job->job_pid);
+	mxqd_prof_add(MXQD_PROF_RUNNING, t);
+	job->running_pending = false;
+	if (n < 0) {
+		/* the job runs; its outcome will be recorded once the database is back */
+		mx_log_warning("job %" PRIu64 ": could not record RUNNING: %s", job->job_id,
+			       mx_db_error(server->db));
+		return (int)n;
+	}
+	if (n == 0 && !job->kill_sent_ms) {
+		/* cancelled between claim and start */
+		mx_log_info("job %" PRIu64 ": cancelled while starting", job->job_id);
+		kill_job(server, job, MXQD_KILL_CANCEL);
+	}
+	return 0;
+}
+
+int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all)
+{
+	uint64_t now = mx_now_monotonic_ms(), next = UINT64_MAX;
+
+	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
+		uint64_t due;
+
+		if (!job->running_pending || job->ended)
+			continue;
+		due = job->reported_ms + MXQD_RUNNING_DELAY_MS;
+		if (!all && now < due) {
+			if (due - now < next)
+				next = due - now;
+			continue;
+		}
+		record_running(server, job);  /* a failure is logged, not retried */
+	}
+	return next > INT64_MAX ? INT64_MAX : (int64_t)next;
 }
 
 /* Take the pids the reapers of starting jobs have reported. */
@@ -789,11 +869,16 @@ static struct candidate *pick(const struct mxqd_server *server, struct candidate
  * Jobs of one group read ahead (JOB_COLUMNS rows), so that claiming a job
  * is one UPDATE by primary key and needs no further SELECT: the next jobs
  * in claim order are read once per PREFETCH_MAX claims. They are only
- * candidates: each is claimed conditionally, and the whole read-ahead is
- * dropped when a claim fails (another daemon took it, it was cancelled)
- * or when it is older than the poll interval (new priorities).
+ * candidates: each is claimed conditionally. A lost claim (another daemon
+ * took the job, it was cancelled) moves on to the next one read ahead, and
+ * past the last one reads afresh: a daemon that loses a race keeps
+ * claiming instead of idling until the next poll. LOST_CLAIMS_MAX lost
+ * claims in a row end the pass for the group (a drained host loses
+ * every claim). The read-ahead is dropped when older than the poll
+ * interval (new priorities).
  */
 #define PREFETCH_MAX 32
+#define LOST_CLAIMS_MAX 4
 
 static struct {
 	uint64_t group_id;
@@ -920,6 +1005,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 {
 	uint64_t now = mx_now_monotonic_ms(), t;
 	int started = 0, r = 0;
+	unsigned lost = 0;      /* claims lost in a row */
 
 	if (server->claim_uncertain) {
 		r = requeue_uncertain_claims(server);
@@ -960,16 +1046,24 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		mxqd_prof_add(MXQD_PROF_CLAIM, t);
 		if (r <= 0) {
 			job_free(job);
-			ahead_drop();   /* others are claiming from it too: read afresh */
-			if (r == -EAGAIN)
-				continue;       /* deadlock victim: the claim was rolled back */
+			if (r == -EAGAIN) {
+				ahead_drop();   /* deadlock victim: rolled back; read afresh */
+				continue;
+			}
 			if (r < 0) {
+				ahead_drop();
 				server->claim_uncertain = true;
 				break;
 			}
-			c->exhausted = true; /* others took it, or this host is drained */
+			/* others took it, or this host is drained: try the next one */
+			if (++lost >= LOST_CLAIMS_MAX) {
+				ahead_drop();
+				c->exhausted = true;
+				lost = 0;
+			}
 			continue;
 		}
+		lost = 0;
 		r = start_job(server, job);
 		if (r < 0)
 			break;

@@ -166,7 +166,14 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	_exit(127);
 }
 
-static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxqd_outcome *o)
+/*
+ * Write the outcome atomically (temporary name, rename). DURABLE: fsync it
+ * before the rename; without, the page cache holds it until mxqd has put
+ * it into the database (a few ms while mxqd runs: dispatch fast path,
+ * an fsync costs ms) or mxqd_outcome_sync() makes it durable.
+ */
+static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxqd_outcome *o,
+			 bool durable)
 {
 	char tmp[4096], path[4096];
 	FILE *f;
@@ -179,11 +186,14 @@ static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxq
 	fprintf(f, "wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
 		   "maxrss_kib=%" PRId64 "\nminflt=%" PRId64 "\nmajflt=%" PRId64 "\nnswap=%" PRId64 "\n"
 		   "inblock=%" PRId64 "\noublock=%" PRId64 "\nnvcsw=%" PRId64 "\nnivcsw=%" PRId64 "\n"
-		   "max_sumrss_kib=%" PRIu64 "\nkilled=%s\n",
+		   "max_sumrss_kib=%" PRIu64 "\n",
 		o->wait_status, o->utime_us, o->stime_us, o->real_us, o->maxrss_kib, o->minflt,
-		o->majflt, o->nswap, o->inblock, o->oublock, o->nvcsw, o->nivcsw, o->max_sumrss_kib,
-		o->killed);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		o->majflt, o->nswap, o->inblock, o->oublock, o->nvcsw, o->nivcsw, o->max_sumrss_kib);
+	for (unsigned i = 0; i < MXQD_RPROF__N; i++)
+		fprintf(f, "prof%u_us=%" PRIu64 "\n", i, o->prof_us[i]);
+	/* last: an empty value ends the reader's scan */
+	fprintf(f, "killed=%s\n", o->killed);
+	if (fflush(f) != 0 || (durable && fsync(fileno(f)) != 0)) {
 		int r = -errno;
 		fclose(f);
 		unlink(tmp);
@@ -250,6 +260,21 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	return cg;
 }
 
+/* Fork the job's process; with a unified cgroup it is born in it
+ * (*RET_BORN_IN: then it joins only the other hierarchies). */
+static pid_t fork_job(const struct mxqd_cgroup *cg, int *ret_fd, bool *ret_born_in)
+{
+	int cfd = cg ? mxqd_cgroup_v2_fd(cg) : -1;
+	pid_t pid = -ENOTSUP;
+
+	if (cfd >= 0) {
+		pid = mx_fork_into_cgroup_with_pipe(cfd, ret_fd);
+		close(cfd);
+	}
+	*ret_born_in = pid >= 0;
+	return pid >= 0 ? pid : mx_fork_with_pipe(ret_fd);
+}
+
 /* Signal every process of the job: its cgroup, else its session (SID). */
 static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
 {
@@ -308,9 +333,10 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	struct rusage ru;
 	struct mxqd_cgroup cg_buf;
 	const struct mxqd_cgroup *cg;
-	bool tmpfs;
+	bool tmpfs, born_in_cgroup;
 	pid_t pid;
 	int status = 0, fd, exec_fd = -1;
+	uint64_t *prof = outcome.prof_us, t;
 
 	setsid();
 	/* This process lives as long as the job and is a copy of mxqd: the
@@ -334,13 +360,17 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	/* created by mxqd (mkdirat, fchown through O_NOFOLLOW) before the fork */
 	mxqd_job_tmpdir_path(server, job->job_id, tmpdir, sizeof(tmpdir));
 	tmpfs = mount_tmpdir_quota(a, tmpdir);
+	t = mxqd_prof_now();
+	prof[MXQD_RPROF_SETUP] = t - job->fork_us;
 	cg = create_job_cgroup(a, &cg_buf);
+	prof[MXQD_RPROF_CGROUP] = mxqd_prof_now() - t;
+	t = mxqd_prof_now();
 
 	start_ms = mx_now_monotonic_ms();
-	pid = mx_fork_with_pipe(&exec_fd);
+	pid = fork_job(cg, &exec_fd, &born_in_cgroup);
 	if (pid == 0) {
 		sigset_t none;
-		int r = cg ? mxqd_cgroup_join(cg) : 0;
+		int r = !cg ? 0 : born_in_cgroup ? mxqd_cgroup_join_rest(cg) : mxqd_cgroup_join(cg);
 
 		if (r < 0) {
 			mx_log_err("job %" PRIu64 ": cannot join its cgroup: %s", job->job_id, strerror(-r));
@@ -389,6 +419,8 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			;
 		close(exec_fd);
 	}
+	prof[MXQD_RPROF_EXEC] = mxqd_prof_now() - t;
+	t = mxqd_prof_now();
 
 	limit_ms = job->time_min ? (uint64_t)((double)job->time_min * 60000.0 * server->runtime_scale) : 0;
 	for (;;) {
@@ -427,6 +459,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		}
 		sigtimedwait(&chld, NULL, &timeout);
 	}
+	prof[MXQD_RPROF_RUN] = mxqd_prof_now() - t;
 	outcome.wait_status = status;
 	fill_rusage(&outcome, &ru);
 	/* Leftover processes of the job's session do not outlive the job (in a
@@ -434,12 +467,18 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	if (!cg)
 		mx_session_kill(pid, SIGKILL);
 done:
+	t = mxqd_prof_now();
 	end_job_cgroup(a, cg, &outcome);
+	prof[MXQD_RPROF_END] = mxqd_prof_now() - t;
 	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
+	t = mxqd_prof_now();
 	if (tmpfs && umount2(tmpdir, MNT_DETACH) < 0)
 		mx_log_warning("job %" PRIu64 ": cannot unmount its tmpdir %s: %m", job->job_id, tmpdir);
 	mx_rmtree(tmpdir);
-	if (write_outcome(server->spooldir, job->job_id, &outcome) < 0) {
+	prof[MXQD_RPROF_TMPDIR] = mxqd_prof_now() - t;
+	/* mxqd records it at once or makes it durable itself; an orphaned
+	 * reaper (mxqd gone) leaves it durable for the next mxqd */
+	if (write_outcome(server->spooldir, job->job_id, &outcome, getppid() != a->mxqd_pid) < 0) {
 		mx_log_err("job %" PRIu64 ": cannot write outcome to %s: %m", job->job_id, server->spooldir);
 	} else {
 		/* the outcome is the trace now; mxqd then removes one file, not two */
@@ -453,6 +492,7 @@ int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome
 {
 	struct mxqd_outcome o = { 0 };
 	char path[4096], key[64], value[64];
+	unsigned i;
 	FILE *f;
 
 	spool_path(spooldir, job_id, "stat", path, sizeof(path));
@@ -474,10 +514,36 @@ int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome
 		else if (strcmp(key, "nivcsw") == 0) o.nivcsw = strtoll(value, NULL, 10);
 		else if (strcmp(key, "max_sumrss_kib") == 0) o.max_sumrss_kib = strtoull(value, NULL, 10);
 		else if (strcmp(key, "killed") == 0) snprintf(o.killed, sizeof(o.killed), "%.15s", value);
+		else if (sscanf(key, "prof%u_us", &i) == 1 && i < MXQD_RPROF__N)
+			o.prof_us[i] = strtoull(value, NULL, 10);
 	}
 	fclose(f);
 	*ret = o;
 	return 0;
+}
+
+/* fsync what PATH names (opened with FLAGS). 0 or -errno. */
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int mxqd_outcome_sync(const char *spooldir, uint64_t job_id)
+{
+	char path[4096];
+	int r;
+
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	r = fsync_path(path, O_RDONLY | O_NOFOLLOW);
+	/* and the rename that put it there */
+	return r < 0 ? r : fsync_path(spooldir, O_RDONLY | O_DIRECTORY);
 }
 
 void mxqd_outcome_remove(const char *spooldir, uint64_t job_id)

@@ -19,8 +19,12 @@
 #   1. this mxqd, 1 daemon x 2 slots (and upstream's mxqd with 2 slots)
 #   2. this mxqd, 1 daemon x 8 slots (upstream refuses more slots than
 #      cores; it is run with 8 only where the machine has 8)
-#   3. where the time goes per job: mxqd's own profile of its main loop
-#      (logged at exit, mean per job) for the last 2-slot round
+#   3. where the time goes per job (last round of each slot count):
+#      mxqd's own profile of its main loop (claim, start, status updates,
+#      spool files, cancel checks, waiting), logged at exit, and of its
+#      reapers, which run in parallel and hold a slot until they exit
+#      (setup, cgroup create, fork to exec, the job, cgroup kill/stats/
+#      remove, tmpdir, outcome file and exit), mean per job
 #
 # Upstream: MXQ_UPSTREAM_DIR names a build directory of upstream MXQ 0.22
 # (mxqd, mxqsub and mysql/create_tables.sql, mysql/create_trigger.sql; see
@@ -240,6 +244,8 @@ for s in $slot_list; do
 	done
 	echo "   where the time goes (last round, mean per job):"
 	grep 'dispatch profile' "$(mxqd_dir disp)/mxqd.log" | tail -n 1 |
-		sed 's/.*dispatch profile: /      /; s/; /\n      /g'
+		sed 's/.*dispatch profile: /      main loop: /; s/; /\n         /g'
+	grep 'reaper profile' "$(mxqd_dir disp)/mxqd.log" | tail -n 1 |
+		sed 's/.*reaper profile: /      reaper (in parallel): /; s/; /\n         /g'
 done
 exit 0
