@@ -36,6 +36,7 @@
 #include "mxq_power_config.h"
 #include "mxq_power_policy.h"
 #include "mxq_sim.h"
+#include "mxq_table.h"
 
 #ifndef MXQ_VERSION
 #define MXQ_VERSION "unknown"
@@ -746,6 +747,7 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 	double days = (double)(base->end - base->start) / 86400.0;
 	double cap_s = 0;
 	char a[32], b[32], c[32], d[32];
+	struct mxq_table *t;
 
 	for (size_t i = 0; i < n_classes; i++)
 		cap_s += (double)classes[i].count * classes[i].cores;
@@ -778,25 +780,35 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		       " s / %g J\n", k->name, k->count, k->cores, a, k->idle_w, k->busy_w,
 		       k->off_w, k->boot_s, k->boot_j, k->shutdown_s, k->shutdown_j);
 	}
-	printf("\n%-14s %11s %7s %10s %9s %6s %5s %9s %9s %9s %7s %8s %5s\n", "policy",
-	       "energy_kWh", "saved%", "idle_kWh", "trans_kWh", "cyc/n", "cmax",
-	       "wait_mean", "wait_p95", "wait_max", "wait+%", "captured", "front");
-	for (size_t k = 0; k < n_rows; k++) {
+	t = mxq_table_new("policy|energy_kWh>|saved%>|idle_kWh>|trans_kWh>|cyc/n>|cmax>|"
+			  "wait_mean>|wait_p95>|wait_max>|wait+%>|captured>|front>");
+	for (size_t k = 0; t && k < n_rows; k++) {
 		const struct row *w = &rows[k];
+		char cyc[32] = "-", cmax[32] = "-";
+
 		fmt_or_dash(a, sizeof(a), 1, "", false, kwh(w->idle_j));
 		fmt_or_dash(b, sizeof(b), 1, "", false, kwh(w->transition_j));
 		fmt_or_dash(c, sizeof(c), 1, "%", false, 100.0 * w->captured);
 		fmt_or_dash(d, sizeof(d), 2, "", true, w->wait_delta_pct);
-		if (w->has_cycles)
-			printf("%-14s %11.1f %7.2f %10s %9s %6.1f %5" PRIu32 " %8.0fs %8.0fs %8.0fs "
-			       "%7s %8s %5s\n", w->name, kwh(w->energy_j), w->saved_pct, a, b,
-			       w->cycles_mean, w->cycles_max, w->wait_mean, w->wait_p95, w->wait_max,
-			       d, c, w->on_front ? "yes" : "no");
-		else
-			printf("%-14s %11.1f %7.2f %10s %9s %6s %5s %8.0fs %8.0fs %8.0fs %7s %8s %5s\n",
-			       w->name, kwh(w->energy_j), w->saved_pct, a, b, "-", "-", w->wait_mean,
-			       w->wait_p95, w->wait_max, d, c, "-");
+		if (w->has_cycles) {
+			snprintf(cyc, sizeof(cyc), "%.1f", w->cycles_mean);
+			snprintf(cmax, sizeof(cmax), "%" PRIu32, w->cycles_max);
+		}
+		if (mxq_table_addf(t, "%s" MXQ_TABLE_SEP "%.1f" MXQ_TABLE_SEP "%.2f" MXQ_TABLE_SEP
+				   "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s"
+				   MXQ_TABLE_SEP "%.0fs" MXQ_TABLE_SEP "%.0fs" MXQ_TABLE_SEP "%.0fs"
+				   MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s" MXQ_TABLE_SEP "%s",
+				   w->name, kwh(w->energy_j), w->saved_pct, a, b, cyc, cmax,
+				   w->wait_mean, w->wait_p95, w->wait_max, d, c,
+				   !w->has_cycles ? "-" : w->on_front ? "yes" : "no") < 0) {
+			mxq_table_free(t);
+			t = NULL;
+		}
 	}
+	printf("\n");
+	if (!t || mxq_table_print(t, stdout) < 0)
+		mxq_complain("cannot print the results table: %s", strerror(t ? EIO : ENOMEM));
+	mxq_table_free(t);
 	print_verdict(rows, n_rows);
 	for (size_t k = 0; k < n_runs; k++) {
 		const struct mxq_sim_result *r = &runs[k].res;

@@ -130,7 +130,7 @@ enum mxqd_rprof {
 	MXQD_RPROF_CGROUP,      /* creating the job's cgroup with its limits */
 	MXQD_RPROF_EXEC,        /* forking the job until its exec (pid file, report) */
 	MXQD_RPROF_RUN,         /* the job itself, exec until wait4 */
-	MXQD_RPROF_END,         /* killing what is left in the cgroup, its stats, rmdir */
+	MXQD_RPROF_END,         /* killing what is left in the cgroup, its stats (rmdir: after the outcome) */
 	MXQD_RPROF_TMPDIR,      /* unmounting and removing the job's tmpdir */
 	MXQD_RPROF__N
 };

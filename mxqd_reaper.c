@@ -290,8 +290,11 @@ static bool cgroup_oom(const struct mxqd_cgroup *cg)
 	return cg && mxqd_cgroup_has_memory() && mxqd_cgroup_oom_kills(cg) > 0;
 }
 
-/* The job's main process has ended: kill what is left in its cgroup, take
- * the kernel's accounting into the outcome and remove the cgroup. */
+/* The job's main process has ended: kill what is left in its cgroup and
+ * take the kernel's accounting into the outcome. The cgroup is removed only
+ * once the outcome is written: until then mxqd's energy split reads the
+ * job's CPU time from it (with the cgroup gone and no outcome yet the
+ * interval's CPU would be unknown, and the split fall back to slots). */
 static void end_job_cgroup(const struct mxqd_reaper_args *a, const struct mxqd_cgroup *cg,
 			   struct mxqd_outcome *o)
 {
@@ -317,7 +320,6 @@ static void end_job_cgroup(const struct mxqd_reaper_args *a, const struct mxqd_c
 		if (st.oom_kills && !o->killed[0])
 			snprintf(o->killed, sizeof(o->killed), "memory");
 	}
-	mxqd_cgroup_remove(cg);
 }
 
 _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
@@ -485,6 +487,8 @@ done:
 		spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
 		unlink(path);
 	}
+	if (cg)
+		mxqd_cgroup_remove(cg);
 	_exit(0);
 }
 
