@@ -192,11 +192,11 @@ bench-sim: mxq-power-sim
 		echo "== synthetic: 5544 nodes, 254 days of jobs (tests/gen_swf.sh 7 254 5544 1 3000 wide), $(BIG_SIM_DAYS) days simulated"; \
 		./mxq-power-sim $(SIM_FLAGS) --threads 1 --timeouts 10m --days $(BIG_SIM_DAYS) "$$d/big.swf" \
 			| tee "$$d/out"; \
-		awk '/^speed:/ { days = $$5; sim = $$10 } \
-		     /^process:/ { proc = $$2; mb = $$(NF - 1) } \
-		     END { if (days <= 0) exit 1; \
+		awk '/^speed:/ { sim = $$10 } \
+		     /^process:/ { proc = $$2; per_day = $$11; mb = $$(NF - 1) } \
+		     END { if (per_day <= 0) exit 1; days = proc / per_day; \
 			   printf "bench-sim: %.3f s CPU per simulated day; the full trace (254 days) extrapolated: %.0f s CPU (target < 120 s); peak memory %.1f MB (target < 500 MB)\n", \
-				  proc / days, proc - sim + sim * 254 / days, mb }' "$$d/out"
+				  per_day, proc - sim + sim * 254 / days, mb }' "$$d/out"
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
