@@ -376,7 +376,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		 * warm pool or a long min_on_time cost energy without shortening
 		 * waits measurably */
 		.idle_time_s = MXQ_POWER_IDLE_AUTO,
-		.idle_time_floor_s = 60,
+		.idle_time_floor_s = 0,
 		.idle_watts = 100.0,
 		.busy_watts = 250.0,
 		.boot_energy_j = 30000.0,
@@ -488,8 +488,16 @@ int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 	l = learned_for(state, node_class);
 	if (!l || !l->seen)
 		return b;
-	double f = 2.0 * l->short_share;
-	int64_t t = f >= 1.0 ? b : (int64_t)ceil((double)b * f);
+	/* Balance the two wastes per idle gap: waiting t before a power-off
+	 * that was worth it costs t x idle watts, which happens with
+	 * probability 1 - p; a power-off undone within the break-even time
+	 * wastes on average half the cycle's energy, B / 2 x idle watts,
+	 * with probability p. Equal at t = B x p / (2 (1 - p)): shorter
+	 * waiting loses more to regretted power-offs than it saves. */
+	double p = l->short_share;
+	double x = p >= 2.0 / 3.0 ? (double)b : (double)b * p / (2.0 * (1.0 - p));
+	/* whole seconds: not rounded up for the last bit of a quotient */
+	int64_t t = x >= (double)b ? b : (int64_t)ceil(x - 1e-9);
 	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
 }
 

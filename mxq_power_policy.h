@@ -102,7 +102,7 @@ struct mxq_power_config {
 	int64_t idle_time_s;         /* idle this long before a suspend, or
 	                                MXQ_POWER_IDLE_AUTO (break-even, learned
 	                                per class) / _NEVER; auto */
-	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 1m */
+	int64_t idle_time_floor_s;   /* lower bound of the auto idle time; 0 */
 	double idle_watts;           /* draw of an idle ON node (auto); 100 W */
 	double busy_watts;           /* draw of a node with every slot busy: what a
 	                                powered node may draw (max_power_watts); 250 W */
@@ -315,8 +315,10 @@ struct mxq_power_state {
  * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
  * STATE learned: with idle_time = auto, the break-even time B (see
  * mxq_power_config_idle_time(), without its floor) scaled by the learned
- * prediction: B x min(1, 2 x short_share), never below idle_time_floor nor
- * above B; B while nothing was learned. Otherwise mxq_power_config_idle_time().
+ * prediction p = short_share: B x min(1, p / (2 (1 - p))), the time at which
+ * waiting longer before a power-off wastes as much as the regretted
+ * power-offs it avoids; never below idle_time_floor nor above B; B while
+ * nothing was learned. Otherwise mxq_power_config_idle_time().
  */
 int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 				const struct mxq_power_state *state, const char *node_class);

@@ -570,11 +570,33 @@ static const struct scenario scenarios[] = {
 	{ "next change: an idle node's idle time runs out", "warm_pool = 0\nidle_time = 10m\n",
 	  FRESH, { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "not idle long enough" } }, ANY, .change_in = 7 * MIN },
-	/* idle_time = auto learns from wakes: break-even 330 s (defaults) */
+	/* idle_time = auto learns from wakes: break-even B = 330 s (defaults);
+	 * the idle time is ceil(B x p / (2 (1 - p))) for a share p of short
+	 * gaps, B from p = 2/3 on, never below idle_time_floor (default 0) */
 	{ "learned: power-offs seldom undone, the idle time shrinks", "warm_pool = 0\n",
 	  { .learn = { { "", 0.1, 32 } }, .n_learn = 1 },
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "DRAIN", "idle 2m (idle time 1m6s)" } }, ANY },
+	  /* 330 x 0.1 / 1.8 = 18.3 */
+	  { { "n1", "DRAIN", "idle 2m (idle time 19s)" } }, ANY },
+	{ "learned: a share of 0.4 waits a third of the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "", 0.4, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
+	  /* 330 x 0.4 / 1.2 = 110 */
+	  { { "n1", "DRAIN", "idle 2m (idle time 1m50s)" } }, ANY },
+	{ "learned: a share below 2/3 stays below the break-even time", "warm_pool = 0\n",
+	  { .learn = { { "", 0.6, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 4 * MIN) }, { { 0 } },
+	  /* 330 x 0.6 / 0.8 = 247.5 */
+	  { { "n1", "NONE", "not idle long enough: 4m of 4m8s (learned)" } }, ANY },
+	{ "learned: power-offs never undone, off at the first tick (floor 0)", "warm_pool = 0\n",
+	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle 20s (idle time 0s)" } }, ANY },
+	{ "learned: a configured idle_time_floor still bounds it",
+	  "warm_pool = 0\nidle_time_floor = 1m\n",
+	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 20s of 1m (learned)" } }, ANY },
 	{ "learned: power-offs often undone, the break-even time", "warm_pool = 0\n",
 	  { .learn = { { "", 0.8, 32 } }, .n_learn = 1 },
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
@@ -583,7 +605,7 @@ static const struct scenario scenarios[] = {
 	  { .learn = { { "gpu", 0.0, 32 } }, .n_learn = 1 },
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN),
 	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 1m)" } }, ANY },
+	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
 	{ "learned share, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
 	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
@@ -942,7 +964,7 @@ START_TEST(test_learn_from_wakes)
 	ck_assert_str_eq(st.learn[1].node_class, "b");
 	ck_assert_double_eq(st.learn[1].short_share, 0.0);   /* off 1h */
 	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "a"), 330);
-	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "b"), 60);  /* the floor */
+	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "b"), 0);  /* p = 0, floor 0 */
 	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "c"), 330); /* nothing learned */
 	unbuild(&b);
 }
