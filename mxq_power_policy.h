@@ -282,7 +282,27 @@ struct mxq_power_snapshot {
 	                                efficiency_rank, then hostname: not sorted again */
 	bool no_explanations;        /* plan without explanations (n_explanations 0):
 	                                for the simulator, which never reads them */
+	struct mxq_power_index *index; /* NULL, or kept from the previous decision on
+	                                these nodes: see mxq_power_index_new() */
 };
+
+/*
+ * A caller that decides again and again on one array of node entries and
+ * rewrites only a few of them between decisions (the simulator) keeps an
+ * index in snapshot.index and reports each entry it rewrote, added to or
+ * reused with mxq_power_index_changed() before the next decision: a
+ * decision then looks at the nodes its steps can act on instead of at
+ * every node, with the same plan. The index is rebuilt by itself when the
+ * node array, its size or the configuration's exclude list differ from the
+ * last decision, or when the snapshot is not nodes_in_order (then it
+ * saves nothing). Entries not reported must be unchanged, including what
+ * their pointers point to (caps, running). NULL from new() on allocation
+ * failure; free(NULL) is fine; changed() returns -EINVAL for a NULL index.
+ */
+struct mxq_power_index;
+struct mxq_power_index *mxq_power_index_new(void);
+void mxq_power_index_free(struct mxq_power_index *ix);
+int mxq_power_index_changed(struct mxq_power_index *ix, size_t node_index);
 
 /* ------------------------------------------------------------------------
  * Policy state carried from tick to tick (persisted by the leader). A

@@ -1276,6 +1276,7 @@ struct mxq_sim {
 
 	/* policy snapshot, reused every tick */
 	struct mxq_power_state pstate;
+	struct mxq_power_index *pindex;  /* told of every rewritten snapshot entry */
 	bool changed;                    /* anything the snapshot shows changed since the last decision */
 	bool quiet;                      /* the last decision was a fixed point (see tick_is_quiet) */
 	int64_t quiet_until;             /* ... until this time at the latest */
@@ -2047,6 +2048,7 @@ static int snap_node(struct mxq_sim *s, size_t i, int64_t today)
 		n->prun = v;
 		n->cap_prun = cap;
 	}
+	mxq_power_index_changed(s->pindex, i);
 	pn->state = n->rec;
 	pn->state_since = n->rec_since;
 	pn->jobs_running = n->jobs;
@@ -2156,6 +2158,7 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		.demand = s->pdemand, .n_demand = n_sigs,
 		.nodes_in_order = true,          /* build_nodes() sorted them so */
 		.no_explanations = true,
+		.index = s->pindex,
 	};
 	return 0;
 }
@@ -2360,6 +2363,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->part_nodes);
 	free(s->waits);
 	free(s->pnodes);
+	mxq_power_index_free(s->pindex);
 	free(s->stale);
 	free(s->pdemand);
 	free(s->sig_pending);
@@ -2418,8 +2422,9 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		s->sig_first = calloc(ns + nq + 1, sizeof(*s->sig_first));
 		s->sig_stamp = calloc(ns + nq + 1, sizeof(*s->sig_stamp));
 		s->sig_list = calloc(ns + nq + 1, sizeof(*s->sig_list));
+		s->pindex = mxq_power_index_new();
 		if (!s->pnodes || !s->stale || !s->pdemand || !s->sig_pending || !s->sig_first ||
-		    !s->sig_stamp || !s->sig_list)
+		    !s->sig_stamp || !s->sig_list || !s->pindex)
 			goto nomem;
 	}
 	s->now = c->start;
