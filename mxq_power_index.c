@@ -17,16 +17,6 @@
 
 #include "mxqd_control.h"
 
-static void set_bit(uint64_t *set, size_t k)
-{
-	set[k / 64] |= UINT64_C(1) << (k % 64);
-}
-
-static void clear_bit(uint64_t *set, size_t k)
-{
-	set[k / 64] &= ~(UINT64_C(1) << (k % 64));
-}
-
 /* --- the two sorted arrays ---------------------------------------------- */
 
 static int64_t off_key(const struct mxq_power_index *ix, uint32_t i)
@@ -143,17 +133,17 @@ static void take_out(struct mxq_power_index *ix, size_t i)
 	size_t k = pos_of(ix, i);
 
 	if (x->sets & IX_TRANS)
-		clear_bit(ix->trans, i);
+		mx_bitmap_clear(ix->trans, i);
 	if (x->sets & IX_CAP)
-		clear_bit(ix->cap, k);
+		mx_bitmap_clear(ix->cap, k);
 	if (x->sets & IX_DRAIN)
-		clear_bit(ix->drain, k);
+		mx_bitmap_clear(ix->drain, k);
 	if (x->sets & IX_BUSY)
-		clear_bit(ix->busy, k);
+		mx_bitmap_clear(ix->busy, k);
 	if (x->sets & IX_IDLE)
-		clear_bit(ix->idle, k);
+		mx_bitmap_clear(ix->idle, k);
 	if (x->sets & IX_OFF) {
-		clear_bit(ix->off, k);
+		mx_bitmap_clear(ix->off, k);
 		sorted_remove(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
 		if (!x->no_caps)
 			off_max_remove(ix, x->room);
@@ -222,17 +212,17 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 		sets |= IX_IDLE;
 
 	if (sets & IX_TRANS)
-		set_bit(ix->trans, i);
+		mx_bitmap_set(ix->trans, i);
 	if (sets & IX_CAP)
-		set_bit(ix->cap, k);
+		mx_bitmap_set(ix->cap, k);
 	if (sets & IX_DRAIN)
-		set_bit(ix->drain, k);
+		mx_bitmap_set(ix->drain, k);
 	if (sets & IX_BUSY)
-		set_bit(ix->busy, k);
+		mx_bitmap_set(ix->busy, k);
 	if (sets & IX_IDLE)
-		set_bit(ix->idle, k);
+		mx_bitmap_set(ix->idle, k);
 	if (sets & IX_OFF) {
-		set_bit(ix->off, k);
+		mx_bitmap_set(ix->off, k);
 		sorted_insert(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
 		if (!x->no_caps)
 			off_max_add(ix, x->room);
@@ -281,7 +271,7 @@ static void release(struct mxq_power_index *ix)
 static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *snap,
 		   const struct mxq_power_config *cfg)
 {
-	size_t n = snap->n_nodes, words = (n + 63) / 64 ? (n + 63) / 64 : 1;
+	size_t n = snap->n_nodes, words = mx_bitmap_words(n);
 
 	release(ix);
 	ix->valid = false;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mx_bitmap.h"
 #include "mxq_power_policy.h"
 
 /* What the index remembers of one node entry, to take it out again. */
@@ -101,32 +102,7 @@ int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snap
 /* Release what IX holds, leaving it zeroed (for an index on the stack). */
 void mxq_power_index_done(struct mxq_power_index *ix);
 
-/* Position of the next member of bitmap SET at or after position K
- * (N when none). */
-static inline size_t mxq_power_index_next(const uint64_t *set, size_t n, size_t k)
-{
-	size_t w = k / 64;
-	uint64_t bits;
-
-	if (k >= n)
-		return n;
-	bits = set[w] & (~UINT64_C(0) << (k % 64));
-	while (!bits) {
-		if (++w * 64 >= n)
-			return n;
-		bits = set[w];
-	}
-	k = w * 64 + (size_t)__builtin_ctzll(bits);
-	return k < n ? k : n;
-}
-
-/* Whether bitmap SET holds position K. */
-static inline bool mxq_power_index_has(const uint64_t *set, size_t k)
-{
-	return (set[k / 64] >> (k % 64)) & 1;
-}
-
-/* In config.c terms: is HOSTNAME in CFG's exclude list (full or short name)? */
+/* Is HOSTNAME in CFG's exclude list (full or short name)? */
 bool mxq_power_config_excludes(const struct mxq_power_config *cfg, const char *hostname);
 
 #endif

@@ -1965,8 +1965,8 @@ static void step_transitions(struct decide_ctx *c)
 	const uint64_t *trans = c->ix->trans;
 
 	/* the others (plain ON and OFF nodes) have nothing to do here */
-	for (size_t i = mxq_power_index_next(trans, n_nodes, 0); c->booting && i < n_nodes;
-	     i = mxq_power_index_next(trans, n_nodes, i + 1)) {
+	for (size_t i = mx_bitmap_next(trans, n_nodes, 0); c->booting && i < n_nodes;
+	     i = mx_bitmap_next(trans, n_nodes, i + 1)) {
 		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		if (wn->managed && n->state == MXQ_POWER_POWERING_ON && n->seen_up) {
@@ -1976,8 +1976,8 @@ static void step_transitions(struct decide_ctx *c)
 		}
 	}
 
-	for (size_t i = mxq_power_index_next(trans, n_nodes, 0); i < n_nodes;
-	     i = mxq_power_index_next(trans, n_nodes, i + 1)) {
+	for (size_t i = mx_bitmap_next(trans, n_nodes, 0); i < n_nodes;
+	     i = mx_bitmap_next(trans, n_nodes, i + 1)) {
 		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		int64_t in_state = c->now - n->state_since;
@@ -2135,24 +2135,6 @@ static void capacity_of(struct decide_ctx *c, size_t i)
 	}
 }
 
-/* Next position at or after K in any of the bitmaps A, B, C. */
-static size_t next_in_any(const struct decide_ctx *c, const uint64_t *a, const uint64_t *b,
-			  const uint64_t *d, size_t k)
-{
-	size_t n = c->snap->n_nodes;
-
-	for (size_t w = k / 64; w * 64 < n; w++) {
-		uint64_t bits = a[w] | b[w] | d[w];
-		if (w == k / 64)
-			bits &= ~UINT64_C(0) << (k % 64);
-		if (bits) {
-			size_t at = w * 64 + (size_t)__builtin_ctzll(bits);
-			return at < n ? at : n;
-		}
-	}
-	return n;
-}
-
 /*
  * The open list (capacity with room for some pending job: busy nodes,
  * then booting ones, then idle ones, each in efficiency order) and the
@@ -2168,8 +2150,8 @@ static void build_lists(struct decide_ctx *c)
 	struct node_list busy = { NIL, NIL }, booting = { NIL, NIL }, idle = { NIL, NIL };
 	char buf[256];
 
-	for (size_t k = next_in_any(c, ix->cap, ix->drain, c->acted_pos, 0); k < n_nodes;
-	     k = next_in_any(c, ix->cap, ix->drain, c->acted_pos, k + 1)) {
+	for (size_t k = mx_bitmap_next3(ix->cap, ix->drain, c->acted_pos, n_nodes, 0); k < n_nodes;
+	     k = mx_bitmap_next3(ix->cap, ix->drain, c->acted_pos, n_nodes, k + 1)) {
 		size_t i = ix->order[k];
 		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
@@ -2191,8 +2173,8 @@ static void build_lists(struct decide_ctx *c)
 		if (wn->eff == MXQ_POWER_DRAINING && !n->admin_off && n->caps)
 			list_append(c, &c->reclaim, i);
 	}
-	for (size_t k = mxq_power_index_next(ix->off, n_nodes, 0); explaining(c) && k < n_nodes;
-	     k = mxq_power_index_next(ix->off, n_nodes, k + 1)) {
+	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0); explaining(c) && k < n_nodes;
+	     k = mx_bitmap_next(ix->off, n_nodes, k + 1)) {
 		size_t i = ix->order[k];
 		struct work_node *wn = work(c, i);
 		if (!wn->acted && off_wake_blocker(c, i, buf, sizeof(buf)))
@@ -2511,12 +2493,12 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	int64_t soon_enough = c->now + cfg->boot_time_s + c->idle_time_s;
 	for (size_t a = 0; a < c->n_acted; a++)
 		gang_candidate(c, c->acted[a], d, soon_enough, &n, &early);
-	for (size_t k = mxq_power_index_next(ix->cap, n_nodes, 0); k < n_nodes;
-	     k = mxq_power_index_next(ix->cap, n_nodes, k + 1))
+	for (size_t k = mx_bitmap_next(ix->cap, n_nodes, 0); k < n_nodes;
+	     k = mx_bitmap_next(ix->cap, n_nodes, k + 1))
 		if (!work(c, ix->order[k])->acted)
 			gang_candidate(c, ix->order[k], d, soon_enough, &n, &early);
-	for (size_t i = mxq_power_index_next(ix->trans, n_nodes, 0); i < n_nodes;
-	     i = mxq_power_index_next(ix->trans, n_nodes, i + 1)) {
+	for (size_t i = mx_bitmap_next(ix->trans, n_nodes, 0); i < n_nodes;
+	     i = mx_bitmap_next(ix->trans, n_nodes, i + 1)) {
 		enum mxq_power_node_state st = c->snap->nodes[i].state;
 		if (st != MXQ_POWER_ON && st != MXQ_POWER_OFF && !work(c, i)->acted &&
 		    !(ix->node[i].sets & IX_CAP))
@@ -2531,9 +2513,9 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		if (!work(c, ix->off_since[k])->acted)
 			gang_candidate(c, ix->off_since[k], d, soon_enough, &n, &early);
 	uint32_t ready = 0;
-	for (size_t k = mxq_power_index_next(ix->off, n_nodes, 0);
+	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0);
 	     k < n_nodes && (ready < need || !ix->in_order);
-	     k = mxq_power_index_next(ix->off, n_nodes, k + 1)) {
+	     k = mx_bitmap_next(ix->off, n_nodes, k + 1)) {
 		size_t i = ix->order[k];
 		size_t before = n;
 		if (work(c, i)->acted || ix->node[i].since + cfg->min_off_time_s > c->now)
@@ -2634,8 +2616,8 @@ static void step_demand(struct decide_ctx *c)
 	}
 	/* capacity with a job ending within a boot from now: nodes busy in the
 	 * snapshot and nodes this plan acted on (a cancelled drain, say) */
-	for (size_t k = next_in_any(c, ix->busy, c->acted_pos, c->acted_pos, 0); k < snap->n_nodes;
-	     k = next_in_any(c, ix->busy, c->acted_pos, c->acted_pos, k + 1)) {
+	for (size_t k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, 0); k < snap->n_nodes;
+	     k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, k + 1)) {
 		size_t i = ix->order[k];
 		const struct mxq_power_index_node *x = &ix->node[i];
 		if (!snap->nodes[i].n_running || x->min_end > horizon ||
@@ -2703,9 +2685,9 @@ static void step_demand(struct decide_ctx *c)
 		if (c->wake_blocked == WAKE_LIMIT_NONE && fits_some_wakeable(c, dm->reqs)) {
 			/* the OFF nodes in efficiency order, but for those this plan
 			 * acted on (woken already) and those that may not be woken */
-			for (size_t k = mxq_power_index_next(ix->off, snap->n_nodes, 0);
+			for (size_t k = mx_bitmap_next(ix->off, snap->n_nodes, 0);
 			     k < snap->n_nodes && remaining;
-			     k = mxq_power_index_next(ix->off, snap->n_nodes, k + 1)) {
+			     k = mx_bitmap_next(ix->off, snap->n_nodes, k + 1)) {
 				size_t i = ix->order[k];
 				struct work_node *wn = work(c, i);
 
@@ -2788,8 +2770,8 @@ static void step_suspend(struct decide_ctx *c)
 	}
 
 	/* most efficient first: the warm pools keep the best idle nodes */
-	for (size_t k = look ? mxq_power_index_next(look, n_nodes, 0) : 0; k < n_nodes;
-	     k = look ? mxq_power_index_next(look, n_nodes, k + 1) : k + 1) {
+	for (size_t k = look ? mx_bitmap_next(look, n_nodes, 0) : 0; k < n_nodes;
+	     k = look ? mx_bitmap_next(look, n_nodes, k + 1) : k + 1) {
 		size_t i = ix->order[k];
 		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;

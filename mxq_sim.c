@@ -48,6 +48,7 @@
 #include <strings.h>
 #include <zlib.h>
 
+#include "mx_bitmap.h"
 #include "mx_util.h"
 #include "mxqd_control.h"
 
@@ -1212,6 +1213,28 @@ struct sim_node {
 	bool snap_stale;                 /* changed since it was last written there */
 	struct mxq_power_running_job *prun; /* its running jobs, as the policy sees them */
 	uint32_t cap_prun;
+	/* what node_sets() last made of it */
+	int64_t max_end;                 /* latest expected end of its running jobs, 0: none */
+	uint8_t hold_kind;               /* how hold_for() counts it (HOLD_*) */
+	bool c_unsettled;                /* recorded DRAINING, UNKNOWN or FAILED */
+	int64_t offq_since;              /* the rec_since last queued on offq */
+};
+
+/* How hold_for() counts a node: free after its boot or shutdown and a boot,
+ * after its min off-time and a boot, at its jobs' expected ends, never. */
+enum { HOLD_NONE, HOLD_MOVING, HOLD_OFF, HOLD_UP, _HOLD_KINDS };
+
+/* A node recorded OFF at SINCE (stale once it is no longer so). */
+struct sim_offq {
+	uint32_t node;
+	int64_t since;
+};
+
+/* A running job's expected end + boot time + 1 s, when it stops counting as
+ * freeing soon: one of the times the policy's plan may change by itself. */
+struct sim_due {
+	int64_t t;
+	uint32_t job;
 };
 
 struct sim_queue {
@@ -1291,6 +1314,20 @@ struct mxq_sim {
 	uint32_t *sig_stamp;
 	uint32_t *sig_list;
 	uint32_t tick_stamp;
+
+	/* node sets kept by node_sets(), walked instead of every node */
+	uint64_t *m_free;                /* c_free > 0: the dispatch candidates */
+	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
+	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
+	uint64_t *m_onidle;              /* recorded ON without jobs */
+	size_t n_unsettled;              /* nodes with c_unsettled */
+	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
+	size_t offq_head, offq_tail, offq_cap;
+	struct sim_due *due;             /* min-heap over the jobs started (policy) */
+	size_t n_due, cap_due;
+	uint8_t *job_live;               /* running now */
+	uint32_t *hold_taken;            /* per class, scratch of hold_for() */
+	int64_t max_boot_s;              /* of the classes */
 
 	/* time series: node-seconds per bucket and the seconds it covers,
 	 * turned into means when the books are closed */
@@ -1408,6 +1445,141 @@ static bool node_dispatchable(const struct sim_node *n)
 	       n->rec != MXQ_POWER_POWERING_OFF && n->rec != MXQ_POWER_OFF;
 }
 
+static uint8_t hold_kind(const struct sim_node *nd)
+{
+	if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON)
+		return HOLD_MOVING;
+	if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF)
+		return HOLD_OFF;
+	if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_POWERING_OFF))
+		return HOLD_MOVING;
+	if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING)
+		return HOLD_UP;   /* a drained node can be taken back at once */
+	return HOLD_NONE;
+}
+
+/* Queue node I as recorded OFF since its rec_since (the policy's min
+ * off-time runs from then). */
+static int offq_push(struct mxq_sim *s, size_t i)
+{
+	if (s->offq_tail == s->offq_cap) {
+		if (s->offq_head > 0) {
+			memmove(s->offq, s->offq + s->offq_head,
+				(s->offq_tail - s->offq_head) * sizeof(*s->offq));
+			s->offq_tail -= s->offq_head;
+			s->offq_head = 0;
+		}
+		if (s->offq_tail == s->offq_cap) {
+			size_t cap = s->offq_cap ? s->offq_cap * 2 : 64;
+			struct sim_offq *v = realloc(s->offq, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			s->offq = v;
+			s->offq_cap = cap;
+		}
+	}
+	s->offq[s->offq_tail++] = (struct sim_offq) { (uint32_t)i, s->nodes[i].rec_since };
+	s->nodes[i].offq_since = s->nodes[i].rec_since;
+	return 0;
+}
+
+/* The queued OFF nodes still in their min off-time, oldest first; drop
+ * those past it (time only moves on). */
+static void offq_trim(struct mxq_sim *s)
+{
+	while (s->offq_head < s->offq_tail &&
+	       s->offq[s->offq_head].since + s->p.cfg->min_off_time_s <= s->now)
+		s->offq_head++;
+}
+
+static bool offq_valid(const struct mxq_sim *s, const struct sim_offq *e)
+{
+	const struct sim_node *nd = &s->nodes[e->node];
+	return nd->rec == MXQ_POWER_OFF && nd->rec_since == e->since;
+}
+
+static bool due_less(const struct sim_due *a, const struct sim_due *b)
+{
+	return a->t < b->t;
+}
+
+static int due_push(struct mxq_sim *s, int64_t t, uint32_t job)
+{
+	if (s->n_due == s->cap_due) {
+		size_t cap = s->cap_due ? s->cap_due * 2 : 256;
+		struct sim_due *v = realloc(s->due, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->due = v;
+		s->cap_due = cap;
+	}
+	size_t i = s->n_due++;
+	struct sim_due e = { t, job };
+	while (i > 0 && due_less(&e, &s->due[(i - 1) / 2])) {
+		s->due[i] = s->due[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->due[i] = e;
+	return 0;
+}
+
+static void due_pop(struct mxq_sim *s)
+{
+	struct sim_due last = s->due[--s->n_due];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m;
+		if (l >= s->n_due)
+			break;
+		m = l + 1 < s->n_due && due_less(&s->due[l + 1], &s->due[l]) ? l + 1 : l;
+		if (!due_less(&s->due[m], &last))
+			break;
+		s->due[i] = s->due[m];
+		i = m;
+	}
+	if (s->n_due)
+		s->due[i] = last;
+}
+
+/* The earliest due time after now of a running job; INT64_MAX: none. */
+static int64_t due_next(struct mxq_sim *s)
+{
+	while (s->n_due && (s->due[0].t <= s->now || !s->job_live[s->due[0].job]))
+		due_pop(s);
+	return s->n_due ? s->due[0].t : INT64_MAX;
+}
+
+/* Re-derive the sets node I is in; after every change to it. */
+static int node_sets(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	uint8_t kind = hold_kind(n);
+	bool unsettled = n->rec == MXQ_POWER_DRAINING || n->rec == MXQ_POWER_UNKNOWN ||
+			 n->rec == MXQ_POWER_FAILED;
+
+	n->max_end = 0;
+	for (uint32_t r = 0; r < n->n_run; r++) {
+		int64_t end = s->job_start[n->run[r]] + s->c->jobs[n->run[r]].expect;
+		if (r == 0 || end > n->max_end)
+			n->max_end = end;
+	}
+	mx_bitmap_put(s->m_free, i, n->c_free > 0);
+	if (kind != n->hold_kind) {
+		mx_bitmap_clear(s->m_hold[n->hold_kind], i);
+		n->hold_kind = kind;
+	}
+	mx_bitmap_set(s->m_hold[kind], i);
+	mx_bitmap_put(s->m_rtrans, i, n->rec == MXQ_POWER_POWERING_ON ||
+		      n->rec == MXQ_POWER_POWERING_OFF);
+	mx_bitmap_put(s->m_onidle, i, n->rec == MXQ_POWER_ON && !n->jobs);
+	s->n_unsettled += (size_t)unsettled - (size_t)n->c_unsettled;
+	n->c_unsettled = unsettled;
+	if (s->p.policy == MXQ_SIM_POLICY && n->rec == MXQ_POWER_OFF && n->offq_since != n->rec_since)
+		return offq_push(s, i);
+	return 0;
+}
+
 /* At least 1 s: a 0 s timeout firing at the same instant would power a
  * freshly booted node off before the dispatch pass that follows the
  * events of that instant could give it the job it was woken for (and wake
@@ -1482,6 +1654,9 @@ static int node_update(struct mxq_sim *s, size_t i)
 	n->c_powered = powered;
 	n->c_busy = busy;
 	n->c_off = off;
+	int r = node_sets(s, i);
+	if (r < 0)
+		return r;
 
 	bool idle = n->phys == PHYS_UP && n->jobs == 0;
 	if (idle && !n->idle) {
@@ -1678,6 +1853,12 @@ static int start_job(struct mxq_sim *s, uint32_t job, const uint32_t *pick)
 	s->waiting--;
 	s->running++;
 	s->last_progress = s->now;
+	s->job_live[job] = 1;
+	if (s->p.policy == MXQ_SIM_POLICY) {
+		r = due_push(s, s->now + j->expect + s->p.cfg->boot_time_s + 1, job);
+		if (r < 0)
+			return r;
+	}
 	return ev_push(s, s->now + j->run, EV_JOB_END, job, 0);
 }
 
@@ -1697,6 +1878,7 @@ static int end_job(struct mxq_sim *s, uint32_t job)
 		if (r < 0)
 			return r;
 	}
+	s->job_live[job] = 0;
 	s->running--;
 	s->ended++;
 	s->last_progress = s->now;
@@ -1804,46 +1986,83 @@ static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *
  * other jobs may use those nodes only if they end before it. With fewer
  * such nodes than it needs, it keeps them all with no end in sight.
  */
+/* When ND is free for a wide job, as its hold_kind says. */
+static int64_t hold_time(const struct mxq_sim *s, const struct sim_node *nd)
+{
+	int64_t min_off = s->p.policy == MXQ_SIM_POLICY ? s->p.cfg->min_off_time_s : 0;
+	int64_t t = s->now;
+
+	switch (nd->hold_kind) {
+	case HOLD_MOVING:
+		if (nd->phys == PHYS_BOOTING)
+			return nd->phys_until;
+		/* going off: free after it is off, its min off-time, a boot */
+		t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+		return t + min_off + nd->cls->boot_s;
+	case HOLD_OFF:
+		/* after a wake; the policy waits out its min off-time first */
+		if (nd->rec_since + min_off > t)
+			t = nd->rec_since + min_off;
+		return t + nd->cls->boot_s;
+	case HOLD_UP:
+		return nd->max_end > t ? nd->max_end : t;
+	default:
+		return INT64_MAX;
+	}
+}
+
 static void hold_for(struct mxq_sim *s, uint32_t job)
 {
 	const struct sim_job *j = &s->c->jobs[job];
 	const struct sim_sig *sig = &s->c->sigs[j->sig];
-	size_t n = 0;
+	bool policy = s->p.policy == MXQ_SIM_POLICY;
+	size_t n = 0, nn = s->n_nodes, le = 0;
+	int64_t bound = s->now + s->max_boot_s;
 
+#define HOLD_ADD(i) do { \
+		int64_t t_ = hold_time(s, &s->nodes[i]); \
+		s->sel[n++] = (struct mxq_power_free_time) { t_, (i) }; \
+		le += t_ <= bound; \
+	} while (0)
 	s->hold_job = job;
 	s->shadow = INT64_MAX;
-	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct sim_node *nd = &s->nodes[i];
-		int64_t t = s->now;
-		if (!sig->qual[i])
-			continue;
-		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
-			t = nd->phys_until;
-		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
-			/* after a wake; the policy waits out its min off-time first */
-			if (s->p.policy == MXQ_SIM_POLICY &&
-			    nd->rec_since + s->p.cfg->min_off_time_s > t)
-				t = nd->rec_since + s->p.cfg->min_off_time_s;
-			t += nd->cls->boot_s;
-		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
-							 nd->rec == MXQ_POWER_POWERING_OFF)) {
-			/* going off: free after it is off, its min off-time, a boot */
-			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
-			if (s->p.policy == MXQ_SIM_POLICY)
-				t += s->p.cfg->min_off_time_s;
-			t += nd->cls->boot_s;
-		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
-			/* a drained node can be taken back at once */
-			for (uint32_t r = 0; r < nd->n_run; r++) {
-				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
-				if (end > t)
-					t = end;
-			}
-		} else {
-			continue;
+	/* booting and shutting down */
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_MOVING], nn, 0); i < nn;
+	     i = mx_bitmap_next(s->m_hold[HOLD_MOVING], nn, i + 1))
+		if (sig->qual[i])
+			HOLD_ADD(i);
+	/* off and still in the policy's min off-time */
+	if (policy) {
+		offq_trim(s);
+		for (size_t k = s->offq_head; k < s->offq_tail; k++) {
+			const struct sim_offq *e = &s->offq[k];
+			if (offq_valid(s, e) && s->nodes[e->node].hold_kind == HOLD_OFF &&
+			    sig->qual[e->node])
+				HOLD_ADD(e->node);
 		}
-		s->sel[n++] = (struct mxq_power_free_time) { t, i };
 	}
+	/* off, free after a boot: all of a class at the same time, so (ties
+	 * going to the lower index) its first PARTS are all that can count */
+	size_t classes_done = 0;
+	memset(s->hold_taken, 0, s->c->n_classes * sizeof(*s->hold_taken));
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_OFF], nn, 0);
+	     i < nn && classes_done < s->c->n_classes;
+	     i = mx_bitmap_next(s->m_hold[HOLD_OFF], nn, i + 1)) {
+		uint32_t ci = s->c->nodes[i].cls;
+		if (!sig->qual[i] || s->hold_taken[ci] >= j->parts ||
+		    (policy && s->nodes[i].rec_since + s->p.cfg->min_off_time_s > s->now))
+			continue;
+		HOLD_ADD(i);
+		if (++s->hold_taken[ci] == j->parts)
+			classes_done++;
+	}
+	/* up: at the expected ends of their jobs; once PARTS nodes are free
+	 * by the latest boot from now, a later one cannot be among the first */
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, 0); i < nn;
+	     i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, i + 1))
+		if (sig->qual[i] && (le < j->parts || hold_time(s, &s->nodes[i]) <= bound))
+			HOLD_ADD(i);
+#undef HOLD_ADD
 	if (n > j->parts) {
 		mxq_power_select_earliest(s->sel, n, j->parts);
 		n = j->parts;
@@ -1971,9 +2190,9 @@ static int dispatch(struct mxq_sim *s)
 	s->pass_id++;
 	s->vlist_ready = false;
 	s->n_cand = 0;
-	for (size_t i = 0; i < s->n_nodes; i++)
-		if (s->nodes[i].c_free)
-			s->cand[s->n_cand++] = (uint32_t)i;
+	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes;
+	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1))
+		s->cand[s->n_cand++] = (uint32_t)i;
 
 	for (size_t a = 0; a < s->n_active; a++) {
 		uint32_t q = s->active[a];
@@ -2269,39 +2488,42 @@ static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
 	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
 	    s->pstate.breaker_open_until > now)
 		return false;
-	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct sim_node *n = &s->nodes[i];
-
-		switch (n->rec) {
-		case MXQ_POWER_OFF:
-			if (s->n_active)
-				due_at(&until, now, n->rec_since + cfg->min_off_time_s);
-			break;
-		case MXQ_POWER_POWERING_OFF:
-			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
-			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
-			break;
-		case MXQ_POWER_POWERING_ON:
-			due_at(&until, now, n->rec_since + cfg->boot_time_s);
-			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
-			break;
-		case MXQ_POWER_ON:
-			if (!n->jobs && idle_time >= 0) {
-				int64_t idle_since = n->last_job_end > n->rec_since ?
-						     n->last_job_end : n->rec_since;
-				int64_t t = idle_since + idle_time;
-				if (n->rec_since + cfg->min_on_time_s > t)
-					t = n->rec_since + cfg->min_on_time_s;
-				due_at(&until, now, t);
+	if (s->n_unsettled)
+		return false;
+	/* OFF: the first queued one still in its min off-time is the earliest */
+	if (s->n_active) {
+		offq_trim(s);
+		for (size_t k = s->offq_head; k < s->offq_tail; k++) {
+			if (offq_valid(s, &s->offq[k])) {
+				due_at(&until, now, s->offq[k].since + cfg->min_off_time_s);
+				break;
 			}
-			for (uint32_t r = 0; r < n->n_run; r++)
-				due_at(&until, now, s->job_start[n->run[r]] +
-				       s->c->jobs[n->run[r]].expect + cfg->boot_time_s + 1);
-			break;
-		default:
-			return false;
 		}
 	}
+	for (size_t i = mx_bitmap_next(s->m_rtrans, s->n_nodes, 0); i < s->n_nodes;
+	     i = mx_bitmap_next(s->m_rtrans, s->n_nodes, i + 1)) {
+		const struct sim_node *n = &s->nodes[i];
+		if (n->rec == MXQ_POWER_POWERING_OFF) {
+			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
+			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
+		} else {
+			due_at(&until, now, n->rec_since + cfg->boot_time_s);
+			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
+		}
+	}
+	for (size_t i = mx_bitmap_next(s->m_onidle, s->n_nodes, 0);
+	     idle_time >= 0 && i < s->n_nodes; i = mx_bitmap_next(s->m_onidle, s->n_nodes, i + 1)) {
+		const struct sim_node *n = &s->nodes[i];
+		int64_t idle_since = n->last_job_end > n->rec_since ? n->last_job_end : n->rec_since;
+		int64_t t = idle_since + idle_time;
+		if (n->rec_since + cfg->min_on_time_s > t)
+			t = n->rec_since + cfg->min_on_time_s;
+		due_at(&until, now, t);
+	}
+	/* every running job runs on an ON node at a quiet tick: a node that
+	 * took jobs before it was recorded ON is recorded at the tick after
+	 * its boot, which has that action */
+	due_at(&until, now, due_next(s));
 	*ret_until = until;
 	return true;
 }
@@ -2362,6 +2584,11 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->job_start);
 	free(s->part_nodes);
 	free(s->waits);
+	free(s->job_live);
+	free(s->hold_taken);
+	free(s->m_free);
+	free(s->offq);
+	free(s->due);
 	free(s->pnodes);
 	mxq_power_index_free(s->pindex);
 	free(s->stale);
@@ -2410,9 +2637,22 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
 	s->part_nodes = calloc(c->total_parts ? c->total_parts : 1, sizeof(*s->part_nodes));
 	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
+	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
+	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
+	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle */
+	size_t words = mx_bitmap_words(nn);
+	s->m_free = calloc((3 + _HOLD_KINDS) * words, sizeof(*s->m_free));
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
-	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits)
+	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
+	    !s->hold_taken || !s->m_free)
 		goto nomem;
+	for (int k = 0; k < _HOLD_KINDS; k++)
+		s->m_hold[k] = s->m_free + (1 + (size_t)k) * words;
+	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
+	s->m_onidle = s->m_rtrans + words;
+	for (size_t k = 0; k < c->n_classes; k++)
+		if (c->classes[k].boot_s > s->max_boot_s)
+			s->max_boot_s = c->classes[k].boot_s;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
 		s->stale = calloc(nn, sizeof(*s->stale));
@@ -2440,6 +2680,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		n->phys = PHYS_UP;
 		n->since = c->start;
 		n->cycles_day = day_of(c->start);
+		n->offq_since = INT64_MIN;
 		if (s->pnodes)
 			s->pnodes[i] = (struct mxq_power_node) {
 				.hostname = c->nodes[i].hostname,
