@@ -438,7 +438,9 @@ struct mxq_power_plan {
  * NULL arguments or a node without hostname, -ENOMEM on allocation failure;
  * then *ret_plan and *state are untouched.
  *
- * Cost grows with nodes and demand entries, never with the number of jobs.
+ * Cost grows with nodes and demand entries, never with the number of jobs;
+ * with a kept snapshot.index, with the nodes the steps can act on (off and
+ * busy nodes that nothing wakes, drains or reserves cost about nothing).
  */
 int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		     const struct mxq_power_config *cfg, struct mxq_power_state *state,

@@ -1327,6 +1327,8 @@ struct mxq_sim {
 	size_t n_due, cap_due;
 	uint8_t *job_live;               /* running now */
 	uint32_t *hold_taken;            /* per class, scratch of hold_for() */
+	struct mxq_power_free_time *ref_sel; /* params.self_check: scratch of the full passes */
+	uint8_t *ref_mark;
 	int64_t max_boot_s;              /* of the classes */
 
 	/* time series: node-seconds per bucket and the seconds it covers,
@@ -2164,6 +2166,76 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	return 0;
 }
 
+/* --- params.self_check: the kept sets against passes over every node ---------- */
+
+/* The reservation for JOB as a pass over every node chooses it: the same
+ * nodes (any order) and the same shadow time as hold_for() chose? */
+static bool hold_matches(struct mxq_sim *s, uint32_t job)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	const struct sim_sig *sig = &s->c->sigs[j->sig];
+	int64_t shadow = INT64_MAX;
+	size_t n = 0;
+	bool same = true;
+
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *nd = &s->nodes[i];
+		int64_t t = s->now;
+		if (!sig->qual[i])
+			continue;
+		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
+			t = nd->phys_until;
+		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
+			if (s->p.policy == MXQ_SIM_POLICY &&
+			    nd->rec_since + s->p.cfg->min_off_time_s > t)
+				t = nd->rec_since + s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
+							 nd->rec == MXQ_POWER_POWERING_OFF)) {
+			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+			if (s->p.policy == MXQ_SIM_POLICY)
+				t += s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
+			for (uint32_t r = 0; r < nd->n_run; r++) {
+				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
+				if (end > t)
+					t = end;
+			}
+		} else {
+			continue;
+		}
+		s->ref_sel[n++] = (struct mxq_power_free_time) { t, i };
+	}
+	if (n > j->parts) {
+		mxq_power_select_earliest(s->ref_sel, n, j->parts);
+		n = j->parts;
+	}
+	if (n == j->parts) {
+		shadow = s->now;
+		for (size_t k = 0; k < n; k++)
+			if (s->ref_sel[k].t > shadow)
+				shadow = s->ref_sel[k].t;
+	}
+	memset(s->ref_mark, 0, s->n_nodes);
+	for (size_t k = 0; k < n; k++)
+		s->ref_mark[s->ref_sel[k].i] = 1;
+	for (size_t k = 0; k < s->n_held; k++)
+		same = same && s->ref_mark[s->held[k]];
+	return same && n == s->n_held && shadow == s->shadow;
+}
+
+/* The dispatch candidates as a pass over every node lists them? */
+static bool cand_matches(const struct mxq_sim *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].c_free && (k >= s->n_cand || s->cand[k++] != i))
+			return false;
+	return k == s->n_cand;
+}
+
 /*
  * One dispatch pass, as the mxqds together would do it: waiting jobs in
  * submit order, each started on the first qualified node with room, later
@@ -2193,6 +2265,8 @@ static int dispatch(struct mxq_sim *s)
 	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes;
 	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1))
 		s->cand[s->n_cand++] = (uint32_t)i;
+	if (s->p.self_check && !cand_matches(s))
+		return -ENOTRECOVERABLE;
 
 	for (size_t a = 0; a < s->n_active; a++) {
 		uint32_t q = s->active[a];
@@ -2226,6 +2300,8 @@ static int dispatch(struct mxq_sim *s)
 			if (s->c->jobs[e.job].parts > 1 && !hold_done) {
 				hold_for(s, e.job);
 				hold_done = true;
+				if (s->p.self_check && !hold_matches(s, e.job))
+					return -ENOTRECOVERABLE;
 			}
 		}
 		if (!can_wake)
@@ -2528,6 +2604,78 @@ static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
 	return true;
 }
 
+/* params.self_check, continued */
+
+/* tick_is_quiet() as a pass over every node and running job answers it. */
+static bool quiet_matches(struct mxq_sim *s, bool quiet, int64_t until_kept)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+	int64_t idle_time = mxq_power_config_idle_time(cfg);
+	int64_t now = s->now;
+	int64_t until = (day_of(now) + 1) * 86400;
+
+	if (!bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) ||
+	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
+	    s->pstate.breaker_open_until > now)
+		return !quiet;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		switch (n->rec) {
+		case MXQ_POWER_OFF:
+			if (s->n_active)
+				due_at(&until, now, n->rec_since + cfg->min_off_time_s);
+			break;
+		case MXQ_POWER_POWERING_OFF:
+			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
+			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
+			break;
+		case MXQ_POWER_POWERING_ON:
+			due_at(&until, now, n->rec_since + cfg->boot_time_s);
+			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
+			break;
+		case MXQ_POWER_ON:
+			if (!n->jobs && idle_time >= 0) {
+				int64_t idle_since = n->last_job_end > n->rec_since ?
+						     n->last_job_end : n->rec_since;
+				int64_t t = idle_since + idle_time;
+				if (n->rec_since + cfg->min_on_time_s > t)
+					t = n->rec_since + cfg->min_on_time_s;
+				due_at(&until, now, t);
+			}
+			for (uint32_t r = 0; r < n->n_run; r++)
+				due_at(&until, now, s->job_start[n->run[r]] +
+				       s->c->jobs[n->run[r]].expect + cfg->boot_time_s + 1);
+			break;
+		default:
+			return !quiet;
+		}
+	}
+	return quiet && until == until_kept;
+}
+
+/* The plan decided with the kept index, against one without: the same actions? */
+static bool plan_matches(struct mxq_sim *s, const struct mxq_power_snapshot *snap,
+			 const struct mxq_power_state *before, const struct mxq_power_plan *kept)
+{
+	struct mxq_power_snapshot fresh = *snap;
+	struct mxq_power_state st = *before;
+	struct mxq_power_plan plan;
+	bool same;
+
+	fresh.index = NULL;
+	if (mxq_power_decide(&fresh, s->now, s->p.cfg, &st, &plan) < 0)
+		return false;
+	same = plan.n_actions == kept->n_actions && plan.recheck_at == kept->recheck_at &&
+	       plan.next_change_at == kept->next_change_at &&
+	       memcmp(&st, &s->pstate, sizeof(st)) == 0;
+	for (size_t k = 0; same && k < plan.n_actions; k++)
+		same = plan.actions[k].node_index == kept->actions[k].node_index &&
+		       plan.actions[k].kind == kept->actions[k].kind &&
+		       plan.actions[k].to == kept->actions[k].to;
+	mxq_power_plan_free(&plan);
+	return same;
+}
+
 static int policy_tick(struct mxq_sim *s)
 {
 	struct mxq_power_snapshot snap;
@@ -2541,11 +2689,16 @@ static int policy_tick(struct mxq_sim *s)
 	r = build_snapshot(s, &snap);
 	if (r < 0)
 		return r;
+	struct mxq_power_state before = s->pstate;
 	r = mxq_power_decide(&snap, s->now, s->p.cfg, &s->pstate, &plan);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return -EPROTO;
+	if (s->p.self_check && !plan_matches(s, &snap, &before, &plan)) {
+		mxq_power_plan_free(&plan);
+		return -ENOTRECOVERABLE;
+	}
 	s->ticks++;
 	s->changed = false;
 	for (size_t k = 0; k < plan.n_actions && !plan.dry_run; k++) {
@@ -2554,6 +2707,9 @@ static int policy_tick(struct mxq_sim *s)
 			break;
 	}
 	s->quiet = plan.n_actions == 0 && tick_is_quiet(s, &s->quiet_until);
+	if (s->p.self_check && plan.n_actions == 0 && r >= 0 &&
+	    !quiet_matches(s, s->quiet, s->quiet_until))
+		r = -ENOTRECOVERABLE;
 	if (s->quiet && plan.next_change_at > s->now && plan.next_change_at < s->quiet_until)
 		s->quiet_until = plan.next_change_at;
 	mxq_power_plan_free(&plan);
@@ -2586,6 +2742,8 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->waits);
 	free(s->job_live);
 	free(s->hold_taken);
+	free(s->ref_sel);
+	free(s->ref_mark);
 	free(s->m_free);
 	free(s->offq);
 	free(s->due);
@@ -2642,6 +2800,12 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle */
 	size_t words = mx_bitmap_words(nn);
 	s->m_free = calloc((3 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	if (params->self_check) {
+		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
+		s->ref_mark = calloc(nn, 1);
+		if (!s->ref_sel || !s->ref_mark)
+			goto nomem;
+	}
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
 	    !s->hold_taken || !s->m_free)
