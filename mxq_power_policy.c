@@ -516,6 +516,72 @@ static void learn_wake(struct mxq_power_state *st, const struct mxq_power_config
 	l->short_share += (x - l->short_share) / (double)l->seen;
 }
 
+/* --- the state as text (mxq_power_leader.policy_state) ---------------- */
+
+int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "v1 %d %" PRId64 " %.6f %.6f %" PRIu32 " %" PRId64 " %" PRId64,
+			 st->initialized ? 1 : 0, st->tokens_at, st->suspend_tokens,
+			 st->resume_tokens, st->boot_failures, st->last_boot_failure_at,
+			 st->breaker_open_until);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < st->n_learn && i < MXQ_POWER_LEARN_CLASSES; i++) {
+		const struct mxq_power_gap_learn *l = &st->learn[i];
+		int m = snprintf(buf + n, len - (size_t)n, " learn %s %.6f %" PRIu32,
+				 l->node_class[0] ? l->node_class : "*", l->short_share, l->seen);
+		if (m < 0 || (size_t)(n + m) >= len) {
+			buf[n] = '\0';  /* the rest is learned again */
+			break;
+		}
+		n += m;
+	}
+	return n;
+}
+
+int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret)
+{
+	struct mxq_power_state st = { 0 };
+	char err[128];
+	int init = 0, used = 0;
+
+	if (!text || sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64 "%n",
+			    &init, &st.tokens_at, &st.suspend_tokens, &st.resume_tokens,
+			    &st.boot_failures, &st.last_boot_failure_at, &st.breaker_open_until,
+			    &used) != 7 || !isfinite(st.suspend_tokens) || !isfinite(st.resume_tokens)) {
+		*ret = (struct mxq_power_state) { 0 };
+		return -EINVAL;
+	}
+	st.initialized = init != 0;
+	/* then what was learned per class, all or nothing */
+	for (const char *p = text + used; *p;) {
+		char cls[MXQ_POWER_CLASS_NAME_MAX];
+		double share;
+		uint32_t seen;
+		int m = 0;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (st.n_learn >= MXQ_POWER_LEARN_CLASSES ||
+		    sscanf(p, "learn %63s %lf %" SCNu32 "%n", cls, &share, &seen, &m) != 3 ||
+		    !(share >= 0.0 && share <= 1.0) ||
+		    (strcmp(cls, "*") != 0 && mxq_power_class_name_check(cls, err, sizeof(err)) < 0)) {
+			st.n_learn = 0;
+			memset(st.learn, 0, sizeof(st.learn));
+			break;
+		}
+		struct mxq_power_gap_learn *l = &st.learn[st.n_learn++];
+		snprintf(l->node_class, sizeof(l->node_class), "%s", strcmp(cls, "*") ? cls : "");
+		l->short_share = share;
+		l->seen = seen;
+		p += m;
+	}
+	*ret = st;
+	return 0;
+}
+
 /* --- error collection ------------------------------------------------- */
 
 struct errlist {

@@ -332,6 +332,19 @@ struct mxq_power_state {
 };
 
 /*
+ * STATE as one line of text, as the leader keeps it in
+ * mxq_power_leader.policy_state: "v1" and the seven bucket and breaker
+ * fields (all a reader before the learned idle times reads), then
+ * " learn CLASS SHARE SEEN" per learned class ("*" for hosts without
+ * class), as many as fit into LEN. Returns the length or -ENOSPC.
+ */
+int mxq_power_state_to_text(const struct mxq_power_state *state, char *buf, size_t len);
+/* The reverse: 0, or -EINVAL for text that is not such a line (then
+ * *ret is a fresh state). A learned part that does not parse is dropped
+ * as a whole (learned again), the rest kept. */
+int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret);
+
+/*
  * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
  * STATE learned: with idle_time = auto, the break-even time B (see
  * mxq_power_config_idle_time(), without its floor) scaled by the learned
