@@ -1173,6 +1173,12 @@ struct event {
 	uint32_t gen;
 };
 
+/* A min-heap of events (ev_less). */
+struct ev_heap {
+	struct event *v;
+	size_t n, cap;
+};
+
 struct sim_node {
 	const struct mxq_sim_class *cls;
 	enum mxq_power_node_state rec;   /* what the mxq_power table says */
@@ -1230,12 +1236,7 @@ struct sim_offq {
 	int64_t since;
 };
 
-/* A running job's expected end + boot time + 1 s, when it stops counting as
- * freeing soon: one of the times the policy's plan may change by itself. */
-struct sim_due {
-	int64_t t;
-	uint32_t job;
-};
+
 
 struct sim_queue {
 	uint32_t *v;
@@ -1259,8 +1260,7 @@ struct mxq_sim {
 	int64_t now;
 	bool started;
 
-	struct event *heap;
-	size_t n_heap, cap_heap;
+	struct ev_heap evq;
 	size_t next_submit;
 
 	struct sim_queue *queues;
@@ -1323,8 +1323,9 @@ struct mxq_sim {
 	size_t n_unsettled;              /* nodes with c_unsettled */
 	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
 	size_t offq_head, offq_tail, offq_cap;
-	struct sim_due *due;             /* min-heap over the jobs started (policy) */
-	size_t n_due, cap_due;
+	struct ev_heap dueq;             /* per job started (policy): its expected end +
+	                                    boot time + 1 s (id: the job), when it stops
+	                                    counting as freeing soon */
 	uint8_t *job_live;               /* running now */
 	uint32_t *hold_taken;            /* per class, scratch of hold_for() */
 	struct mxq_power_free_time *ref_sel; /* params.self_check: scratch of the full passes */
@@ -1349,50 +1350,59 @@ static bool ev_less(const struct event *a, const struct event *b)
 	return a->id < b->id;
 }
 
-static int ev_push(struct mxq_sim *s, int64_t t, uint32_t type, uint32_t id, uint32_t gen)
+static int heap_push(struct ev_heap *h, struct event e)
 {
-	if (s->n_heap == s->cap_heap) {
-		size_t cap = s->cap_heap ? s->cap_heap * 2 : 256;
-		struct event *h = realloc(s->heap, cap * sizeof(*h));
-		if (!h)
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		struct event *v = realloc(h->v, cap * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		s->heap = h;
-		s->cap_heap = cap;
+		h->v = v;
+		h->cap = cap;
 	}
-	size_t i = s->n_heap++;
-	struct event e = { t, type, id, gen };
+	size_t i = h->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!ev_less(&e, &s->heap[parent]))
+		if (!ev_less(&e, &h->v[parent]))
 			break;
-		s->heap[i] = s->heap[parent];
+		h->v[i] = h->v[parent];
 		i = parent;
 	}
-	s->heap[i] = e;
+	h->v[i] = e;
 	return 0;
 }
 
-static struct event ev_pop(struct mxq_sim *s)
+static struct event heap_pop(struct ev_heap *h)
 {
-	struct event top = s->heap[0];
-	struct event last = s->heap[--s->n_heap];
-	size_t i = 0, n = s->n_heap;
+	struct event top = h->v[0];
+	struct event last = h->v[--h->n];
+	size_t i = 0, n = h->n;
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
 		if (l >= n)
 			break;
 		m = l;
-		if (l + 1 < n && ev_less(&s->heap[l + 1], &s->heap[l]))
+		if (l + 1 < n && ev_less(&h->v[l + 1], &h->v[l]))
 			m = l + 1;
-		if (!ev_less(&s->heap[m], &last))
+		if (!ev_less(&h->v[m], &last))
 			break;
-		s->heap[i] = s->heap[m];
+		h->v[i] = h->v[m];
 		i = m;
 	}
 	if (n)
-		s->heap[i] = last;
+		h->v[i] = last;
 	return top;
+}
+
+static int ev_push(struct mxq_sim *s, int64_t t, uint32_t type, uint32_t id, uint32_t gen)
+{
+	return heap_push(&s->evq, (struct event) { t, type, id, gen });
+}
+
+static struct event ev_pop(struct mxq_sim *s)
+{
+	return heap_pop(&s->evq);
 }
 
 /* --- books -------------------------------------------------------------- */
@@ -1500,56 +1510,12 @@ static bool offq_valid(const struct mxq_sim *s, const struct sim_offq *e)
 	return nd->rec == MXQ_POWER_OFF && nd->rec_since == e->since;
 }
 
-static bool due_less(const struct sim_due *a, const struct sim_due *b)
-{
-	return a->t < b->t;
-}
-
-static int due_push(struct mxq_sim *s, int64_t t, uint32_t job)
-{
-	if (s->n_due == s->cap_due) {
-		size_t cap = s->cap_due ? s->cap_due * 2 : 256;
-		struct sim_due *v = realloc(s->due, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->due = v;
-		s->cap_due = cap;
-	}
-	size_t i = s->n_due++;
-	struct sim_due e = { t, job };
-	while (i > 0 && due_less(&e, &s->due[(i - 1) / 2])) {
-		s->due[i] = s->due[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->due[i] = e;
-	return 0;
-}
-
-static void due_pop(struct mxq_sim *s)
-{
-	struct sim_due last = s->due[--s->n_due];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m;
-		if (l >= s->n_due)
-			break;
-		m = l + 1 < s->n_due && due_less(&s->due[l + 1], &s->due[l]) ? l + 1 : l;
-		if (!due_less(&s->due[m], &last))
-			break;
-		s->due[i] = s->due[m];
-		i = m;
-	}
-	if (s->n_due)
-		s->due[i] = last;
-}
-
 /* The earliest due time after now of a running job; INT64_MAX: none. */
 static int64_t due_next(struct mxq_sim *s)
 {
-	while (s->n_due && (s->due[0].t <= s->now || !s->job_live[s->due[0].job]))
-		due_pop(s);
-	return s->n_due ? s->due[0].t : INT64_MAX;
+	while (s->dueq.n && (s->dueq.v[0].t <= s->now || !s->job_live[s->dueq.v[0].id]))
+		heap_pop(&s->dueq);
+	return s->dueq.n ? s->dueq.v[0].t : INT64_MAX;
 }
 
 /* Re-derive the sets node I is in; after every change to it. */
@@ -1857,7 +1823,8 @@ static int start_job(struct mxq_sim *s, uint32_t job, const uint32_t *pick)
 	s->last_progress = s->now;
 	s->job_live[job] = 1;
 	if (s->p.policy == MXQ_SIM_POLICY) {
-		r = due_push(s, s->now + j->expect + s->p.cfg->boot_time_s + 1, job);
+		r = heap_push(&s->dueq, (struct event) {
+			s->now + j->expect + s->p.cfg->boot_time_s + 1, 0, job, 0 });
 		if (r < 0)
 			return r;
 	}
@@ -2729,7 +2696,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	for (size_t q = 0; s->queues && q < s->c->n_queues; q++)
 		free(s->queues[q].v);
 	free(s->nodes);
-	free(s->heap);
+	free(s->evq.v);
 	free(s->queues);
 	free(s->active);
 	free(s->pass_heap);
@@ -2746,7 +2713,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->ref_mark);
 	free(s->m_free);
 	free(s->offq);
-	free(s->due);
+	free(s->dueq.v);
 	free(s->pnodes);
 	mxq_power_index_free(s->pindex);
 	free(s->stale);
@@ -2870,8 +2837,8 @@ static int64_t next_time(const struct mxq_sim *s)
 {
 	int64_t t = NONE_TIME;
 
-	if (s->n_heap)
-		t = s->heap[0].t;
+	if (s->evq.n)
+		t = s->evq.v[0].t;
 	if (s->next_submit < s->c->n_jobs && s->c->jobs[s->next_submit].submit < t)
 		t = s->c->jobs[s->next_submit].submit;
 	return t;
@@ -2890,7 +2857,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 		if (t == NONE_TIME || t >= limit)
 			return 0;
 		s->now = t;
-		while (s->n_heap && s->heap[0].t == t && s->heap[0].type != EV_TICK) {
+		while (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type != EV_TICK) {
 			struct event e = ev_pop(s);
 			s->events++;
 			if (e.type == EV_JOB_END)
@@ -2916,7 +2883,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 			if (r < 0)
 				return r;
 		}
-		if (s->n_heap && s->heap[0].t == t && s->heap[0].type == EV_TICK) {
+		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK) {
 			ev_pop(s);
 			s->events++;
 			r = policy_tick(s);
