@@ -2499,6 +2499,42 @@ static void due_at(int64_t *until, int64_t now, int64_t t)
 		*until = t;
 }
 
+/* The rate limits and the breaker leave the policy nothing to wait for. */
+static bool limits_settled(const struct mxq_sim *s)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+
+	return bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) &&
+	       bucket_full(s->pstate.resume_tokens, cfg->resume_rate) &&
+	       s->pstate.breaker_open_until <= s->now;
+}
+
+/* The thresholds of a node recorded POWERING_OFF or POWERING_ON. */
+static void transit_due(const struct mxq_sim *s, const struct sim_node *n, int64_t *until)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+
+	if (n->rec == MXQ_POWER_POWERING_OFF) {
+		due_at(until, s->now, n->rec_since + cfg->min_off_time_s);
+		due_at(until, s->now, n->rec_since + cfg->shutdown_deadline_s);
+	} else {
+		due_at(until, s->now, n->rec_since + cfg->boot_time_s);
+		due_at(until, s->now, n->rec_since + cfg->boot_deadline_s);
+	}
+}
+
+/* When an idle ON node may be suspended (IDLE_TIME >= 0). */
+static void idle_due(const struct mxq_sim *s, const struct sim_node *n, int64_t idle_time,
+		     int64_t *until)
+{
+	int64_t idle_since = n->last_job_end > n->rec_since ? n->last_job_end : n->rec_since;
+	int64_t t = idle_since + idle_time;
+
+	if (n->rec_since + s->p.cfg->min_on_time_s > t)
+		t = n->rec_since + s->p.cfg->min_on_time_s;
+	due_at(until, s->now, t);
+}
+
 /*
  * After a decision without actions: is it a fixed point, and until when?
  * With full token buckets and a closed breaker, the inputs that move with
@@ -2527,11 +2563,7 @@ static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
 	int64_t now = s->now;
 	int64_t until = (day_of(now) + 1) * 86400;
 
-	if (!bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) ||
-	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
-	    s->pstate.breaker_open_until > now)
-		return false;
-	if (s->n_unsettled)
+	if (!limits_settled(s) || s->n_unsettled)
 		return false;
 	/* OFF: the first queued one still in its min off-time is the earliest */
 	if (s->n_active) {
@@ -2544,25 +2576,11 @@ static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
 		}
 	}
 	for (size_t i = mx_bitmap_next(s->m_rtrans, s->n_nodes, 0); i < s->n_nodes;
-	     i = mx_bitmap_next(s->m_rtrans, s->n_nodes, i + 1)) {
-		const struct sim_node *n = &s->nodes[i];
-		if (n->rec == MXQ_POWER_POWERING_OFF) {
-			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
-			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
-		} else {
-			due_at(&until, now, n->rec_since + cfg->boot_time_s);
-			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
-		}
-	}
+	     i = mx_bitmap_next(s->m_rtrans, s->n_nodes, i + 1))
+		transit_due(s, &s->nodes[i], &until);
 	for (size_t i = mx_bitmap_next(s->m_onidle, s->n_nodes, 0);
-	     idle_time >= 0 && i < s->n_nodes; i = mx_bitmap_next(s->m_onidle, s->n_nodes, i + 1)) {
-		const struct sim_node *n = &s->nodes[i];
-		int64_t idle_since = n->last_job_end > n->rec_since ? n->last_job_end : n->rec_since;
-		int64_t t = idle_since + idle_time;
-		if (n->rec_since + cfg->min_on_time_s > t)
-			t = n->rec_since + cfg->min_on_time_s;
-		due_at(&until, now, t);
-	}
+	     idle_time >= 0 && i < s->n_nodes; i = mx_bitmap_next(s->m_onidle, s->n_nodes, i + 1))
+		idle_due(s, &s->nodes[i], idle_time, &until);
 	/* every running job runs on an ON node at a quiet tick: a node that
 	 * took jobs before it was recorded ON is recorded at the tick after
 	 * its boot, which has that action */
@@ -2581,9 +2599,7 @@ static bool quiet_matches(struct mxq_sim *s, bool quiet, int64_t until_kept)
 	int64_t now = s->now;
 	int64_t until = (day_of(now) + 1) * 86400;
 
-	if (!bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) ||
-	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
-	    s->pstate.breaker_open_until > now)
+	if (!limits_settled(s))
 		return !quiet;
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct sim_node *n = &s->nodes[i];
@@ -2593,22 +2609,12 @@ static bool quiet_matches(struct mxq_sim *s, bool quiet, int64_t until_kept)
 				due_at(&until, now, n->rec_since + cfg->min_off_time_s);
 			break;
 		case MXQ_POWER_POWERING_OFF:
-			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
-			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
-			break;
 		case MXQ_POWER_POWERING_ON:
-			due_at(&until, now, n->rec_since + cfg->boot_time_s);
-			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
+			transit_due(s, n, &until);
 			break;
 		case MXQ_POWER_ON:
-			if (!n->jobs && idle_time >= 0) {
-				int64_t idle_since = n->last_job_end > n->rec_since ?
-						     n->last_job_end : n->rec_since;
-				int64_t t = idle_since + idle_time;
-				if (n->rec_since + cfg->min_on_time_s > t)
-					t = n->rec_since + cfg->min_on_time_s;
-				due_at(&until, now, t);
-			}
+			if (!n->jobs && idle_time >= 0)
+				idle_due(s, n, idle_time, &until);
 			for (uint32_t r = 0; r < n->n_run; r++)
 				due_at(&until, now, s->job_start[n->run[r]] +
 				       s->c->jobs[n->run[r]].expect + cfg->boot_time_s + 1);
