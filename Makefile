@@ -176,12 +176,13 @@ mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
 mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
-# The big synthetic trace: 5544 one-core nodes, 254 days generated; the
-# simulated window is BIG_SIM_DAYS (the whole trace: 254); the last line
-# gives CPU s per simulated day (always-on, timeout-10m and our policy
-# together, trace reading included), the CPU of the full 254 days
-# extrapolated from it (reading counted once) and the peak memory.
-BIG_SIM_DAYS ?= 10
+# The big synthetic trace: 5544 one-core nodes, 254 days generated, all of
+# them simulated by default (BIG_SIM_DAYS=N for a shorter window); the last
+# line gives the process's CPU (always-on, timeout-10m and our policy
+# together, trace reading included), CPU s per simulated day, the CPU of
+# the full 254 days (measured, or extrapolated from a shorter window with
+# the reading counted once) and the peak memory.
+BIG_SIM_DAYS ?= 254
 bench-sim: mxq-power-sim
 	@set -e; found=; for t in $(TRACES_DIR)/*.swf.gz; do \
 		[ -e "$$t" ] || continue; found=1; \
@@ -195,8 +196,9 @@ bench-sim: mxq-power-sim
 		awk '/^speed:/ { sim = $$10 } \
 		     /^process:/ { proc = $$2; per_day = $$11; mb = $$(NF - 1) } \
 		     END { if (per_day <= 0) exit 1; days = proc / per_day; \
-			   printf "bench-sim: %.3f s CPU per simulated day; the full trace (254 days) extrapolated: %.0f s CPU (target < 120 s); peak memory %.1f MB (target < 500 MB)\n", \
-				  per_day, proc - sim + sim * 254 / days, mb }' "$$d/out"
+			   full = days >= 254 ? proc : proc - sim + sim * 254 / days; \
+			   printf "bench-sim: %.1f s CPU for %.1f simulated days, %.3f s per day; the full trace (254 days): %.0f s CPU %s (target < 120 s); peak memory %.1f MB (target < 500 MB)\n", \
+				  proc, days, per_day, full, days >= 254 ? "measured" : "extrapolated", mb }' "$$d/out"
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h

@@ -100,12 +100,11 @@ int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease)
 int mxq_power_state_save(struct mx_db *db, const struct mxq_power_lease *lease,
 			 const struct mxq_power_state *st, const char *summary)
 {
-	char text[512];
+	char text[1001];  /* the column's VARCHAR(1000) */
 	int64_t n;
 
-	snprintf(text, sizeof(text), "v1 %d %" PRId64 " %.6f %.6f %" PRIu32 " %" PRId64 " %" PRId64,
-		 st->initialized ? 1 : 0, st->tokens_at, st->suspend_tokens, st->resume_tokens,
-		 st->boot_failures, st->last_boot_failure_at, st->breaker_open_until);
+	if (mxq_power_state_to_text(st, text, sizeof(text)) < 0)
+		return -ENOSPC;
 	n = mx_db_exec(db,
 		"UPDATE mxq_power_leader l SET l.policy_state = ?, l.tick_summary = LEFT(?, 1000),"
 		" l.last_tick_at = NOW(3)," FENCE_TOUCH " WHERE" FENCE,
@@ -135,19 +134,14 @@ int mxq_power_state_load(struct mx_db *db, struct mxq_power_state *ret)
 {
 	struct mx_db_result *res = NULL;
 	struct mxq_power_state st = { 0 };
-	int init = 0;
 	int64_t n;
 
 	n = mx_db_query(db, &res, "SELECT policy_state FROM mxq_power_leader WHERE id = 1", NULL);
 	if (n < 0)
 		return (int)n;
-	if (mx_db_next(res) && mx_db_str(res, 0) &&
-	    sscanf(mx_db_str(res, 0), "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64,
-		   &init, &st.tokens_at, &st.suspend_tokens, &st.resume_tokens, &st.boot_failures,
-		   &st.last_boot_failure_at, &st.breaker_open_until) == 7)
-		st.initialized = init != 0;
-	else
-		memset(&st, 0, sizeof(st));
+	/* an empty or unreadable text is a fresh start */
+	if (mx_db_next(res))
+		(void)mxq_power_state_from_text(mx_db_str(res, 0), &st);
 	mx_db_result_free(res);
 	*ret = st;
 	return 0;

@@ -54,6 +54,7 @@
 
 #include "keywordset.h"
 #include "mxq_expr.h"
+#include "mxq_power_index.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -521,6 +522,72 @@ static void learn_wake(struct mxq_power_state *st, const struct mxq_power_config
 	if (l->seen < 32)
 		l->seen++;
 	l->short_share += (x - l->short_share) / (double)l->seen;
+}
+
+/* --- the state as text (mxq_power_leader.policy_state) ---------------- */
+
+int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "v1 %d %" PRId64 " %.6f %.6f %" PRIu32 " %" PRId64 " %" PRId64,
+			 st->initialized ? 1 : 0, st->tokens_at, st->suspend_tokens,
+			 st->resume_tokens, st->boot_failures, st->last_boot_failure_at,
+			 st->breaker_open_until);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < st->n_learn && i < MXQ_POWER_LEARN_CLASSES; i++) {
+		const struct mxq_power_gap_learn *l = &st->learn[i];
+		int m = snprintf(buf + n, len - (size_t)n, " learn %s %.6f %" PRIu32,
+				 l->node_class[0] ? l->node_class : "*", l->short_share, l->seen);
+		if (m < 0 || (size_t)(n + m) >= len) {
+			buf[n] = '\0';  /* the rest is learned again */
+			break;
+		}
+		n += m;
+	}
+	return n;
+}
+
+int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret)
+{
+	struct mxq_power_state st = { 0 };
+	char err[128];
+	int init = 0, used = 0;
+
+	if (!text || sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64 "%n",
+			    &init, &st.tokens_at, &st.suspend_tokens, &st.resume_tokens,
+			    &st.boot_failures, &st.last_boot_failure_at, &st.breaker_open_until,
+			    &used) != 7 || !isfinite(st.suspend_tokens) || !isfinite(st.resume_tokens)) {
+		*ret = (struct mxq_power_state) { 0 };
+		return -EINVAL;
+	}
+	st.initialized = init != 0;
+	/* then what was learned per class, all or nothing */
+	for (const char *p = text + used; *p;) {
+		char cls[MXQ_POWER_CLASS_NAME_MAX];
+		double share;
+		uint32_t seen;
+		int m = 0;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (st.n_learn >= MXQ_POWER_LEARN_CLASSES ||
+		    sscanf(p, "learn %63s %lf %" SCNu32 "%n", cls, &share, &seen, &m) != 3 ||
+		    !(share >= 0.0 && share <= 1.0) ||
+		    (strcmp(cls, "*") != 0 && mxq_power_class_name_check(cls, err, sizeof(err)) < 0)) {
+			st.n_learn = 0;
+			memset(st.learn, 0, sizeof(st.learn));
+			break;
+		}
+		struct mxq_power_gap_learn *l = &st.learn[st.n_learn++];
+		snprintf(l->node_class, sizeof(l->node_class), "%s", strcmp(cls, "*") ? cls : "");
+		l->short_share = share;
+		l->seen = seen;
+		p += m;
+	}
+	*ret = st;
+	return 0;
 }
 
 /* --- error collection ------------------------------------------------- */
@@ -1165,7 +1232,7 @@ uint64_t mxq_power_config_hash(const struct mxq_power_config *cfg)
 	return h ? h : 1;
 }
 
-static bool config_excludes(const struct mxq_power_config *cfg, const char *hostname)
+bool mxq_power_config_excludes(const struct mxq_power_config *cfg, const char *hostname)
 {
 	char shortname[256];
 	const char *dot;
@@ -1239,6 +1306,8 @@ struct work_node {
 	uint64_t placed_this;           /* jobs of that demand placed here */
 	const char *note;               /* explanation, when set */
 	size_t next;                    /* list link */
+	uint32_t gen;                   /* decision this record was set up for */
+	bool cap_done;                  /* capacity_of() ran (or take_node()) */
 };
 
 /* Singly linked list of work nodes, kept in efficiency order. */
@@ -1269,8 +1338,7 @@ struct decide_ctx {
 	struct node_list open;          /* capacity with free room */
 	struct node_list soon;          /* capacity with room freeing soon */
 	struct node_list reclaim;       /* DRAINING nodes that may be taken back */
-	struct node_list wakeable;      /* OFF nodes that may be woken */
-	struct room wake_max;           /* largest room of any wakeable node */
+	struct room wake_max;           /* at least the largest room of any wakeable node */
 	bool wake_max_tmpdir_known;
 	struct room *smallest_from;     /* [d]: smallest job of demand d..end */
 	struct mxq_power_free_time *gang_t; /* scratch of gang_deferral(), n_nodes long */
@@ -1282,21 +1350,47 @@ struct decide_ctx {
 	 * nothing to do are left out (a 5,000-node simulation asks often) */
 	size_t admin_requests;          /* nodes with admin_request */
 	size_t nodes_without_caps;      /* nodes that never registered */
+	struct mxq_power_index *ix;     /* which nodes each step looks at */
+	uint32_t gen;                   /* this decision, for work() */
+	size_t *acted;                  /* nodes with an action, in the order of the first */
+	size_t n_acted;
+	uint64_t *acted_pos;            /* the same by position, a bitmap */
+	size_t *reserved;               /* the nodes the first gang waits for */
+	size_t n_reserved;
 };
+
+/*
+ * Node I's working record for this decision, set up at its first use: the
+ * nodes no step looks at (most of a large cluster) cost nothing.
+ */
+static struct work_node *work(struct decide_ctx *c, size_t i)
+{
+	struct work_node *wn = &c->w[i];
+
+	if (wn->gen != c->gen) {
+		const struct mxq_power_node *n = &c->snap->nodes[i];
+		*wn = (struct work_node) {
+			.n = n, .index = i, .eff = n->state, .managed = c->ix->node[i].managed,
+			.placed_demand = NO_DEMAND, .stamp = NO_DEMAND, .next = NIL,
+			.gen = c->gen,
+		};
+	}
+	return wn;
+}
 
 static void list_append(struct decide_ctx *c, struct node_list *l, size_t i)
 {
-	c->w[i].next = NIL;
+	work(c, i)->next = NIL;
 	if (l->tail == NIL)
 		l->head = i;
 	else
-		c->w[l->tail].next = i;
+		work(c, l->tail)->next = i;
 	l->tail = i;
 }
 
 static void list_prepend(struct decide_ctx *c, struct node_list *l, size_t i)
 {
-	c->w[i].next = l->head;
+	work(c, i)->next = l->head;
 	l->head = i;
 	if (l->tail == NIL)
 		l->tail = i;
@@ -1305,15 +1399,15 @@ static void list_prepend(struct decide_ctx *c, struct node_list *l, size_t i)
 /* Remove I, whose predecessor is PREV (NIL for the head). */
 static void list_remove(struct decide_ctx *c, struct node_list *l, size_t prev, size_t i)
 {
-	size_t next = c->w[i].next;
+	size_t next = work(c, i)->next;
 
 	if (prev == NIL)
 		l->head = next;
 	else
-		c->w[prev].next = next;
+		work(c, prev)->next = next;
 	if (l->tail == i)
 		l->tail = prev;
-	c->w[i].next = NIL;
+	work(c, i)->next = NIL;
 }
 
 static const char *plan_str(struct decide_ctx *c, const char *s)
@@ -1349,7 +1443,7 @@ static double budget_watts(const struct mxq_power_config *cfg, const struct mxq_
 static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kind kind,
 		       enum mxq_power_node_state to, const char *reason)
 {
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 
 	if (c->plan.n_actions == c->actions_cap) {
 		size_t cap = c->actions_cap ? c->actions_cap * 2 : 16;
@@ -1381,6 +1475,11 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake)
 		learn_wake(&c->st, c->cfg, wn->n->node_class, c->now - wn->n->state_since);
 	wn->eff = to;
+	if (!wn->acted) {
+		size_t k = c->ix->pos[i];
+		c->acted[c->n_acted++] = i;
+		c->acted_pos[k / 64] |= UINT64_C(1) << (k % 64);
+	}
 	wn->acted = true;
 	wn->note = reason;
 }
@@ -1546,7 +1645,7 @@ static void change_at(struct decide_ctx *c, int64_t t)
 /* Qualification of node I for demand D, asked once per pair. */
 static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 {
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 
 	if (wn->stamp != d) {
 		wn->stamp = d;
@@ -1567,7 +1666,7 @@ static bool qualified_for(struct decide_ctx *c, size_t i, size_t d)
 static uint64_t per_node_left(struct decide_ctx *c, size_t i, size_t d)
 {
 	uint32_t max = c->snap->demand[d].max_per_node;
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 
 	if (!max)
 		return UINT64_MAX;
@@ -1576,7 +1675,7 @@ static uint64_t per_node_left(struct decide_ctx *c, size_t i, size_t d)
 
 static void note_placed(struct decide_ctx *c, size_t i, size_t d, uint64_t jobs)
 {
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 
 	wn->placed += jobs;
 	wn->placed_this += jobs;
@@ -1597,7 +1696,7 @@ static uint64_t place_on_list(struct decide_ctx *c, struct node_list *l, size_t 
 	size_t prev = NIL;
 
 	for (size_t i = l->head; i != NIL && *remaining > 0;) {
-		struct work_node *wn = &c->w[i];
+		struct work_node *wn = work(c, i);
 		size_t next = wn->next;
 		struct room avail = use_soon ? room_sum(&wn->free, &wn->soon) : wn->free;
 
@@ -1696,14 +1795,14 @@ static void record_boot_result(struct decide_ctx *c, bool ok)
 /* An earlier leader's call may still land: no wake or power-off yet. */
 static bool fenced(const struct decide_ctx *c, size_t i)
 {
-	return c->w[i].n->fence_until > c->now;
+	return c->snap->nodes[i].fence_until > c->now;
 }
 
 static const char *fence_text(struct decide_ctx *c, size_t i)
 {
 	char a[32];
 
-	dur(c->w[i].n->fence_until - c->now, a, sizeof(a));
+	dur(work(c, i)->n->fence_until - c->now, a, sizeof(a));
 	return plan_printf(c, "waiting out the previous leader's in-flight power calls: no wake or "
 			   "power-off for %s more (its lease expiry + the longest transport call)", a);
 }
@@ -1749,13 +1848,13 @@ static const char *jobs_text(uint32_t jobs)
  * cannot be woken, mark them UNKNOWN. True when an action was added. */
 static bool resolve_stranded(struct decide_ctx *c, size_t i, bool can_wake)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 
 	if (!n->jobs_running || !n->daemon_gone)
 		return false;
 	if (can_wake && !n->admin_off) {
 		if (fenced(c, i)) {
-			c->w[i].note = fence_text(c, i);
+			work(c, i)->note = fence_text(c, i);
 			return true;
 		}
 		add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON,
@@ -1773,7 +1872,7 @@ static bool resolve_stranded(struct decide_ctx *c, size_t i, bool can_wake)
 
 static void transition_off(struct decide_ctx *c, size_t i)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 
 	if (n->seen_up) {
 		add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
@@ -1788,7 +1887,7 @@ static void transition_off(struct decide_ctx *c, size_t i)
 		/* done */
 	} else if (n->admin_wake) {
 		if (fenced(c, i))
-			c->w[i].note = fence_text(c, i);
+			work(c, i)->note = fence_text(c, i);
 		else
 			add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON,
 				   plan_str(c, n->admin_reason && n->admin_reason[0] ?
@@ -1800,7 +1899,7 @@ static void transition_off(struct decide_ctx *c, size_t i)
  * reading; admin off starts a drain (the drain handles a dead node too). */
 static void transition_on(struct decide_ctx *c, size_t i)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 	char b[64];
 
 	if (n->power_read && n->power_reading == 0) {
@@ -1816,7 +1915,7 @@ static void transition_on(struct decide_ctx *c, size_t i)
 				    "state: recorded OFF"));
 	} else if (n->admin_off) {
 		if (fenced(c, i)) {
-			c->w[i].note = fence_text(c, i);
+			work(c, i)->note = fence_text(c, i);
 			return;
 		}
 		if (n->jobs_running)
@@ -1828,7 +1927,7 @@ static void transition_on(struct decide_ctx *c, size_t i)
 	} else if (n->daemon_gone) {
 		/* no automatic drain: nothing would answer it; its next mxqd
 		 * adopts the jobs */
-		c->w[i].note = n->jobs_running ?
+		work(c, i)->note = n->jobs_running ?
 			plan_printf(c, "mxqd gone, power on: %" PRIu32 " %s wait for its next mxqd "
 				    "(it adopts or resolves them from its spool)", n->jobs_running,
 				    jobs_text(n->jobs_running)) :
@@ -1841,7 +1940,7 @@ static void transition_on(struct decide_ctx *c, size_t i)
 
 static void transition_draining(struct decide_ctx *c, size_t i)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 	int64_t in_state = c->now - n->state_since;
 
 	if (n->daemon_gone && n->power_read && n->power_reading == 0) {
@@ -1858,7 +1957,7 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 		 * command, where it has one): no second drain, no waiting for
 		 * an acknowledgement nobody sends */
 		if (fenced(c, i))
-			c->w[i].note = fence_text(c, i);
+			work(c, i)->note = fence_text(c, i);
 		else if (!n->off_by_node)
 			add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
 				   plan_str(c, "drain: its mxqd exited or is gone, nothing can claim "
@@ -1866,7 +1965,7 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 	} else if (n->drain_acked && n->jobs_running == 0 && (n->admin_off || !n->caps)) {
 		/* nothing can take these back for demand */
 		if (fenced(c, i))
-			c->w[i].note = fence_text(c, i);
+			work(c, i)->note = fence_text(c, i);
 		else
 			add_action(c, i, MXQ_POWER_ACTION_POWER_OFF, MXQ_POWER_POWERING_OFF,
 				   plan_str(c, n->admin_off ?
@@ -1885,7 +1984,7 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 
 static void transition_powering_off(struct decide_ctx *c, size_t i)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 	int64_t in_state = c->now - n->state_since;
 	int64_t soft = c->snap->soft_off_deadline_s;
 	char a[32];
@@ -1912,7 +2011,7 @@ static void transition_powering_off(struct decide_ctx *c, size_t i)
 
 static void transition_failed(struct decide_ctx *c, size_t i)
 {
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 	uint32_t attempt;
 	int64_t due = retry_due(c, n, &attempt);
 	char a[32];
@@ -1936,8 +2035,13 @@ static void step_transitions(struct decide_ctx *c)
 	char a[32];
 
 	/* successes first so that a failure in the same tick still counts */
-	for (size_t i = 0; c->booting && i < c->snap->n_nodes; i++) {
-		struct work_node *wn = &c->w[i];
+	size_t n_nodes = c->snap->n_nodes;
+	const uint64_t *trans = c->ix->trans;
+
+	/* the others (plain ON and OFF nodes) have nothing to do here */
+	for (size_t i = mx_bitmap_next(trans, n_nodes, 0); c->booting && i < n_nodes;
+	     i = mx_bitmap_next(trans, n_nodes, i + 1)) {
+		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		if (wn->managed && n->state == MXQ_POWER_POWERING_ON && n->seen_up) {
 			add_action(c, i, MXQ_POWER_ACTION_MARK_ON, MXQ_POWER_ON,
@@ -1946,8 +2050,9 @@ static void step_transitions(struct decide_ctx *c)
 		}
 	}
 
-	for (size_t i = 0; i < c->snap->n_nodes; i++) {
-		struct work_node *wn = &c->w[i];
+	for (size_t i = mx_bitmap_next(trans, n_nodes, 0); i < n_nodes;
+	     i = mx_bitmap_next(trans, n_nodes, i + 1)) {
+		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		int64_t in_state = c->now - n->state_since;
 
@@ -2007,7 +2112,7 @@ static void step_transitions(struct decide_ctx *c)
 static void step_admin_done(struct decide_ctx *c)
 {
 	for (size_t i = 0; c->admin_requests && i < c->snap->n_nodes; i++) {
-		struct work_node *wn = &c->w[i];
+		struct work_node *wn = work(c, i);
 		const char *note = wn->note;
 		bool acted = wn->acted;
 
@@ -2025,24 +2130,11 @@ static void step_admin_done(struct decide_ctx *c)
 
 /* --- step 3: demand --------------------------------------------------------- */
 
-struct sort_key {
-	int32_t rank;
-	const char *hostname;
-	size_t index;
-};
-
-static int cmp_sort_key(const void *a, const void *b)
-{
-	const struct sort_key *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->hostname, y->hostname);
-}
 
 static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t len)
 {
 	const struct mxq_power_config *cfg = c->cfg;
-	const struct mxq_power_node *n = c->w[i].n;
+	const struct mxq_power_node *n = work(c, i)->n;
 	char a[32], b[32];
 
 	if (n->admin_off) {
@@ -2078,45 +2170,68 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
 	return false;
 }
 
-static void build_lists(struct decide_ctx *c, const struct sort_key *order)
+/*
+ * The free room of capacity node I (ON or POWERING_ON with caps, as the
+ * plan has it so far) and the room its running jobs free before a boot
+ * would finish; once per decision, at the node's first use as capacity.
+ */
+static void capacity_of(struct decide_ctx *c, size_t i)
 {
-	size_t n_nodes = c->snap->n_nodes;
+	struct work_node *wn = work(c, i);
+	const struct mxq_power_node *n = wn->n;
 	int64_t horizon = c->now + c->cfg->boot_time_s;
+
+	if (wn->cap_done)
+		return;
+	wn->cap_done = true;
+	if (!mxq_power_state_counts_as_capacity(wn->eff) || !n->caps)
+		return;
+	wn->capacity = true;
+	wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;
+	wn->free = caps_room(n->caps);
+	if (wn->eff != MXQ_POWER_ON)
+		return;
+	wn->free.slots -= min_u64(wn->free.slots, n->used_slots);
+	wn->free.memory_mib -= min_u64(wn->free.memory_mib, n->used_memory_mib);
+	wn->free.gpus -= min_u64(wn->free.gpus, n->used_gpus);
+	wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, n->used_tmpdir_mib);
+	for (size_t j = 0; j < n->n_running; j++) {
+		const struct mxq_power_running_job *rj = &n->running[j];
+		/* an overdue job is about to be killed by its mxqd; one overdue
+		 * longer than a boot is not (limits not enforced): don't wait
+		 * for it */
+		if (rj->expected_end > horizon || rj->expected_end < c->now - c->cfg->boot_time_s)
+			continue;
+		wn->soon.slots += rj->slots;
+		wn->soon.memory_mib += rj->memory_mib;
+		wn->soon.gpus += rj->gpus;
+		wn->soon.tmpdir_mib += rj->tmpdir_mib;
+	}
+}
+
+/*
+ * The open list (capacity with room for some pending job: busy nodes,
+ * then booting ones, then idle ones, each in efficiency order) and the
+ * reclaim list. Only capacity with a free slot, reclaimable drains and
+ * nodes this plan acted on can be on them. The wakeable OFF nodes are not
+ * listed: the wake step walks the index's off set in order and asks
+ * off_wake_blocker() there (the same answer all decision long).
+ */
+static void build_lists(struct decide_ctx *c)
+{
+	const struct mxq_power_index *ix = c->ix;
+	size_t n_nodes = c->snap->n_nodes;
 	struct node_list busy = { NIL, NIL }, booting = { NIL, NIL }, idle = { NIL, NIL };
 	char buf[256];
 
-	for (size_t k = 0; k < n_nodes; k++) {
-		size_t i = order[k].index;
-		struct work_node *wn = &c->w[i];
+	for (size_t k = mx_bitmap_next3(ix->cap, ix->drain, c->acted_pos, n_nodes, 0); k < n_nodes;
+	     k = mx_bitmap_next3(ix->cap, ix->drain, c->acted_pos, n_nodes, k + 1)) {
+		size_t i = ix->order[k];
+		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 
 		if (mxq_power_state_counts_as_capacity(wn->eff) && n->caps) {
-			wn->capacity = true;
-			wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;
-			wn->free = caps_room(n->caps);
-			if (wn->eff == MXQ_POWER_ON) {
-				struct room used = {
-					.slots = n->used_slots, .memory_mib = n->used_memory_mib,
-					.gpus = n->used_gpus, .tmpdir_mib = n->used_tmpdir_mib,
-				};
-				wn->free.slots -= min_u64(wn->free.slots, used.slots);
-				wn->free.memory_mib -= min_u64(wn->free.memory_mib, used.memory_mib);
-				wn->free.gpus -= min_u64(wn->free.gpus, used.gpus);
-				wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, used.tmpdir_mib);
-				for (size_t j = 0; j < n->n_running; j++) {
-					const struct mxq_power_running_job *rj = &n->running[j];
-					/* an overdue job is about to be killed by its
-					 * mxqd; one overdue longer than a boot is not
-					 * (limits not enforced): don't wait for it */
-					if (rj->expected_end > horizon ||
-					    rj->expected_end < c->now - c->cfg->boot_time_s)
-						continue;
-					wn->soon.slots += rj->slots;
-					wn->soon.memory_mib += rj->memory_mib;
-					wn->soon.gpus += rj->gpus;
-					wn->soon.tmpdir_mib += rj->tmpdir_mib;
-				}
-			}
+			capacity_of(c, i);
 			if (room_useful(c, &wn->free, 0)) {
 				if (wn->eff == MXQ_POWER_POWERING_ON)
 					list_append(c, &booting, i);
@@ -2129,36 +2244,31 @@ static void build_lists(struct decide_ctx *c, const struct sort_key *order)
 		}
 		if (!wn->managed || wn->acted)
 			continue;
-		if (wn->eff == MXQ_POWER_DRAINING && !n->admin_off && n->caps) {
+		if (wn->eff == MXQ_POWER_DRAINING && !n->admin_off && n->caps)
 			list_append(c, &c->reclaim, i);
-		} else if (mxq_power_state_can_resume(wn->eff)) {
-			if (off_wake_blocker(c, i, explaining(c) ? buf : NULL, sizeof(buf))) {
-				if (explaining(c))
-					wn->note = plan_printf(c, "off: %s", buf);
-				continue;
-			}
-			list_append(c, &c->wakeable, i);
-			struct room r = caps_room(n->caps);
-			c->wake_max.slots = r.slots > c->wake_max.slots ? r.slots : c->wake_max.slots;
-			c->wake_max.memory_mib = r.memory_mib > c->wake_max.memory_mib ?
-						 r.memory_mib : c->wake_max.memory_mib;
-			c->wake_max.gpus = r.gpus > c->wake_max.gpus ? r.gpus : c->wake_max.gpus;
-			if (!r.tmpdir_mib)
-				c->wake_max_tmpdir_known = false;
-			c->wake_max.tmpdir_mib = r.tmpdir_mib > c->wake_max.tmpdir_mib ?
-						 r.tmpdir_mib : c->wake_max.tmpdir_mib;
-		}
 	}
+	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0); explaining(c) && k < n_nodes;
+	     k = mx_bitmap_next(ix->off, n_nodes, k + 1)) {
+		size_t i = ix->order[k];
+		struct work_node *wn = work(c, i);
+		if (!wn->acted && off_wake_blocker(c, i, buf, sizeof(buf)))
+			wn->note = plan_printf(c, "off: %s", buf);
+	}
+	/* a bound, not always the least: a fit there is still tried node by node */
+	c->wake_max = (struct room) { ix->off_max[0], ix->off_max[1], ix->off_max[2],
+				      ix->off_max[3] };
+	c->wake_max_tmpdir_known = !ix->off_no_tmpdir;
+
 	/* busy nodes stay on anyway: fill them first, then the booting ones
 	 * (woken for this demand), then idle ones, most efficient first */
 	c->open = busy;
 	for (size_t i = booting.head; i != NIL;) {
-		size_t next = c->w[i].next;
+		size_t next = work(c, i)->next;
 		list_append(c, &c->open, i);
 		i = next;
 	}
 	for (size_t i = idle.head; i != NIL;) {
-		size_t next = c->w[i].next;
+		size_t next = work(c, i)->next;
 		list_append(c, &c->open, i);
 		i = next;
 	}
@@ -2183,7 +2293,7 @@ static uint64_t place_on_soon(struct decide_ctx *c, struct index_vec *soon, size
 
 	for (size_t k = 0; k < soon->n; k++) {
 		size_t i = soon->v[k];
-		struct work_node *wn = &c->w[i];
+		struct work_node *wn = work(c, i);
 		if (*remaining > 0) {
 			struct room avail = room_sum(&wn->free, &wn->soon);
 			uint64_t fit = jobs_fitting(&avail, q, wn->tmpdir_known);
@@ -2283,10 +2393,11 @@ static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, ch
 
 static void take_node(struct decide_ctx *c, size_t i, size_t d, uint64_t *remaining)
 {
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
 
 	wn->capacity = true;
+	wn->cap_done = true;
 	wn->tmpdir_known = wn->n->caps->tmpdir_total_mib > 0;
 	wn->free = caps_room(wn->n->caps);
 	if (wn->eff == MXQ_POWER_ON || wn->eff == MXQ_POWER_DRAINING) {
@@ -2354,13 +2465,14 @@ void mxq_power_select_earliest(struct mxq_power_free_time *v, size_t n, size_t k
 static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
 {
 	const struct mxq_power_config *cfg = c->cfg;
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 	const struct mxq_power_node *n = wn->n;
 	const struct mxq_group_reqs *q = c->snap->demand[d].reqs;
 	int64_t t;
 
 	if (!wn->managed || !n->caps || n->admin_off || !qualified_for(c, i, d))
 		return INT64_MAX;
+	capacity_of(c, i);
 	struct room whole = caps_room(n->caps);
 	if (jobs_fitting(&whole, q, whole.tmpdir_mib > 0) == 0)
 		return INT64_MAX;
@@ -2402,35 +2514,122 @@ static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
  * one idle time before the gang can start. Returns the end of the deferral,
  * or 0 when D is served now.
  */
+/* Add node I to the gang's candidates when it can take a job of D at all;
+ * a node free too late to be early gets its time of change noted. */
+static void gang_candidate(struct decide_ctx *c, size_t i, size_t d, int64_t soon_enough,
+			   size_t *n, uint32_t *early)
+{
+	int64_t t = free_for_one(c, i, d);
+
+	if (t == INT64_MAX)
+		return;
+	c->gang_t[(*n)++] = (struct mxq_power_free_time) { t, i };
+	if (t > soon_enough)
+		change_at(c, t - c->cfg->boot_time_s - c->idle_time_s);  /* early from then */
+	else
+		(*early)++;
+}
+
 static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 {
 	const struct mxq_power_demand *dm = &c->snap->demand[d];
+	const struct mxq_power_index *ix = c->ix;
+	const struct mxq_power_config *cfg = c->cfg;
+	size_t n_nodes = c->snap->n_nodes;
 	uint32_t need = dm->nodes_at_once;
 	size_t n = 0;
+	uint32_t early = 0;
 
 	if (need <= 1 || c->idle_time_s < 0 || !dm->jobs_pending)
 		return 0;
 	if (!c->gang_t) {
-		c->gang_t = malloc((c->snap->n_nodes ? c->snap->n_nodes : 1) * sizeof(*c->gang_t));
+		c->gang_t = malloc((n_nodes ? n_nodes : 1) * sizeof(*c->gang_t));
 		if (!c->gang_t) {
 			c->nomem = true;
 			return 0;
 		}
 	}
-	/* a later gang needs no reservation: it is served now as soon as
-	 * NEED nodes are free soon enough (the same answer, found sooner) */
-	int64_t soon_enough = c->now + c->cfg->boot_time_s + c->idle_time_s;
-	uint32_t early = 0;
-	for (size_t i = 0; i < c->snap->n_nodes; i++) {
-		int64_t t = free_for_one(c, i, d);
-		if (t == INT64_MAX)
-			continue;
-		c->gang_t[n++] = (struct mxq_power_free_time) { t, i };
-		if (t > soon_enough)
-			change_at(c, t - c->cfg->boot_time_s - c->idle_time_s);  /* early from then */
-		else if (++early >= need && c->shadow_demand != NO_DEMAND)
-			return 0;
+	/* a reserved node lent to later demand brings its own time of change */
+	for (size_t r = 0; c->shadow_demand != NO_DEMAND && r < c->n_reserved; r++) {
+		struct work_node *wn = work(c, c->reserved[r]);
+		if (wn->managed && wn->n->caps && !wn->n->admin_off)
+			qualified_for(c, c->reserved[r], d);
 	}
+
+	/*
+	 * Every node free_for_one() gives a time, without looking at all of
+	 * them: nodes this plan acted on, capacity with a free slot, nodes
+	 * in transition, OFF nodes still in their min off-time, full busy
+	 * nodes by the end of their jobs (as far as they can matter), and of
+	 * the OFF nodes free after one boot, which all have the same time,
+	 * the NEED with the lowest index (ties go to the lower index).
+	 */
+	int64_t soon_enough = c->now + cfg->boot_time_s + c->idle_time_s;
+	for (size_t a = 0; a < c->n_acted; a++)
+		gang_candidate(c, c->acted[a], d, soon_enough, &n, &early);
+	for (size_t k = mx_bitmap_next(ix->cap, n_nodes, 0); k < n_nodes;
+	     k = mx_bitmap_next(ix->cap, n_nodes, k + 1))
+		if (!work(c, ix->order[k])->acted)
+			gang_candidate(c, ix->order[k], d, soon_enough, &n, &early);
+	for (size_t i = mx_bitmap_next(ix->trans, n_nodes, 0); i < n_nodes;
+	     i = mx_bitmap_next(ix->trans, n_nodes, i + 1)) {
+		enum mxq_power_node_state st = c->snap->nodes[i].state;
+		if (st != MXQ_POWER_ON && st != MXQ_POWER_OFF && !work(c, i)->acted &&
+		    !(ix->node[i].sets & IX_CAP))
+			gang_candidate(c, i, d, soon_enough, &n, &early);
+	}
+	/* OFF nodes by state_since: those still in their min off-time last */
+	size_t first_blocked = ix->n_off;
+	while (first_blocked > 0 &&
+	       ix->node[ix->off_since[first_blocked - 1]].since + cfg->min_off_time_s > c->now)
+		first_blocked--;
+	for (size_t k = first_blocked; k < ix->n_off; k++)
+		if (!work(c, ix->off_since[k])->acted)
+			gang_candidate(c, ix->off_since[k], d, soon_enough, &n, &early);
+	uint32_t ready = 0;
+	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0);
+	     k < n_nodes && (ready < need || !ix->in_order);
+	     k = mx_bitmap_next(ix->off, n_nodes, k + 1)) {
+		size_t i = ix->order[k];
+		size_t before = n;
+		if (work(c, i)->acted || ix->node[i].since + cfg->min_off_time_s > c->now)
+			continue;
+		gang_candidate(c, i, d, soon_enough, &n, &early);
+		ready += n > before;
+	}
+	/* full busy nodes, earliest end first: all that are early, then the
+	 * late ones until the first (the earliest change) and as long as one
+	 * could be among the NEED earliest */
+	size_t kf = 0;
+	for (; kf < ix->n_full && ix->node[ix->full[kf]].max_end <= soon_enough; kf++)
+		if (!work(c, ix->full[kf])->acted)
+			gang_candidate(c, ix->full[kf], d, soon_enough, &n, &early);
+	int64_t kth = INT64_MAX;
+	bool late_seen = false;
+	if (n >= need) {
+		mxq_power_select_earliest(c->gang_t, n, need);
+		kth = c->gang_t[need - 1].t;
+	}
+	for (; kf < ix->n_full; kf++) {
+		size_t i = ix->full[kf], before = n;
+		if (late_seen && n >= need && ix->node[i].max_end > kth)
+			break;
+		if (work(c, i)->acted)
+			continue;
+		gang_candidate(c, i, d, soon_enough, &n, &early);
+		if (n == before)
+			continue;
+		late_seen = true;
+		if (n >= need && c->gang_t[n - 1].t < kth) {
+			mxq_power_select_earliest(c->gang_t, n, need);
+			kth = c->gang_t[need - 1].t;
+		}
+	}
+
+	/* a later gang needs no reservation: it is served now as soon as
+	 * NEED nodes are free soon enough */
+	if (early >= need && c->shadow_demand != NO_DEMAND)
+		return 0;
 	if (n < need)
 		return 0;             /* it can never fit as far as we know: as before */
 	mxq_power_select_earliest(c->gang_t, n, need);
@@ -2441,15 +2640,25 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		 * that end before the gang can start */
 		c->shadow_demand = d;
 		c->shadow = start;
-		for (size_t k = 0; k < need; k++)
-			c->w[c->gang_t[k].i].reserved = true;
+		c->n_reserved = 0;
+		c->reserved = malloc(need * sizeof(*c->reserved));
+		if (!c->reserved) {
+			c->nomem = true;
+			return 0;
+		}
+		for (size_t k = 0; k < need; k++) {
+			work(c, c->gang_t[k].i)->reserved = true;
+			c->reserved[c->n_reserved++] = c->gang_t[k].i;
+		}
 	}
-	int64_t until = start - c->cfg->boot_time_s - c->idle_time_s;
+	int64_t until = start - cfg->boot_time_s - c->idle_time_s;
 	return until > c->now ? until : 0;
 }
 
-static void step_demand(struct decide_ctx *c, const struct sort_key *order)
+static void step_demand(struct decide_ctx *c)
 {
+	const struct mxq_power_index *ix = c->ix;
+	int64_t horizon = c->now + c->cfg->boot_time_s;
 	const struct mxq_power_snapshot *snap = c->snap;
 	struct index_vec soon = { NULL, 0 };
 	char label_buf[64], needs[256], blocked[256], a[32];
@@ -2472,16 +2681,24 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		c->smallest_from[d] = m;
 	}
 
-	build_lists(c, order);
+	build_lists(c);
 
 	soon.v = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*soon.v));
 	if (!soon.v) {
 		c->nomem = true;
 		return;
 	}
-	for (size_t k = 0; k < snap->n_nodes; k++) {
-		size_t i = order[k].index;
-		if (c->w[i].capacity && !room_empty(&c->w[i].soon))
+	/* capacity with a job ending within a boot from now: nodes busy in the
+	 * snapshot and nodes this plan acted on (a cancelled drain, say) */
+	for (size_t k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, 0); k < snap->n_nodes;
+	     k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, k + 1)) {
+		size_t i = ix->order[k];
+		const struct mxq_power_index_node *x = &ix->node[i];
+		if (!snap->nodes[i].n_running || x->min_end > horizon ||
+		    x->max_end < c->now - c->cfg->boot_time_s)
+			continue;
+		capacity_of(c, i);
+		if (work(c, i)->capacity && !room_empty(&work(c, i)->soon))
 			soon.v[soon.n++] = i;
 	}
 
@@ -2509,8 +2726,8 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		/* take back draining nodes before waking anything */
 		size_t prev = NIL;
 		for (size_t i = c->reclaim.head; i != NIL && remaining;) {
-			size_t next = c->w[i].next;
-			struct room r = caps_room(c->w[i].n->caps);
+			size_t next = work(c, i)->next;
+			struct room r = caps_room(work(c, i)->n->caps);
 			if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) > 0 && qualified_for(c, i, d)) {
 				uint64_t before = remaining;
 				list_remove(c, &c->reclaim, prev, i);
@@ -2518,13 +2735,13 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 				take_node(c, i, d, &remaining);
 				out->reclaimed += before - remaining;
 				describe_needs(dm->reqs, needs, sizeof(needs));
-				c->plan.actions[c->plan.n_actions - 1].reason = c->w[i].note =
+				c->plan.actions[c->plan.n_actions - 1].reason = work(c, i)->note =
 					plan_printf(c, "drain cancelled: %" PRIu64 " pending jobs of %s "
 						    "(%s) need it; cheaper than a wake, takes %" PRIu64,
 						    before, demand_label(c, d, label_buf,
 									 sizeof(label_buf)),
 						    needs, before - remaining);
-				if (room_useful(c, &c->w[i].free, d))
+				if (room_useful(c, &work(c, i)->free, d))
 					list_prepend(c, &c->open, i);
 			} else {
 				prev = i;
@@ -2539,20 +2756,21 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 		enum wake_limit why;
 		if (c->wake_blocked == WAKE_LIMIT_NONE && wake_budget(c, &why) == 0)
 			c->wake_blocked = why;
-		if (c->wake_blocked == WAKE_LIMIT_NONE && c->wakeable.head != NIL &&
-		    fits_some_wakeable(c, dm->reqs)) {
-			prev = NIL;
-			for (size_t i = c->wakeable.head; i != NIL && remaining;) {
-				size_t next = c->w[i].next;
-				struct work_node *wn = &c->w[i];
-				struct room r = caps_room(wn->n->caps);
+		if (c->wake_blocked == WAKE_LIMIT_NONE && fits_some_wakeable(c, dm->reqs)) {
+			/* the OFF nodes in efficiency order, but for those this plan
+			 * acted on (woken already) and those that may not be woken */
+			for (size_t k = mx_bitmap_next(ix->off, snap->n_nodes, 0);
+			     k < snap->n_nodes && remaining;
+			     k = mx_bitmap_next(ix->off, snap->n_nodes, k + 1)) {
+				size_t i = ix->order[k];
+				struct work_node *wn = work(c, i);
 
-				if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) == 0 ||
-				    !qualified_for(c, i, d) || per_node_left(c, i, d) == 0) {
-					prev = i;
-					i = next;
+				if (wn->acted || off_wake_blocker(c, i, NULL, 0))
 					continue;
-				}
+				struct room r = caps_room(wn->n->caps);
+				if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) == 0 ||
+				    !qualified_for(c, i, d) || per_node_left(c, i, d) == 0)
+					continue;
 				if (wake_budget(c, &why) == 0) {
 					/* the best candidate says why it stays off; stop here */
 					if (!wn->note) {
@@ -2568,7 +2786,6 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 					break;
 				}
 				uint64_t before = remaining;
-				list_remove(c, &c->wakeable, prev, i);
 				add_action(c, i, MXQ_POWER_ACTION_WAKE, MXQ_POWER_POWERING_ON, NULL);
 				if (c->cfg->resume_rate > 0)
 					c->st.resume_tokens -= 1.0;
@@ -2586,7 +2803,6 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 						    needs, a, before - remaining);
 				if (room_useful(c, &wn->free, d))
 					list_prepend(c, &c->open, i);
-				i = next;
 			}
 		}
 		out->unplaced = remaining;
@@ -2601,8 +2817,11 @@ static void step_demand(struct decide_ctx *c, const struct sort_key *order)
 
 /* --- step 4: suspend ---------------------------------------------------------- */
 
-static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
+static void step_suspend(struct decide_ctx *c)
 {
+	const struct mxq_power_index *ix = c->ix;
+	/* explanations are written for every node; else only idle ones matter */
+	const uint64_t *look = explaining(c) ? NULL : ix->idle;
 	const struct mxq_power_config *cfg = c->cfg;
 	size_t n_nodes = c->snap->n_nodes;
 	uint32_t warm_kept = 0;
@@ -2625,9 +2844,10 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 	}
 
 	/* most efficient first: the warm pools keep the best idle nodes */
-	for (size_t k = 0; k < n_nodes; k++) {
-		size_t i = order[k].index;
-		struct work_node *wn = &c->w[i];
+	for (size_t k = look ? mx_bitmap_next(look, n_nodes, 0) : 0; k < n_nodes;
+	     k = look ? mx_bitmap_next(look, n_nodes, k + 1) : k + 1) {
+		size_t i = ix->order[k];
+		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		int64_t idle_since;
 
@@ -2710,7 +2930,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 	/* least efficient first */
 	for (size_t k = n_eligible; k-- > 0;) {
 		size_t i = eligible[k];
-		struct work_node *wn = &c->w[i];
+		struct work_node *wn = work(c, i);
 		const struct mxq_power_node *n = wn->n;
 		int64_t idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
 
@@ -2738,7 +2958,7 @@ static void step_suspend(struct decide_ctx *c, const struct sort_key *order)
 
 static const char *explain_node(struct decide_ctx *c, size_t i)
 {
-	struct work_node *wn = &c->w[i];
+	struct work_node *wn = work(c, i);
 	const struct mxq_power_node *n = wn->n;
 	const struct mxq_power_config *cfg = c->cfg;
 	int64_t in_state = c->now - n->state_since;
@@ -2831,8 +3051,8 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
  * from being powered off and woken again a minute later. */
 static void step_power_off_acked(struct decide_ctx *c)
 {
-	for (size_t i = c->reclaim.head; i != NIL; i = c->w[i].next) {
-		struct work_node *wn = &c->w[i];
+	for (size_t i = c->reclaim.head; i != NIL; i = work(c, i)->next) {
+		struct work_node *wn = work(c, i);
 		if (wn->acted || !wn->n->drain_acked || wn->n->jobs_running)
 			continue;
 		if (fenced(c, i)) {
@@ -2849,8 +3069,8 @@ static void step_drain_timeouts(struct decide_ctx *c)
 {
 	char a[32];
 
-	for (size_t i = c->reclaim.head; i != NIL; i = c->w[i].next) {
-		struct work_node *wn = &c->w[i];
+	for (size_t i = c->reclaim.head; i != NIL; i = work(c, i)->next) {
+		struct work_node *wn = work(c, i);
 		if (wn->acted || wn->n->admin_off)
 			continue;
 		if (c->now - wn->n->state_since >= c->cfg->drain_timeout_s) {
@@ -2862,7 +3082,7 @@ static void step_drain_timeouts(struct decide_ctx *c)
 	}
 	/* DRAINING nodes without caps never made it onto the reclaim list */
 	for (size_t i = 0; c->nodes_without_caps && i < c->snap->n_nodes; i++) {
-		struct work_node *wn = &c->w[i];
+		struct work_node *wn = work(c, i);
 		if (!wn->managed || wn->acted || wn->n->admin_off || wn->n->caps ||
 		    wn->eff != MXQ_POWER_DRAINING)
 			continue;
@@ -2904,31 +3124,57 @@ static void write_summary(struct decide_ctx *c)
 	c->plan.summary = plan_str(c, text);
 }
 
+/* The working records of IX's nodes, kept in IX from decision to
+ * decision; a new generation makes them all unset at once. */
+static struct work_node *work_records(struct mxq_power_index *ix, size_t n, uint32_t *ret_gen)
+{
+	size_t size = (n ? n : 1) * sizeof(struct work_node);
+
+	if (ix->work_size != size) {
+		free(ix->work);
+		ix->work = calloc(1, size);
+		ix->work_size = ix->work ? size : 0;
+		ix->work_gen = 0;
+		if (!ix->work)
+			return NULL;
+	}
+	if (++ix->work_gen == 0) {
+		memset(ix->work, 0, size);
+		ix->work_gen = 1;
+	}
+	*ret_gen = ix->work_gen;
+	return ix->work;
+}
+
 int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		     const struct mxq_power_config *cfg, struct mxq_power_state *state,
 		     struct mxq_power_plan *ret_plan)
 {
 	struct decide_ctx c = { 0 };
-	struct sort_key *order = NULL;
+	struct mxq_power_index local = { 0 };
 	int r;
 
 	if (!snap || !cfg || !state || !ret_plan)
 		return -EINVAL;
 	if ((snap->n_nodes && !snap->nodes) || (snap->n_demand && !snap->demand))
 		return -EINVAL;
-	for (size_t i = 0; i < snap->n_nodes; i++)
-		if (!snap->nodes[i].hostname ||
-		    (unsigned)snap->nodes[i].state >= _MXQ_POWER_STATE_MAX)
-			return -EINVAL;
 	for (size_t d = 0; d < snap->n_demand; d++)
 		if (!snap->demand[d].reqs)
 			return -EINVAL;
+
+	/* which nodes each step looks at; checks every entry it takes in */
+	c.ix = snap->index ? snap->index : &local;
+	r = mxq_power_index_sync(c.ix, snap, cfg);
+	if (r < 0) {
+		mxq_power_index_done(&local);
+		return r;
+	}
 
 	c.snap = snap;
 	c.cfg = cfg;
 	c.now = now;
 	c.st = *state;
-	c.open = c.reclaim = c.wakeable = (struct node_list) { NIL, NIL };
+	c.open = c.reclaim = (struct node_list) { NIL, NIL };
 	c.shadow_demand = NO_DEMAND;
 	c.wake_max_tmpdir_known = true;
 	c.plan.now = now;
@@ -2936,54 +3182,41 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.plan.idle_time_s = mxq_power_config_idle_time(cfg);
 	c.idle_time_s = c.plan.idle_time_s;
 	c.plan.arena = calloc(1, sizeof(*c.plan.arena));
-	c.w = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*c.w));  /* each one set below */
-	order = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*order));
+	c.w = work_records(c.ix, snap->n_nodes, &c.gen);
+	c.acted = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*c.acted));
+	c.acted_pos = calloc(c.ix->words, sizeof(*c.acted_pos));
 	c.plan.explanations = calloc(snap->n_nodes && !snap->no_explanations ? snap->n_nodes : 1,
 				     sizeof(*c.plan.explanations));
 	c.plan.outcomes = calloc(snap->n_demand ? snap->n_demand : 1, sizeof(*c.plan.outcomes));
-	if (!c.plan.arena || !c.w || !order || !c.plan.explanations || !c.plan.outcomes) {
+	if (!c.plan.arena || !c.w || !c.acted || !c.acted_pos || !c.plan.explanations ||
+	    !c.plan.outcomes) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	c.plan.n_outcomes = snap->n_demand;
 
-	for (size_t i = 0; i < snap->n_nodes; i++) {
-		const struct mxq_power_node *n = &snap->nodes[i];
-		c.w[i] = (struct work_node) {
-			.n = n, .index = i, .eff = n->state,
-			.managed = !n->excluded && !config_excludes(cfg, n->hostname) &&
-				   !(n->unmanaged_why && n->unmanaged_why[0]),
-			.placed_demand = NO_DEMAND, .stamp = NO_DEMAND, .next = NIL,
-		};
-		if (mxq_power_state_counts_as_powered(n->state))
-			c.powered++;
-		if (n->state == MXQ_POWER_POWERING_ON)
-			c.booting++;
-		if (n->admin_request)
-			c.admin_requests++;
-		if (!n->caps)
-			c.nodes_without_caps++;
-		c.powered_w += budget_watts(cfg, n, n->state);
-		order[i] = (struct sort_key) { n->efficiency_rank, n->hostname, i };
-	}
-	if (!snap->nodes_in_order)
-		qsort(order, snap->n_nodes, sizeof(*order), cmp_sort_key);
+	c.powered = c.ix->powered;
+	c.booting = c.ix->booting;
+	c.admin_requests = c.ix->admin_requests;
+	c.nodes_without_caps = c.ix->nodes_without_caps;
+	for (size_t i = 0; cfg->max_power_watts > 0.0 && i < snap->n_nodes; i++)
+		c.powered_w += budget_watts(cfg, &snap->nodes[i], snap->nodes[i].state);
 
 	refill_buckets(&c);
 	settle_breaker_before(&c);
 	step_transitions(&c);
 	c.breaker_open = c.st.breaker_open_until > now;
 	c.plan.breaker_open = c.breaker_open;
-	step_demand(&c, order);
+	step_demand(&c);
 	step_power_off_acked(&c);
 	step_drain_timeouts(&c);
-	step_suspend(&c, order);
+	step_suspend(&c);
 	step_admin_done(&c);
 
 	for (size_t i = 0; i < snap->n_nodes && !c.nomem && !snap->no_explanations; i++) {
 		c.plan.explanations[i] = (struct mxq_power_explanation) {
 			.hostname = plan_str(&c, snap->nodes[i].hostname),
-			.state = c.w[i].eff,
+			.state = work(&c, i)->eff,
 			.text = explain_node(&c, i),
 		};
 	}
@@ -2995,15 +3228,19 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		goto fail;
 	}
 
-	free(order);
-	free(c.w);
+	free(c.acted);
+	free(c.acted_pos);
+	free(c.reserved);
+	mxq_power_index_done(&local);
 	*state = c.st;
 	*ret_plan = c.plan;
 	return (int)(c.plan.n_actions > INT32_MAX ? INT32_MAX : c.plan.n_actions);
 
 fail:
-	free(order);
-	free(c.w);
+	free(c.acted);
+	free(c.acted_pos);
+	free(c.reserved);
+	mxq_power_index_done(&local);
 	mxq_power_plan_free(&c.plan);
 	return r;
 }

@@ -282,7 +282,27 @@ struct mxq_power_snapshot {
 	                                efficiency_rank, then hostname: not sorted again */
 	bool no_explanations;        /* plan without explanations (n_explanations 0):
 	                                for the simulator, which never reads them */
+	struct mxq_power_index *index; /* NULL, or kept from the previous decision on
+	                                these nodes: see mxq_power_index_new() */
 };
+
+/*
+ * A caller that decides again and again on one array of node entries and
+ * rewrites only a few of them between decisions (the simulator) keeps an
+ * index in snapshot.index and reports each entry it rewrote, added to or
+ * reused with mxq_power_index_changed() before the next decision: a
+ * decision then looks at the nodes its steps can act on instead of at
+ * every node, with the same plan. The index is rebuilt by itself when the
+ * node array, its size or the configuration's exclude list differ from the
+ * last decision, or when the snapshot is not nodes_in_order (then it
+ * saves nothing). Entries not reported must be unchanged, including what
+ * their pointers point to (caps, running). NULL from new() on allocation
+ * failure; free(NULL) is fine; changed() returns -EINVAL for a NULL index.
+ */
+struct mxq_power_index;
+struct mxq_power_index *mxq_power_index_new(void);
+void mxq_power_index_free(struct mxq_power_index *ix);
+int mxq_power_index_changed(struct mxq_power_index *ix, size_t node_index);
 
 /* ------------------------------------------------------------------------
  * Policy state carried from tick to tick (persisted by the leader). A
@@ -310,6 +330,19 @@ struct mxq_power_state {
 	struct mxq_power_gap_learn learn[MXQ_POWER_LEARN_CLASSES]; /* idle_time = auto */
 	uint32_t n_learn;
 };
+
+/*
+ * STATE as one line of text, as the leader keeps it in
+ * mxq_power_leader.policy_state: "v1" and the seven bucket and breaker
+ * fields (all a reader before the learned idle times reads), then
+ * " learn CLASS SHARE SEEN" per learned class ("*" for hosts without
+ * class), as many as fit into LEN. Returns the length or -ENOSPC.
+ */
+int mxq_power_state_to_text(const struct mxq_power_state *state, char *buf, size_t len);
+/* The reverse: 0, or -EINVAL for text that is not such a line (then
+ * *ret is a fresh state). A learned part that does not parse is dropped
+ * as a whole (learned again), the rest kept. */
+int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret);
 
 /*
  * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
@@ -420,7 +453,9 @@ struct mxq_power_plan {
  * NULL arguments or a node without hostname, -ENOMEM on allocation failure;
  * then *ret_plan and *state are untouched.
  *
- * Cost grows with nodes and demand entries, never with the number of jobs.
+ * Cost grows with nodes and demand entries, never with the number of jobs;
+ * with a kept snapshot.index, with the nodes the steps can act on (off and
+ * busy nodes that nothing wakes, drains or reserves cost about nothing).
  */
 int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		     const struct mxq_power_config *cfg, struct mxq_power_state *state,

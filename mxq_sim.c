@@ -48,6 +48,7 @@
 #include <strings.h>
 #include <zlib.h>
 
+#include "mx_bitmap.h"
 #include "mx_util.h"
 #include "mxqd_control.h"
 
@@ -1172,6 +1173,12 @@ struct event {
 	uint32_t gen;
 };
 
+/* A min-heap of events (ev_less). */
+struct ev_heap {
+	struct event *v;
+	size_t n, cap;
+};
+
 struct sim_node {
 	const struct mxq_sim_class *cls;
 	enum mxq_power_node_state rec;   /* what the mxq_power table says */
@@ -1212,7 +1219,24 @@ struct sim_node {
 	bool snap_stale;                 /* changed since it was last written there */
 	struct mxq_power_running_job *prun; /* its running jobs, as the policy sees them */
 	uint32_t cap_prun;
+	/* what node_sets() last made of it */
+	int64_t max_end;                 /* latest expected end of its running jobs, 0: none */
+	uint8_t hold_kind;               /* how hold_for() counts it (HOLD_*) */
+	bool c_unsettled;                /* recorded DRAINING, UNKNOWN or FAILED */
+	int64_t offq_since;              /* the rec_since last queued on offq */
 };
+
+/* How hold_for() counts a node: free after its boot or shutdown and a boot,
+ * after its min off-time and a boot, at its jobs' expected ends, never. */
+enum { HOLD_NONE, HOLD_MOVING, HOLD_OFF, HOLD_UP, _HOLD_KINDS };
+
+/* A node recorded OFF at SINCE (stale once it is no longer so). */
+struct sim_offq {
+	uint32_t node;
+	int64_t since;
+};
+
+
 
 struct sim_queue {
 	uint32_t *v;
@@ -1236,8 +1260,7 @@ struct mxq_sim {
 	int64_t now;
 	bool started;
 
-	struct event *heap;
-	size_t n_heap, cap_heap;
+	struct ev_heap evq;
 	size_t next_submit;
 
 	struct sim_queue *queues;
@@ -1276,6 +1299,7 @@ struct mxq_sim {
 
 	/* policy snapshot, reused every tick */
 	struct mxq_power_state pstate;
+	struct mxq_power_index *pindex;  /* told of every rewritten snapshot entry */
 	bool changed;                    /* anything the snapshot shows changed since the last decision */
 	bool quiet;                      /* the last decision was a fixed point (see tick_is_quiet) */
 	int64_t quiet_until;             /* ... until this time at the latest */
@@ -1290,6 +1314,23 @@ struct mxq_sim {
 	uint32_t *sig_stamp;
 	uint32_t *sig_list;
 	uint32_t tick_stamp;
+
+	/* node sets kept by node_sets(), walked instead of every node */
+	uint64_t *m_free;                /* c_free > 0: the dispatch candidates */
+	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
+	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
+	uint64_t *m_onidle;              /* recorded ON without jobs */
+	size_t n_unsettled;              /* nodes with c_unsettled */
+	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
+	size_t offq_head, offq_tail, offq_cap;
+	struct ev_heap dueq;             /* per job started (policy): its expected end +
+	                                    boot time + 1 s (id: the job), when it stops
+	                                    counting as freeing soon */
+	uint8_t *job_live;               /* running now */
+	uint32_t *hold_taken;            /* per class, scratch of hold_for() */
+	struct mxq_power_free_time *ref_sel; /* params.self_check: scratch of the full passes */
+	uint8_t *ref_mark;
+	int64_t max_boot_s;              /* of the classes */
 
 	/* time series: node-seconds per bucket and the seconds it covers,
 	 * turned into means when the books are closed */
@@ -1309,50 +1350,59 @@ static bool ev_less(const struct event *a, const struct event *b)
 	return a->id < b->id;
 }
 
-static int ev_push(struct mxq_sim *s, int64_t t, uint32_t type, uint32_t id, uint32_t gen)
+static int heap_push(struct ev_heap *h, struct event e)
 {
-	if (s->n_heap == s->cap_heap) {
-		size_t cap = s->cap_heap ? s->cap_heap * 2 : 256;
-		struct event *h = realloc(s->heap, cap * sizeof(*h));
-		if (!h)
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		struct event *v = realloc(h->v, cap * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		s->heap = h;
-		s->cap_heap = cap;
+		h->v = v;
+		h->cap = cap;
 	}
-	size_t i = s->n_heap++;
-	struct event e = { t, type, id, gen };
+	size_t i = h->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!ev_less(&e, &s->heap[parent]))
+		if (!ev_less(&e, &h->v[parent]))
 			break;
-		s->heap[i] = s->heap[parent];
+		h->v[i] = h->v[parent];
 		i = parent;
 	}
-	s->heap[i] = e;
+	h->v[i] = e;
 	return 0;
 }
 
-static struct event ev_pop(struct mxq_sim *s)
+static struct event heap_pop(struct ev_heap *h)
 {
-	struct event top = s->heap[0];
-	struct event last = s->heap[--s->n_heap];
-	size_t i = 0, n = s->n_heap;
+	struct event top = h->v[0];
+	struct event last = h->v[--h->n];
+	size_t i = 0, n = h->n;
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
 		if (l >= n)
 			break;
 		m = l;
-		if (l + 1 < n && ev_less(&s->heap[l + 1], &s->heap[l]))
+		if (l + 1 < n && ev_less(&h->v[l + 1], &h->v[l]))
 			m = l + 1;
-		if (!ev_less(&s->heap[m], &last))
+		if (!ev_less(&h->v[m], &last))
 			break;
-		s->heap[i] = s->heap[m];
+		h->v[i] = h->v[m];
 		i = m;
 	}
 	if (n)
-		s->heap[i] = last;
+		h->v[i] = last;
 	return top;
+}
+
+static int ev_push(struct mxq_sim *s, int64_t t, uint32_t type, uint32_t id, uint32_t gen)
+{
+	return heap_push(&s->evq, (struct event) { t, type, id, gen });
+}
+
+static struct event ev_pop(struct mxq_sim *s)
+{
+	return heap_pop(&s->evq);
 }
 
 /* --- books -------------------------------------------------------------- */
@@ -1405,6 +1455,97 @@ static bool node_dispatchable(const struct sim_node *n)
 {
 	return n->phys == PHYS_UP && n->rec != MXQ_POWER_DRAINING &&
 	       n->rec != MXQ_POWER_POWERING_OFF && n->rec != MXQ_POWER_OFF;
+}
+
+static uint8_t hold_kind(const struct sim_node *nd)
+{
+	if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON)
+		return HOLD_MOVING;
+	if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF)
+		return HOLD_OFF;
+	if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_POWERING_OFF))
+		return HOLD_MOVING;
+	if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING)
+		return HOLD_UP;   /* a drained node can be taken back at once */
+	return HOLD_NONE;
+}
+
+/* Queue node I as recorded OFF since its rec_since (the policy's min
+ * off-time runs from then). */
+static int offq_push(struct mxq_sim *s, size_t i)
+{
+	if (s->offq_tail == s->offq_cap) {
+		if (s->offq_head > 0) {
+			memmove(s->offq, s->offq + s->offq_head,
+				(s->offq_tail - s->offq_head) * sizeof(*s->offq));
+			s->offq_tail -= s->offq_head;
+			s->offq_head = 0;
+		}
+		if (s->offq_tail == s->offq_cap) {
+			size_t cap = s->offq_cap ? s->offq_cap * 2 : 64;
+			struct sim_offq *v = realloc(s->offq, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			s->offq = v;
+			s->offq_cap = cap;
+		}
+	}
+	s->offq[s->offq_tail++] = (struct sim_offq) { (uint32_t)i, s->nodes[i].rec_since };
+	s->nodes[i].offq_since = s->nodes[i].rec_since;
+	return 0;
+}
+
+/* The queued OFF nodes still in their min off-time, oldest first; drop
+ * those past it (time only moves on). */
+static void offq_trim(struct mxq_sim *s)
+{
+	while (s->offq_head < s->offq_tail &&
+	       s->offq[s->offq_head].since + s->p.cfg->min_off_time_s <= s->now)
+		s->offq_head++;
+}
+
+static bool offq_valid(const struct mxq_sim *s, const struct sim_offq *e)
+{
+	const struct sim_node *nd = &s->nodes[e->node];
+	return nd->rec == MXQ_POWER_OFF && nd->rec_since == e->since;
+}
+
+/* The earliest due time after now of a running job; INT64_MAX: none. */
+static int64_t due_next(struct mxq_sim *s)
+{
+	while (s->dueq.n && (s->dueq.v[0].t <= s->now || !s->job_live[s->dueq.v[0].id]))
+		heap_pop(&s->dueq);
+	return s->dueq.n ? s->dueq.v[0].t : INT64_MAX;
+}
+
+/* Re-derive the sets node I is in; after every change to it. */
+static int node_sets(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	uint8_t kind = hold_kind(n);
+	bool unsettled = n->rec == MXQ_POWER_DRAINING || n->rec == MXQ_POWER_UNKNOWN ||
+			 n->rec == MXQ_POWER_FAILED;
+
+	n->max_end = 0;
+	for (uint32_t r = 0; r < n->n_run; r++) {
+		int64_t end = s->job_start[n->run[r]] + s->c->jobs[n->run[r]].expect;
+		if (r == 0 || end > n->max_end)
+			n->max_end = end;
+	}
+	mx_bitmap_put(s->m_free, i, n->c_free > 0);
+	if (kind != n->hold_kind) {
+		mx_bitmap_clear(s->m_hold[n->hold_kind], i);
+		n->hold_kind = kind;
+	}
+	mx_bitmap_set(s->m_hold[kind], i);
+	mx_bitmap_put(s->m_rtrans, i, n->rec == MXQ_POWER_POWERING_ON ||
+		      n->rec == MXQ_POWER_POWERING_OFF);
+	mx_bitmap_put(s->m_onidle, i, n->rec == MXQ_POWER_ON && !n->jobs);
+	s->n_unsettled += (size_t)unsettled - (size_t)n->c_unsettled;
+	n->c_unsettled = unsettled;
+	if (s->p.policy == MXQ_SIM_POLICY && n->rec == MXQ_POWER_OFF && n->offq_since != n->rec_since)
+		return offq_push(s, i);
+	return 0;
 }
 
 /* At least 1 s: a 0 s timeout firing at the same instant would power a
@@ -1481,6 +1622,9 @@ static int node_update(struct mxq_sim *s, size_t i)
 	n->c_powered = powered;
 	n->c_busy = busy;
 	n->c_off = off;
+	int r = node_sets(s, i);
+	if (r < 0)
+		return r;
 
 	bool idle = n->phys == PHYS_UP && n->jobs == 0;
 	if (idle && !n->idle) {
@@ -1677,6 +1821,13 @@ static int start_job(struct mxq_sim *s, uint32_t job, const uint32_t *pick)
 	s->waiting--;
 	s->running++;
 	s->last_progress = s->now;
+	s->job_live[job] = 1;
+	if (s->p.policy == MXQ_SIM_POLICY) {
+		r = heap_push(&s->dueq, (struct event) {
+			s->now + j->expect + s->p.cfg->boot_time_s + 1, 0, job, 0 });
+		if (r < 0)
+			return r;
+	}
 	return ev_push(s, s->now + j->run, EV_JOB_END, job, 0);
 }
 
@@ -1696,6 +1847,7 @@ static int end_job(struct mxq_sim *s, uint32_t job)
 		if (r < 0)
 			return r;
 	}
+	s->job_live[job] = 0;
 	s->running--;
 	s->ended++;
 	s->last_progress = s->now;
@@ -1803,46 +1955,83 @@ static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *
  * other jobs may use those nodes only if they end before it. With fewer
  * such nodes than it needs, it keeps them all with no end in sight.
  */
+/* When ND is free for a wide job, as its hold_kind says. */
+static int64_t hold_time(const struct mxq_sim *s, const struct sim_node *nd)
+{
+	int64_t min_off = s->p.policy == MXQ_SIM_POLICY ? s->p.cfg->min_off_time_s : 0;
+	int64_t t = s->now;
+
+	switch (nd->hold_kind) {
+	case HOLD_MOVING:
+		if (nd->phys == PHYS_BOOTING)
+			return nd->phys_until;
+		/* going off: free after it is off, its min off-time, a boot */
+		t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+		return t + min_off + nd->cls->boot_s;
+	case HOLD_OFF:
+		/* after a wake; the policy waits out its min off-time first */
+		if (nd->rec_since + min_off > t)
+			t = nd->rec_since + min_off;
+		return t + nd->cls->boot_s;
+	case HOLD_UP:
+		return nd->max_end > t ? nd->max_end : t;
+	default:
+		return INT64_MAX;
+	}
+}
+
 static void hold_for(struct mxq_sim *s, uint32_t job)
 {
 	const struct sim_job *j = &s->c->jobs[job];
 	const struct sim_sig *sig = &s->c->sigs[j->sig];
-	size_t n = 0;
+	bool policy = s->p.policy == MXQ_SIM_POLICY;
+	size_t n = 0, nn = s->n_nodes, le = 0;
+	int64_t bound = s->now + s->max_boot_s;
 
+#define HOLD_ADD(i) do { \
+		int64_t t_ = hold_time(s, &s->nodes[i]); \
+		s->sel[n++] = (struct mxq_power_free_time) { t_, (i) }; \
+		le += t_ <= bound; \
+	} while (0)
 	s->hold_job = job;
 	s->shadow = INT64_MAX;
-	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct sim_node *nd = &s->nodes[i];
-		int64_t t = s->now;
-		if (!sig->qual[i])
-			continue;
-		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
-			t = nd->phys_until;
-		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
-			/* after a wake; the policy waits out its min off-time first */
-			if (s->p.policy == MXQ_SIM_POLICY &&
-			    nd->rec_since + s->p.cfg->min_off_time_s > t)
-				t = nd->rec_since + s->p.cfg->min_off_time_s;
-			t += nd->cls->boot_s;
-		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
-							 nd->rec == MXQ_POWER_POWERING_OFF)) {
-			/* going off: free after it is off, its min off-time, a boot */
-			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
-			if (s->p.policy == MXQ_SIM_POLICY)
-				t += s->p.cfg->min_off_time_s;
-			t += nd->cls->boot_s;
-		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
-			/* a drained node can be taken back at once */
-			for (uint32_t r = 0; r < nd->n_run; r++) {
-				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
-				if (end > t)
-					t = end;
-			}
-		} else {
-			continue;
+	/* booting and shutting down */
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_MOVING], nn, 0); i < nn;
+	     i = mx_bitmap_next(s->m_hold[HOLD_MOVING], nn, i + 1))
+		if (sig->qual[i])
+			HOLD_ADD(i);
+	/* off and still in the policy's min off-time */
+	if (policy) {
+		offq_trim(s);
+		for (size_t k = s->offq_head; k < s->offq_tail; k++) {
+			const struct sim_offq *e = &s->offq[k];
+			if (offq_valid(s, e) && s->nodes[e->node].hold_kind == HOLD_OFF &&
+			    sig->qual[e->node])
+				HOLD_ADD(e->node);
 		}
-		s->sel[n++] = (struct mxq_power_free_time) { t, i };
 	}
+	/* off, free after a boot: all of a class at the same time, so (ties
+	 * going to the lower index) its first PARTS are all that can count */
+	size_t classes_done = 0;
+	memset(s->hold_taken, 0, s->c->n_classes * sizeof(*s->hold_taken));
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_OFF], nn, 0);
+	     i < nn && classes_done < s->c->n_classes;
+	     i = mx_bitmap_next(s->m_hold[HOLD_OFF], nn, i + 1)) {
+		uint32_t ci = s->c->nodes[i].cls;
+		if (!sig->qual[i] || s->hold_taken[ci] >= j->parts ||
+		    (policy && s->nodes[i].rec_since + s->p.cfg->min_off_time_s > s->now))
+			continue;
+		HOLD_ADD(i);
+		if (++s->hold_taken[ci] == j->parts)
+			classes_done++;
+	}
+	/* up: at the expected ends of their jobs; once PARTS nodes are free
+	 * by the latest boot from now, a later one cannot be among the first */
+	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, 0); i < nn;
+	     i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, i + 1))
+		if (sig->qual[i] && (le < j->parts || hold_time(s, &s->nodes[i]) <= bound))
+			HOLD_ADD(i);
+#undef HOLD_ADD
 	if (n > j->parts) {
 		mxq_power_select_earliest(s->sel, n, j->parts);
 		n = j->parts;
@@ -1944,6 +2133,76 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	return 0;
 }
 
+/* --- params.self_check: the kept sets against passes over every node ---------- */
+
+/* The reservation for JOB as a pass over every node chooses it: the same
+ * nodes (any order) and the same shadow time as hold_for() chose? */
+static bool hold_matches(struct mxq_sim *s, uint32_t job)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+	const struct sim_sig *sig = &s->c->sigs[j->sig];
+	int64_t shadow = INT64_MAX;
+	size_t n = 0;
+	bool same = true;
+
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *nd = &s->nodes[i];
+		int64_t t = s->now;
+		if (!sig->qual[i])
+			continue;
+		if (nd->phys == PHYS_BOOTING && nd->rec == MXQ_POWER_POWERING_ON) {
+			t = nd->phys_until;
+		} else if (nd->phys == PHYS_DOWN && nd->rec == MXQ_POWER_OFF) {
+			if (s->p.policy == MXQ_SIM_POLICY &&
+			    nd->rec_since + s->p.cfg->min_off_time_s > t)
+				t = nd->rec_since + s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (nd->phys == PHYS_SHUTTING || (nd->phys == PHYS_DOWN &&
+							 nd->rec == MXQ_POWER_POWERING_OFF)) {
+			t = nd->phys == PHYS_SHUTTING ? nd->phys_until : s->now;
+			if (s->p.policy == MXQ_SIM_POLICY)
+				t += s->p.cfg->min_off_time_s;
+			t += nd->cls->boot_s;
+		} else if (node_dispatchable(nd) || nd->rec == MXQ_POWER_DRAINING) {
+			for (uint32_t r = 0; r < nd->n_run; r++) {
+				int64_t end = s->job_start[nd->run[r]] + s->c->jobs[nd->run[r]].expect;
+				if (end > t)
+					t = end;
+			}
+		} else {
+			continue;
+		}
+		s->ref_sel[n++] = (struct mxq_power_free_time) { t, i };
+	}
+	if (n > j->parts) {
+		mxq_power_select_earliest(s->ref_sel, n, j->parts);
+		n = j->parts;
+	}
+	if (n == j->parts) {
+		shadow = s->now;
+		for (size_t k = 0; k < n; k++)
+			if (s->ref_sel[k].t > shadow)
+				shadow = s->ref_sel[k].t;
+	}
+	memset(s->ref_mark, 0, s->n_nodes);
+	for (size_t k = 0; k < n; k++)
+		s->ref_mark[s->ref_sel[k].i] = 1;
+	for (size_t k = 0; k < s->n_held; k++)
+		same = same && s->ref_mark[s->held[k]];
+	return same && n == s->n_held && shadow == s->shadow;
+}
+
+/* The dispatch candidates as a pass over every node lists them? */
+static bool cand_matches(const struct mxq_sim *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].c_free && (k >= s->n_cand || s->cand[k++] != i))
+			return false;
+	return k == s->n_cand;
+}
+
 /*
  * One dispatch pass, as the mxqds together would do it: waiting jobs in
  * submit order, each started on the first qualified node with room, later
@@ -1970,9 +2229,11 @@ static int dispatch(struct mxq_sim *s)
 	s->pass_id++;
 	s->vlist_ready = false;
 	s->n_cand = 0;
-	for (size_t i = 0; i < s->n_nodes; i++)
-		if (s->nodes[i].c_free)
-			s->cand[s->n_cand++] = (uint32_t)i;
+	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes;
+	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1))
+		s->cand[s->n_cand++] = (uint32_t)i;
+	if (s->p.self_check && !cand_matches(s))
+		return -ENOTRECOVERABLE;
 
 	for (size_t a = 0; a < s->n_active; a++) {
 		uint32_t q = s->active[a];
@@ -2006,6 +2267,8 @@ static int dispatch(struct mxq_sim *s)
 			if (s->c->jobs[e.job].parts > 1 && !hold_done) {
 				hold_for(s, e.job);
 				hold_done = true;
+				if (s->p.self_check && !hold_matches(s, e.job))
+					return -ENOTRECOVERABLE;
 			}
 		}
 		if (!can_wake)
@@ -2047,6 +2310,7 @@ static int snap_node(struct mxq_sim *s, size_t i, int64_t today)
 		n->prun = v;
 		n->cap_prun = cap;
 	}
+	mxq_power_index_changed(s->pindex, i);
 	pn->state = n->rec;
 	pn->state_since = n->rec_since;
 	pn->jobs_running = n->jobs;
@@ -2156,6 +2420,7 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		.demand = s->pdemand, .n_demand = n_sigs,
 		.nodes_in_order = true,          /* build_nodes() sorted them so */
 		.no_explanations = true,
+		.index = s->pindex,
 	};
 	return 0;
 }
@@ -2234,6 +2499,42 @@ static void due_at(int64_t *until, int64_t now, int64_t t)
 		*until = t;
 }
 
+/* The rate limits and the breaker leave the policy nothing to wait for. */
+static bool limits_settled(const struct mxq_sim *s)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+
+	return bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) &&
+	       bucket_full(s->pstate.resume_tokens, cfg->resume_rate) &&
+	       s->pstate.breaker_open_until <= s->now;
+}
+
+/* The thresholds of a node recorded POWERING_OFF or POWERING_ON. */
+static void transit_due(const struct mxq_sim *s, const struct sim_node *n, int64_t *until)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+
+	if (n->rec == MXQ_POWER_POWERING_OFF) {
+		due_at(until, s->now, n->rec_since + cfg->min_off_time_s);
+		due_at(until, s->now, n->rec_since + cfg->shutdown_deadline_s);
+	} else {
+		due_at(until, s->now, n->rec_since + cfg->boot_time_s);
+		due_at(until, s->now, n->rec_since + cfg->boot_deadline_s);
+	}
+}
+
+/* When an idle ON node may be suspended (IDLE_TIME >= 0). */
+static void idle_due(const struct mxq_sim *s, const struct sim_node *n, int64_t idle_time,
+		     int64_t *until)
+{
+	int64_t idle_since = n->last_job_end > n->rec_since ? n->last_job_end : n->rec_since;
+	int64_t t = idle_since + idle_time;
+
+	if (n->rec_since + s->p.cfg->min_on_time_s > t)
+		t = n->rec_since + s->p.cfg->min_on_time_s;
+	due_at(until, s->now, t);
+}
+
 /*
  * After a decision without actions: is it a fixed point, and until when?
  * With full token buckets and a closed breaker, the inputs that move with
@@ -2262,45 +2563,90 @@ static bool tick_is_quiet(struct mxq_sim *s, int64_t *ret_until)
 	int64_t now = s->now;
 	int64_t until = (day_of(now) + 1) * 86400;
 
-	if (!bucket_full(s->pstate.suspend_tokens, cfg->suspend_rate) ||
-	    !bucket_full(s->pstate.resume_tokens, cfg->resume_rate) ||
-	    s->pstate.breaker_open_until > now)
+	if (!limits_settled(s) || s->n_unsettled)
 		return false;
+	/* OFF: the first queued one still in its min off-time is the earliest */
+	if (s->n_active) {
+		offq_trim(s);
+		for (size_t k = s->offq_head; k < s->offq_tail; k++) {
+			if (offq_valid(s, &s->offq[k])) {
+				due_at(&until, now, s->offq[k].since + cfg->min_off_time_s);
+				break;
+			}
+		}
+	}
+	for (size_t i = mx_bitmap_next(s->m_rtrans, s->n_nodes, 0); i < s->n_nodes;
+	     i = mx_bitmap_next(s->m_rtrans, s->n_nodes, i + 1))
+		transit_due(s, &s->nodes[i], &until);
+	for (size_t i = mx_bitmap_next(s->m_onidle, s->n_nodes, 0);
+	     idle_time >= 0 && i < s->n_nodes; i = mx_bitmap_next(s->m_onidle, s->n_nodes, i + 1))
+		idle_due(s, &s->nodes[i], idle_time, &until);
+	/* every running job runs on an ON node at a quiet tick: a node that
+	 * took jobs before it was recorded ON is recorded at the tick after
+	 * its boot, which has that action */
+	due_at(&until, now, due_next(s));
+	*ret_until = until;
+	return true;
+}
+
+/* params.self_check, continued */
+
+/* tick_is_quiet() as a pass over every node and running job answers it. */
+static bool quiet_matches(struct mxq_sim *s, bool quiet, int64_t until_kept)
+{
+	const struct mxq_power_config *cfg = s->p.cfg;
+	int64_t idle_time = mxq_power_config_idle_time(cfg);
+	int64_t now = s->now;
+	int64_t until = (day_of(now) + 1) * 86400;
+
+	if (!limits_settled(s))
+		return !quiet;
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct sim_node *n = &s->nodes[i];
-
 		switch (n->rec) {
 		case MXQ_POWER_OFF:
 			if (s->n_active)
 				due_at(&until, now, n->rec_since + cfg->min_off_time_s);
 			break;
 		case MXQ_POWER_POWERING_OFF:
-			due_at(&until, now, n->rec_since + cfg->min_off_time_s);
-			due_at(&until, now, n->rec_since + cfg->shutdown_deadline_s);
-			break;
 		case MXQ_POWER_POWERING_ON:
-			due_at(&until, now, n->rec_since + cfg->boot_time_s);
-			due_at(&until, now, n->rec_since + cfg->boot_deadline_s);
+			transit_due(s, n, &until);
 			break;
 		case MXQ_POWER_ON:
-			if (!n->jobs && idle_time >= 0) {
-				int64_t idle_since = n->last_job_end > n->rec_since ?
-						     n->last_job_end : n->rec_since;
-				int64_t t = idle_since + idle_time;
-				if (n->rec_since + cfg->min_on_time_s > t)
-					t = n->rec_since + cfg->min_on_time_s;
-				due_at(&until, now, t);
-			}
+			if (!n->jobs && idle_time >= 0)
+				idle_due(s, n, idle_time, &until);
 			for (uint32_t r = 0; r < n->n_run; r++)
 				due_at(&until, now, s->job_start[n->run[r]] +
 				       s->c->jobs[n->run[r]].expect + cfg->boot_time_s + 1);
 			break;
 		default:
-			return false;
+			return !quiet;
 		}
 	}
-	*ret_until = until;
-	return true;
+	return quiet && until == until_kept;
+}
+
+/* The plan decided with the kept index, against one without: the same actions? */
+static bool plan_matches(struct mxq_sim *s, const struct mxq_power_snapshot *snap,
+			 const struct mxq_power_state *before, const struct mxq_power_plan *kept)
+{
+	struct mxq_power_snapshot fresh = *snap;
+	struct mxq_power_state st = *before;
+	struct mxq_power_plan plan;
+	bool same;
+
+	fresh.index = NULL;
+	if (mxq_power_decide(&fresh, s->now, s->p.cfg, &st, &plan) < 0)
+		return false;
+	same = plan.n_actions == kept->n_actions && plan.recheck_at == kept->recheck_at &&
+	       plan.next_change_at == kept->next_change_at &&
+	       memcmp(&st, &s->pstate, sizeof(st)) == 0;
+	for (size_t k = 0; same && k < plan.n_actions; k++)
+		same = plan.actions[k].node_index == kept->actions[k].node_index &&
+		       plan.actions[k].kind == kept->actions[k].kind &&
+		       plan.actions[k].to == kept->actions[k].to;
+	mxq_power_plan_free(&plan);
+	return same;
 }
 
 static int policy_tick(struct mxq_sim *s)
@@ -2316,11 +2662,16 @@ static int policy_tick(struct mxq_sim *s)
 	r = build_snapshot(s, &snap);
 	if (r < 0)
 		return r;
+	struct mxq_power_state before = s->pstate;
 	r = mxq_power_decide(&snap, s->now, s->p.cfg, &s->pstate, &plan);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return -EPROTO;
+	if (s->p.self_check && !plan_matches(s, &snap, &before, &plan)) {
+		mxq_power_plan_free(&plan);
+		return -ENOTRECOVERABLE;
+	}
 	s->ticks++;
 	s->changed = false;
 	for (size_t k = 0; k < plan.n_actions && !plan.dry_run; k++) {
@@ -2329,6 +2680,9 @@ static int policy_tick(struct mxq_sim *s)
 			break;
 	}
 	s->quiet = plan.n_actions == 0 && tick_is_quiet(s, &s->quiet_until);
+	if (s->p.self_check && plan.n_actions == 0 && r >= 0 &&
+	    !quiet_matches(s, s->quiet, s->quiet_until))
+		r = -ENOTRECOVERABLE;
 	if (s->quiet && plan.next_change_at > s->now && plan.next_change_at < s->quiet_until)
 		s->quiet_until = plan.next_change_at;
 	mxq_power_plan_free(&plan);
@@ -2348,7 +2702,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	for (size_t q = 0; s->queues && q < s->c->n_queues; q++)
 		free(s->queues[q].v);
 	free(s->nodes);
-	free(s->heap);
+	free(s->evq.v);
 	free(s->queues);
 	free(s->active);
 	free(s->pass_heap);
@@ -2359,7 +2713,15 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->job_start);
 	free(s->part_nodes);
 	free(s->waits);
+	free(s->job_live);
+	free(s->hold_taken);
+	free(s->ref_sel);
+	free(s->ref_mark);
+	free(s->m_free);
+	free(s->offq);
+	free(s->dueq.v);
 	free(s->pnodes);
+	mxq_power_index_free(s->pindex);
 	free(s->stale);
 	free(s->pdemand);
 	free(s->sig_pending);
@@ -2406,9 +2768,28 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
 	s->part_nodes = calloc(c->total_parts ? c->total_parts : 1, sizeof(*s->part_nodes));
 	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
+	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
+	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
+	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle */
+	size_t words = mx_bitmap_words(nn);
+	s->m_free = calloc((3 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	if (params->self_check) {
+		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
+		s->ref_mark = calloc(nn, 1);
+		if (!s->ref_sel || !s->ref_mark)
+			goto nomem;
+	}
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
-	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits)
+	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
+	    !s->hold_taken || !s->m_free)
 		goto nomem;
+	for (int k = 0; k < _HOLD_KINDS; k++)
+		s->m_hold[k] = s->m_free + (1 + (size_t)k) * words;
+	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
+	s->m_onidle = s->m_rtrans + words;
+	for (size_t k = 0; k < c->n_classes; k++)
+		if (c->classes[k].boot_s > s->max_boot_s)
+			s->max_boot_s = c->classes[k].boot_s;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
 		s->stale = calloc(nn, sizeof(*s->stale));
@@ -2418,8 +2799,9 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		s->sig_first = calloc(ns + nq + 1, sizeof(*s->sig_first));
 		s->sig_stamp = calloc(ns + nq + 1, sizeof(*s->sig_stamp));
 		s->sig_list = calloc(ns + nq + 1, sizeof(*s->sig_list));
+		s->pindex = mxq_power_index_new();
 		if (!s->pnodes || !s->stale || !s->pdemand || !s->sig_pending || !s->sig_first ||
-		    !s->sig_stamp || !s->sig_list)
+		    !s->sig_stamp || !s->sig_list || !s->pindex)
 			goto nomem;
 	}
 	s->now = c->start;
@@ -2435,6 +2817,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		n->phys = PHYS_UP;
 		n->since = c->start;
 		n->cycles_day = day_of(c->start);
+		n->offq_since = INT64_MIN;
 		if (s->pnodes)
 			s->pnodes[i] = (struct mxq_power_node) {
 				.hostname = c->nodes[i].hostname,
@@ -2460,8 +2843,8 @@ static int64_t next_time(const struct mxq_sim *s)
 {
 	int64_t t = NONE_TIME;
 
-	if (s->n_heap)
-		t = s->heap[0].t;
+	if (s->evq.n)
+		t = s->evq.v[0].t;
 	if (s->next_submit < s->c->n_jobs && s->c->jobs[s->next_submit].submit < t)
 		t = s->c->jobs[s->next_submit].submit;
 	return t;
@@ -2480,7 +2863,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 		if (t == NONE_TIME || t >= limit)
 			return 0;
 		s->now = t;
-		while (s->n_heap && s->heap[0].t == t && s->heap[0].type != EV_TICK) {
+		while (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type != EV_TICK) {
 			struct event e = ev_pop(s);
 			s->events++;
 			if (e.type == EV_JOB_END)
@@ -2506,7 +2889,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 			if (r < 0)
 				return r;
 		}
-		if (s->n_heap && s->heap[0].t == t && s->heap[0].type == EV_TICK) {
+		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK) {
 			ev_pop(s);
 			s->events++;
 			r = policy_tick(s);

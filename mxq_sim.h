@@ -257,6 +257,10 @@ struct mxq_sim_params {
 	bool every_tick;             /* MXQ_SIM_POLICY: call decide() at every tick, even
 	                                when the last decision was a fixed point that
 	                                nothing has disturbed (same results, slower) */
+	bool self_check;             /* for tests: at every dispatch pass and decision
+	                                compare what the kept node sets and the policy's
+	                                index give with a pass over every node; a
+	                                difference ends the run with -ENOTRECOVERABLE */
 };
 
 struct mxq_sim;
@@ -271,7 +275,8 @@ void mxq_sim_free(struct mxq_sim *sim);
 /*
  * Run until every job of the window has ended. Returns 0; -EDEADLK when
  * jobs wait while nothing runs or boots for the stall limit (a policy that
- * never wakes a node); -ENOMEM; -EPROTO when mxq_power_decide() failed.
+ * never wakes a node); -ENOMEM; -EPROTO when mxq_power_decide() failed;
+ * -ENOTRECOVERABLE when params.self_check found a difference.
  */
 int mxq_sim_run(struct mxq_sim *sim);
 /* Time the last job ended (valid after mxq_sim_run()). */

@@ -12,6 +12,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -970,6 +971,86 @@ START_TEST(test_learn_from_wakes)
 }
 END_TEST
 
+/* What the leader keeps of the policy state across takeovers and what
+ * 'mxqadmin power explain' reads back: buckets, breaker and the learned
+ * idle gaps, in a line an older reader of the first seven fields still
+ * reads. */
+START_TEST(test_state_text)
+{
+	struct mxq_power_config cfg;
+	struct mxq_power_state st = { .initialized = true, .tokens_at = 1234, .suspend_tokens = 2.5,
+				      .resume_tokens = 7.25, .boot_failures = 2,
+				      .last_boot_failure_at = 1200, .breaker_open_until = 1500 };
+	struct mxq_power_state back;
+	char text[1001], err[256];
+	int init, n7;
+	int64_t a, e, f;
+	double x, y;
+	uint32_t b;
+
+	mxq_power_config_defaults(&cfg);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time = auto\n", "t", err, sizeof(err)), 0);
+	st.n_learn = 2;
+	snprintf(st.learn[0].node_class, sizeof(st.learn[0].node_class), "gpu");
+	st.learn[0].short_share = 0.25;
+	st.learn[0].seen = 12;
+	st.learn[1].short_share = 1.0;   /* hosts without class */
+	st.learn[1].seen = 3;
+	ck_assert_int_gt(mxq_power_state_to_text(&st, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "v1 1 1234 2.500000 7.250000 2 1200 1500 learn gpu 0.250000 12 "
+			 "learn * 1.000000 3");
+	ck_assert_int_eq(mxq_power_state_from_text(text, &back), 0);
+	ck_assert(back.initialized);
+	ck_assert_int_eq(back.tokens_at, 1234);
+	ck_assert_double_eq(back.resume_tokens, 7.25);
+	ck_assert_int_eq(back.breaker_open_until, 1500);
+	ck_assert_uint_eq(back.n_learn, 2);
+	ck_assert_str_eq(back.learn[1].node_class, "");
+	/* the learned idle time survives: 330 s break-even x 0.25 / (2 x 0.75) */
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, "gpu"), 55);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, NULL), 330);
+	/* a reader of the first seven fields only */
+	n7 = sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64, &init, &a, &x,
+		    &y, &b, &e, &f);
+	ck_assert_int_eq(n7, 7);
+	/* what such a reader writes is read with nothing learned */
+	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0", &back), 0);
+	ck_assert_uint_eq(back.n_learn, 0);
+	ck_assert_double_eq(back.resume_tokens, 2.0);
+	/* a damaged learned part is dropped, the buckets kept */
+	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn gpu 3.5 1", &back), 0);
+	ck_assert_uint_eq(back.n_learn, 0);
+	ck_assert_double_eq(back.suspend_tokens, 1.0);
+	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn g/u 0.5 1", &back), 0);
+	ck_assert_uint_eq(back.n_learn, 0);
+	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn", &back), 0);
+	ck_assert_uint_eq(back.n_learn, 0);
+	/* not a state at all: fresh */
+	ck_assert_int_eq(mxq_power_state_from_text("", &back), -EINVAL);
+	ck_assert(!back.initialized);
+	ck_assert_int_eq(mxq_power_state_from_text("v1 1 nan", &back), -EINVAL);
+	ck_assert_int_eq(mxq_power_state_from_text(NULL, &back), -EINVAL);
+	/* a full table of long class names: what fits in the column is kept whole */
+	st.n_learn = MXQ_POWER_LEARN_CLASSES;
+	for (int k = 0; k < MXQ_POWER_LEARN_CLASSES; k++) {
+		memset(st.learn[k].node_class, 'a' + k, MXQ_POWER_CLASS_NAME_MAX - 1);
+		st.learn[k].node_class[MXQ_POWER_CLASS_NAME_MAX - 1] = '\0';
+		st.learn[k].short_share = 0.5;
+		st.learn[k].seen = 32;
+	}
+	int len = mxq_power_state_to_text(&st, text, sizeof(text));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_lt(len, 1001);
+	ck_assert_int_eq(mxq_power_state_from_text(text, &back), 0);
+	ck_assert_uint_gt(back.n_learn, 5);
+	ck_assert_uint_lt(back.n_learn, MXQ_POWER_LEARN_CLASSES);
+	ck_assert_str_eq(back.learn[back.n_learn - 1].node_class,
+			 st.learn[back.n_learn - 1].node_class);
+	ck_assert_int_eq(mxq_power_state_to_text(&st, text, 10), -ENOSPC);
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
 START_TEST(test_resume_tokens_across_ticks)
 {
 	static const struct scenario s = {
@@ -1367,6 +1448,7 @@ static Suite *power_suite(void)
 
 	tcase_add_loop_test(tc, test_scenario, 0, sizeof(scenarios) / sizeof(scenarios[0]));
 	tcase_add_test(tc, test_resume_tokens_across_ticks);
+	tcase_add_test(tc, test_state_text);
 	tcase_add_test(tc, test_learn_from_wakes);
 	tcase_add_test(tc, test_full_cycle);
 	tcase_add_test(tc, test_decide_bad_arguments);

@@ -1010,6 +1010,66 @@ START_TEST(quiet_ticks_are_exact)
 }
 END_TEST
 
+/*
+ * The node sets the simulator keeps from event to event (dispatch
+ * candidates, the reservation's nodes, the quiet-tick thresholds) and the
+ * policy's kept index must give what a pass over every node gives, at
+ * every dispatch pass and decision (params.self_check compares them and
+ * ends the run otherwise): gang-heavy random workloads on two classes with
+ * different boot times, for every kind of simulation.
+ */
+START_TEST(kept_sets_match_full_passes)
+{
+	static const char *const confs[] = {
+		"",
+		"idle_time = 5m\nmin_off_time = 10m\nwarm_pool = 1\n",
+		"idle_time = auto\nmax_cycles_per_day = 4\nmax_booting = 3\n",
+	};
+	char *text = malloc(64 * 1024);
+	char l[128];
+	uint64_t x = 777;
+
+	ck_assert_ptr_nonnull(text);
+	for (int gap = 120; gap <= 1500; gap += 1380) {
+	text[0] = '\0';
+	for (int i = 0; i < 400; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		long submit = i * gap + (long)((x >> 33) % 600);
+		long run = 30 + (long)((x >> 20) % 5000);
+		int procs = (x >> 45) % 3 == 0 ? 2 + (int)((x >> 50) % 9) : 1;
+		strcat(text, swf_line(l, sizeof(l), i + 1, submit, run, procs,
+				      run + (long)((x >> 40) % 3000)));
+	}
+	for (size_t k = 0; k < 2 + sizeof(confs) / sizeof(confs[0]); k++) {
+		struct world w;
+		struct mxq_sim_class c[2];
+		struct mxq_sim_params p = { .policy = k == 0 ? MXQ_SIM_ALWAYS_ON :
+						      k == 1 ? MXQ_SIM_TIMEOUT : MXQ_SIM_POLICY,
+					    .timeout_s = 300, .tick_s = 10, .self_check = true };
+		world_trace(&w, text);
+		if (k >= 2)
+			world_config(&w, confs[k - 2]);
+		p.cfg = &w.cfg;
+		small_class(&c[0], 14, 2);
+		small_class(&c[1], 10, 4);
+		snprintf(c[1].name, sizeof(c[1].name), "slow");
+		c[1].boot_s = 200;
+		c[1].rank = 1;
+		world_cluster(&w, c, 2, NULL);
+		ck_assert_int_eq(mxq_sim_new(w.cluster, &p, &w.sim), 0);
+		ck_assert_msg(mxq_sim_run(w.sim) == 0, "simulation %zu: the kept sets differ", k);
+		ck_assert_int_eq(mxq_sim_close(w.sim, mxq_sim_done_at(w.sim) + 3600), 0);
+		mxq_sim_get_result(w.sim, &w.res);
+		ck_assert_uint_eq(w.res.jobs, 400);
+		if (k >= 1)
+			ck_assert_uint_gt(w.res.boots, 0);
+		world_done(&w);
+	}
+	}
+	free(text);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -1026,6 +1086,7 @@ static Suite *sim_suite(void)
 	suite_add_tcase(s, parse);
 
 	tcase_add_test(sim, always_on_one_job);
+	tcase_add_test(sim, kept_sets_match_full_passes);
 	tcase_add_test(sim, timeout_boot_delay);
 	tcase_add_test(sim, timeout_arrival_during_shutdown);
 	tcase_add_test(sim, policy_one_node_cycle);

@@ -277,6 +277,23 @@ contains "explain --group, admin-off host: jobs unplaced" "$(echo "$out" | tr -s
 	"left unplaced: 3"
 mxq_sql "UPDATE mxq_power SET admin_off = 0 WHERE hostname = 'gpu1'"
 
+# the idle times the leader learned come with its stored policy state
+printf 'idle_time = auto\nmin_off_time = 5m\n' >"$MXQ_TEST_DIR/auto.conf"
+idle1_reason() {
+	admin power explain --group 2 --power-config "$MXQ_TEST_DIR/auto.conf" --json |
+		py '[a["reason"] for a in d["actions"] if a["hostname"] == "idle1"][0]'
+}
+# the plan wakes gpu1 after 1h off, which teaches the hosts without class
+# that a power-off pays (share 0): alone, that is 0 s (idle_time_floor 0)
+contains "explain --group, nothing stored: learned from gpu1's wake alone" "$(idle1_reason)" \
+	"(idle time 0s)"
+# stored: 32 power-offs, 20% undone too soon; with gpu1's wake 0.19375:
+# 5m30s break-even x 0.19375 / (2 x 0.80625) = 39.65 s, rounded up 40s
+mxq_sql "UPDATE mxq_power_leader SET policy_state = 'v1 0 0 0 0 0 0 0 learn * 0.200000 32'"
+contains "explain --group: the leader's learned idle time" "$(idle1_reason)" \
+	"(idle time 40s)"
+mxq_sql "UPDATE mxq_power_leader SET policy_state = ''"
+
 out=$(admin power explain --group 1 --power-config "$conf")
 contains "explain --group without queued jobs" "$out" "pending demand: none for this group"
 fails "explain --group: unknown group" 1 "unknown group 99" \

@@ -1,0 +1,413 @@
+/*
+ * mxq_power_index - the node sets of a power decision, kept up to date
+ * entry by entry (see mxq_power_index.h for what each set holds and why).
+ *
+ * Errors: -ENOMEM, -EINVAL for a bad snapshot entry. Nothing here reads a
+ * clock: every set is decided by the entry alone, and the steps of
+ * mxq_power_decide() apply the time-dependent rules to the members.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "mxq_power_index.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mxqd_control.h"
+
+/* --- the two sorted arrays ---------------------------------------------- */
+
+static int64_t off_key(const struct mxq_power_index *ix, uint32_t i)
+{
+	return ix->node[i].since;
+}
+
+static int64_t full_key(const struct mxq_power_index *ix, uint32_t i)
+{
+	return ix->node[i].max_end;
+}
+
+/* First place in V[0..n) whose (key, index) is not below (KEY, I). */
+static size_t lower_bound(const struct mxq_power_index *ix, const uint32_t *v, size_t n,
+			  int64_t (*key)(const struct mxq_power_index *, uint32_t),
+			  int64_t k, uint32_t i)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t km = key(ix, v[mid]);
+		if (km < k || (km == k && v[mid] < i))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void sorted_insert(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
+			  int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i)
+{
+	size_t at = lower_bound(ix, v, *n, key, key(ix, i), i);
+
+	memmove(v + at + 1, v + at, (*n - at) * sizeof(*v));
+	v[at] = i;
+	(*n)++;
+}
+
+static void sorted_remove(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
+			  int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i)
+{
+	size_t at = lower_bound(ix, v, *n, key, key(ix, i), i);
+
+	if (at < *n && v[at] == i) {
+		memmove(v + at, v + at + 1, (*n - at - 1) * sizeof(*v));
+		(*n)--;
+	}
+}
+
+/* --- the largest off node -------------------------------------------------- */
+
+static void off_max_add(struct mxq_power_index *ix, const uint64_t *room)
+{
+	for (int u = 0; u < 4; u++) {
+		if (room[u] > ix->off_max[u]) {
+			ix->off_max[u] = room[u];
+			ix->off_at_max[u] = 1;
+		} else if (room[u] == ix->off_max[u]) {
+			ix->off_at_max[u]++;
+		}
+	}
+	if (!room[3])
+		ix->off_no_tmpdir++;
+}
+
+static void off_max_remove(struct mxq_power_index *ix, const uint64_t *room)
+{
+	for (int u = 0; u < 4; u++)
+		if (room[u] == ix->off_max[u] && ix->off_at_max[u] && --ix->off_at_max[u] == 0)
+			ix->off_max_stale = true;
+	if (!room[3] && ix->off_no_tmpdir)
+		ix->off_no_tmpdir--;
+}
+
+static void off_max_recount(struct mxq_power_index *ix)
+{
+	memset(ix->off_max, 0, sizeof(ix->off_max));
+	memset(ix->off_at_max, 0, sizeof(ix->off_at_max));
+	ix->off_no_tmpdir = 0;
+	for (size_t k = 0; k < ix->n_off; k++) {
+		const struct mxq_power_index_node *x = &ix->node[ix->off_since[k]];
+		if (!x->no_caps)
+			off_max_add(ix, x->room);
+	}
+	ix->off_max_stale = false;
+}
+
+/* --- one entry ------------------------------------------------------------ */
+
+/* Nothing step_transitions does for this entry: ON or OFF with nothing to
+ * reconcile, no failed call, no admin request, no stranded jobs. */
+static bool plain(const struct mxq_power_node *n)
+{
+	if (n->failed_call && n->failed_call[0])
+		return false;
+	if (n->state == MXQ_POWER_ON)
+		return !(n->power_read && n->power_reading == 0) && !n->daemon_gone && !n->admin_off;
+	if (n->state == MXQ_POWER_OFF)
+		return !n->seen_up && !(n->power_read && n->power_reading == 1) &&
+		       !(n->jobs_running && n->daemon_gone) && !n->admin_wake;
+	return false;
+}
+
+static size_t pos_of(const struct mxq_power_index *ix, size_t i)
+{
+	return ix->in_order ? i : ix->pos[i];
+}
+
+static void take_out(struct mxq_power_index *ix, size_t i)
+{
+	struct mxq_power_index_node *x = &ix->node[i];
+	size_t k = pos_of(ix, i);
+
+	if (x->sets & IX_TRANS)
+		mx_bitmap_clear(ix->trans, i);
+	if (x->sets & IX_CAP)
+		mx_bitmap_clear(ix->cap, k);
+	if (x->sets & IX_DRAIN)
+		mx_bitmap_clear(ix->drain, k);
+	if (x->sets & IX_BUSY)
+		mx_bitmap_clear(ix->busy, k);
+	if (x->sets & IX_IDLE)
+		mx_bitmap_clear(ix->idle, k);
+	if (x->sets & IX_OFF) {
+		mx_bitmap_clear(ix->off, k);
+		sorted_remove(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
+		if (!x->no_caps)
+			off_max_remove(ix, x->room);
+	}
+	if (x->sets & IX_FULL)
+		sorted_remove(ix, ix->full, &ix->n_full, full_key, (uint32_t)i);
+	ix->powered -= x->powered;
+	ix->booting -= x->booting;
+	ix->admin_requests -= x->admin_request;
+	ix->nodes_without_caps -= x->no_caps;
+	x->sets = 0;
+}
+
+static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg, size_t i)
+{
+	const struct mxq_power_node *n = &ix->nodes[i];
+	struct mxq_power_index_node *x = &ix->node[i];
+	size_t k = pos_of(ix, i);
+	uint32_t sets = 0;
+
+	if (!n->hostname || (unsigned)n->state >= _MXQ_POWER_STATE_MAX)
+		return -EINVAL;
+	x->managed = !n->excluded && !mxq_power_config_excludes(cfg, n->hostname) &&
+		     !(n->unmanaged_why && n->unmanaged_why[0]);
+	x->since = n->state_since;
+	x->min_end = x->max_end = 0;
+	for (size_t j = 0; n->running && j < n->n_running; j++) {
+		int64_t e = n->running[j].expected_end;
+		if (j == 0 || e < x->min_end)
+			x->min_end = e;
+		if (j == 0 || e > x->max_end)
+			x->max_end = e;
+	}
+	if (n->caps) {
+		x->room[0] = n->caps->slots;
+		x->room[1] = n->caps->memory_mib;
+		x->room[2] = n->caps->gpus;
+		x->room[3] = n->caps->tmpdir_total_mib;
+	} else {
+		memset(x->room, 0, sizeof(x->room));
+	}
+	x->powered = mxq_power_state_counts_as_powered(n->state);
+	x->booting = n->state == MXQ_POWER_POWERING_ON;
+	x->admin_request = n->admin_request;
+	x->no_caps = !n->caps;
+
+	if (x->managed && !plain(n))
+		sets |= IX_TRANS;
+	if (mxq_power_state_counts_as_capacity(n->state) && n->caps) {
+		uint64_t free_slots = n->caps->slots;
+		if (n->state == MXQ_POWER_ON)
+			free_slots -= free_slots < n->used_slots ? free_slots : n->used_slots;
+		if (free_slots)
+			sets |= IX_CAP;
+	}
+	if (n->state == MXQ_POWER_DRAINING && x->managed && n->caps && !n->admin_off)
+		sets |= IX_DRAIN;
+	if (n->state == MXQ_POWER_OFF && x->managed)
+		sets |= IX_OFF;
+	if (n->state == MXQ_POWER_ON && n->caps && n->running && n->n_running) {
+		sets |= IX_BUSY;
+		if (x->managed && !(sets & IX_CAP))
+			sets |= IX_FULL;
+	}
+	if (n->state == MXQ_POWER_ON && x->managed && !n->jobs_running && !n->daemon_gone)
+		sets |= IX_IDLE;
+
+	if (sets & IX_TRANS)
+		mx_bitmap_set(ix->trans, i);
+	if (sets & IX_CAP)
+		mx_bitmap_set(ix->cap, k);
+	if (sets & IX_DRAIN)
+		mx_bitmap_set(ix->drain, k);
+	if (sets & IX_BUSY)
+		mx_bitmap_set(ix->busy, k);
+	if (sets & IX_IDLE)
+		mx_bitmap_set(ix->idle, k);
+	if (sets & IX_OFF) {
+		mx_bitmap_set(ix->off, k);
+		sorted_insert(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
+		if (!x->no_caps)
+			off_max_add(ix, x->room);
+	}
+	if (sets & IX_FULL)
+		sorted_insert(ix, ix->full, &ix->n_full, full_key, (uint32_t)i);
+	ix->powered += x->powered;
+	ix->booting += x->booting;
+	ix->admin_requests += x->admin_request;
+	ix->nodes_without_caps += x->no_caps;
+	x->sets = sets;
+	return 0;
+}
+
+/* --- building ------------------------------------------------------------- */
+
+struct order_key {
+	int32_t rank;
+	const char *hostname;
+	size_t index;
+};
+
+static int cmp_order_key(const void *a, const void *b)
+{
+	const struct order_key *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->hostname, y->hostname);
+}
+
+static void release(struct mxq_power_index *ix)
+{
+	free(ix->node);
+	free(ix->order);
+	free(ix->pos);
+	free(ix->trans);
+	free(ix->off_since);
+	free(ix->full);
+	ix->node = NULL;
+	ix->order = ix->pos = NULL;
+	ix->trans = NULL;
+	ix->off_since = ix->full = NULL;
+	ix->cap = ix->drain = ix->off = ix->busy = ix->idle = NULL;
+}
+
+static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *snap,
+		   const struct mxq_power_config *cfg)
+{
+	size_t n = snap->n_nodes, words = mx_bitmap_words(n);
+
+	release(ix);
+	ix->valid = false;
+	ix->nodes = snap->nodes;
+	ix->n = n;
+	ix->in_order = snap->nodes_in_order;
+	ix->exclude = cfg->exclude;
+	ix->n_exclude = cfg->n_exclude;
+	ix->words = words;
+	ix->node = calloc(n ? n : 1, sizeof(*ix->node));
+	ix->order = malloc((n ? n : 1) * sizeof(*ix->order));
+	ix->pos = malloc((n ? n : 1) * sizeof(*ix->pos));
+	ix->trans = calloc(6 * words, sizeof(*ix->trans));  /* the six bitmaps in one block */
+	ix->off_since = malloc((n ? n : 1) * sizeof(*ix->off_since));
+	ix->full = malloc((n ? n : 1) * sizeof(*ix->full));
+	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->full) {
+		release(ix);
+		return -ENOMEM;
+	}
+	ix->cap = ix->trans + words;
+	ix->drain = ix->cap + words;
+	ix->off = ix->drain + words;
+	ix->busy = ix->off + words;
+	ix->idle = ix->busy + words;
+	ix->n_off = ix->n_full = 0;
+	ix->powered = ix->booting = 0;
+	ix->admin_requests = ix->nodes_without_caps = 0;
+	memset(ix->off_max, 0, sizeof(ix->off_max));
+	memset(ix->off_at_max, 0, sizeof(ix->off_at_max));
+	ix->off_no_tmpdir = 0;
+	ix->off_max_stale = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (!snap->nodes[i].hostname)
+			return -EINVAL;
+	if (ix->in_order) {
+		for (size_t i = 0; i < n; i++)
+			ix->order[i] = ix->pos[i] = i;
+	} else {
+		struct order_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+		if (!keys) {
+			release(ix);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct order_key) { snap->nodes[i].efficiency_rank,
+						       snap->nodes[i].hostname, i };
+		qsort(keys, n, sizeof(*keys), cmp_order_key);
+		for (size_t k = 0; k < n; k++) {
+			ix->order[k] = keys[k].index;
+			ix->pos[keys[k].index] = k;
+		}
+		free(keys);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int r = put_in(ix, cfg, i);
+		if (r < 0)
+			return r;
+	}
+	ix->valid = true;
+	return 0;
+}
+
+int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snapshot *snap,
+			 const struct mxq_power_config *cfg)
+{
+	int r = 0;
+
+	if (!ix->valid || ix->all_changed || ix->nodes != snap->nodes || ix->n != snap->n_nodes ||
+	    !snap->nodes_in_order || !ix->in_order || ix->exclude != cfg->exclude ||
+	    ix->n_exclude != cfg->n_exclude) {
+		r = rebuild(ix, snap, cfg);
+	} else {
+		for (size_t c = 0; c < ix->n_changed && r == 0; c++) {
+			size_t i = ix->changed[c];
+			if (i >= ix->n) {
+				r = -EINVAL;
+				break;
+			}
+			take_out(ix, i);
+			r = put_in(ix, cfg, i);
+		}
+		if (r < 0)
+			ix->valid = false;
+	}
+	ix->n_changed = 0;
+	ix->all_changed = false;
+	if (r == 0 && ix->off_max_stale)
+		off_max_recount(ix);
+	return r;
+}
+
+void mxq_power_index_done(struct mxq_power_index *ix)
+{
+	release(ix);
+	free(ix->changed);
+	free(ix->work);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* --- the public part ------------------------------------------------------ */
+
+struct mxq_power_index *mxq_power_index_new(void)
+{
+	return calloc(1, sizeof(struct mxq_power_index));
+}
+
+void mxq_power_index_free(struct mxq_power_index *ix)
+{
+	if (!ix)
+		return;
+	mxq_power_index_done(ix);
+	free(ix);
+}
+
+int mxq_power_index_changed(struct mxq_power_index *ix, size_t i)
+{
+	if (!ix)
+		return -EINVAL;
+	if (ix->all_changed || i > UINT32_MAX)
+		return 0;
+	if (ix->valid && ix->n_changed >= ix->n) {
+		/* as many reports as nodes: a rebuild costs no more */
+		ix->all_changed = true;
+		return 0;
+	}
+	if (ix->n_changed == ix->cap_changed) {
+		size_t cap = ix->cap_changed ? ix->cap_changed * 2 : 64;
+		uint32_t *v = realloc(ix->changed, cap * sizeof(*v));
+		if (!v) {
+			ix->all_changed = true;  /* nothing is lost: rebuilt at the next sync */
+			return 0;
+		}
+		ix->changed = v;
+		ix->cap_changed = cap;
+	}
+	ix->changed[ix->n_changed++] = (uint32_t)i;
+	return 0;
+}
