@@ -2646,7 +2646,11 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 			c->nomem = true;
 			return 0;
 		}
-		for (size_t k = 0; k < need; k++) {
+		/* only while it waits: a gang served now is placed where the
+		 * open list has room (booting nodes first), which need not be
+		 * the nodes free first, and holding those would wake others
+		 * for later demand while they stay idle */
+		for (size_t k = 0; k < need && start - cfg->boot_time_s - c->idle_time_s > c->now; k++) {
 			work(c, c->gang_t[k].i)->reserved = true;
 			c->reserved[c->n_reserved++] = c->gang_t[k].i;
 		}

@@ -543,6 +543,17 @@ static const struct scenario scenarios[] = {
 	    { .jobs = 1, .run_s = 20 * MIN } },
 	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
 	    { "o1", "NONE", "off" } }, ANY },
+	{ "a gang served now reserves nothing: a later long job takes an idle node, no wake",
+	  GANG_CONF, FRESH,
+	  /* the gang goes to the booting node and the first idle one (the
+	   * open list's order); the nodes free first are the two idle ones,
+	   * and holding i2 for the gang would wake o1 for the long job */
+	  { N("b1", "POWERING_ON", MIN, 1, .slots = 1),
+	    N("i1", "ON", HOUR, 2, .slots = 1, .idle_ago = MIN),
+	    N("i2", "ON", HOUR, 3, .slots = 1, .idle_ago = MIN),
+	    N("o1", "OFF", HOUR, 4, .slots = 1) },
+	  { { .jobs = 2, .max_per_node = 1, .at_once = 2 }, { .jobs = 1, .run_s = 2 * HOUR } },
+	  { { "i2", "NONE", "needed: 1 pending jobs" }, { "o1", "NONE", "off" } }, ANY },
 	/* next_change_at: when the clock alone may change the plan (the
 	 * simulator asks again no later than that) */
 	{ "next change: a deferred gang's deferral ends", GANG_CONF, FRESH,
