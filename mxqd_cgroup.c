@@ -398,11 +398,19 @@ int mxqd_cgroup_create(const struct mxqd_cgroup *c, uint64_t soft_bytes, uint64_
 
 	if (main_hier() < 0)
 		return -ENOTSUP;
+	/* a directory left by an earlier life of this node (the job id used
+	 * again after a crash, or with a new database) still carries its
+	 * limits, freezer state and charged memory, which killed a new job
+	 * at once: start from a fresh one; one with processes in it is not
+	 * ours to take (-EBUSY) */
+	r = mxqd_cgroup_remove(c);
+	if (r < 0)
+		return r;
 	for (enum hier h = 0; h < H__N && r == 0; h++) {
 		if (!cg.base[h])
 			continue;
 		dir_of(c, h, dir, sizeof(dir));
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0755) < 0)
 			r = -errno;
 	}
 	if (r == 0 && (soft_bytes || hard_bytes))

@@ -160,6 +160,22 @@ is "job over its runtime: KILLED" "$(status_of "$j_kill")" 400
 check "after KILLED the daemonised child is gone" wait_until 10 gone d_kill
 check "no job cgroups left" wait_until 10 sh -c "! ls -d '$cgdir'/job-* 2>/dev/null"
 
+# a job cgroup left by an earlier life of this node (its mxqd killed, the
+# same job id again with a new database): frozen, it would hold a job born
+# into it for ever; mxqd starts the job in a fresh one
+j_next=$(mxq_sql "SELECT MAX(job_id) + 1 FROM mxq_job")
+if mkdir "$cgdir/job-$j_next" 2>/dev/null && [ -e "$cgdir/job-$j_next/cgroup.freeze" ] &&
+	echo 1 >"$cgdir/job-$j_next/cgroup.freeze"; then
+	j_left=$(submit -N cg-left -m 64M -t 1h -w "$W" sh -c 'exit 0')
+	is "the leftover's job id is the next one" "$j_left" "$j_next"
+	check "a job whose id has a frozen leftover cgroup runs and finishes" \
+		wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_left"
+	check "and its cgroup is removed after it" wait_until 10 test ! -e "$cgdir/job-$j_left"
+else
+	rmdir "$cgdir/job-$j_next" 2>/dev/null
+	not_ok "a frozen leftover job cgroup could not be made in $cgdir"
+fi
+
 # ---------------------------------------------------------- 3. memory
 
 section "3. memory limit and high-water mark"
