@@ -1290,7 +1290,6 @@ enum wake_limit {
 /* Working record of one node during a tick. */
 struct work_node {
 	const struct mxq_power_node *n;
-	size_t index;
 	enum mxq_power_node_state eff;  /* state after this plan's actions */
 	bool acted;
 	bool managed;                   /* not excluded */
@@ -1370,7 +1369,7 @@ static struct work_node *work(struct decide_ctx *c, size_t i)
 	if (wn->gen != c->gen) {
 		const struct mxq_power_node *n = &c->snap->nodes[i];
 		*wn = (struct work_node) {
-			.n = n, .index = i, .eff = n->state, .managed = c->ix->node[i].managed,
+			.n = n, .eff = n->state, .managed = c->ix->node[i].managed,
 			.placed_demand = NO_DEMAND, .stamp = NO_DEMAND, .next = NIL,
 			.gen = c->gen,
 		};
@@ -1614,6 +1613,18 @@ static struct room caps_room(const struct mxq_server_caps *caps)
 		.gpus = caps->gpus,
 		.tmpdir_mib = caps->tmpdir_total_mib,
 	};
+}
+
+/* What node N's caps leave beside what its running jobs hold. */
+static struct room room_left(const struct mxq_power_node *n)
+{
+	struct room r = caps_room(n->caps);
+
+	r.slots -= min_u64(r.slots, n->used_slots);
+	r.memory_mib -= min_u64(r.memory_mib, n->used_memory_mib);
+	r.gpus -= min_u64(r.gpus, n->used_gpus);
+	r.tmpdir_mib -= min_u64(r.tmpdir_mib, n->used_tmpdir_mib);
+	return r;
 }
 
 static bool room_empty(const struct room *r)
@@ -2188,13 +2199,11 @@ static void capacity_of(struct decide_ctx *c, size_t i)
 		return;
 	wn->capacity = true;
 	wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;
-	wn->free = caps_room(n->caps);
-	if (wn->eff != MXQ_POWER_ON)
+	if (wn->eff != MXQ_POWER_ON) {
+		wn->free = caps_room(n->caps);
 		return;
-	wn->free.slots -= min_u64(wn->free.slots, n->used_slots);
-	wn->free.memory_mib -= min_u64(wn->free.memory_mib, n->used_memory_mib);
-	wn->free.gpus -= min_u64(wn->free.gpus, n->used_gpus);
-	wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, n->used_tmpdir_mib);
+	}
+	wn->free = room_left(n);
 	for (size_t j = 0; j < n->n_running; j++) {
 		const struct mxq_power_running_job *rj = &n->running[j];
 		/* an overdue job is about to be killed by its mxqd; one overdue
@@ -2399,14 +2408,9 @@ static void take_node(struct decide_ctx *c, size_t i, size_t d, uint64_t *remain
 	wn->capacity = true;
 	wn->cap_done = true;
 	wn->tmpdir_known = wn->n->caps->tmpdir_total_mib > 0;
-	wn->free = caps_room(wn->n->caps);
-	if (wn->eff == MXQ_POWER_ON || wn->eff == MXQ_POWER_DRAINING) {
-		/* a drained node is idle, but be exact if it is not */
-		wn->free.slots -= min_u64(wn->free.slots, wn->n->used_slots);
-		wn->free.memory_mib -= min_u64(wn->free.memory_mib, wn->n->used_memory_mib);
-		wn->free.gpus -= min_u64(wn->free.gpus, wn->n->used_gpus);
-		wn->free.tmpdir_mib -= min_u64(wn->free.tmpdir_mib, wn->n->used_tmpdir_mib);
-	}
+	/* a drained node is idle, but be exact if it is not */
+	wn->free = wn->eff == MXQ_POWER_ON || wn->eff == MXQ_POWER_DRAINING ?
+		   room_left(wn->n) : caps_room(wn->n->caps);
 	uint64_t fit = min_u64(jobs_fitting(&wn->free, q, wn->tmpdir_known), per_node_left(c, i, d));
 	fit = min_u64(fit, *remaining);
 	room_take(&wn->free, q, fit);
