@@ -13,7 +13,7 @@
  * the job into a cgroup of its own (job-ID) with the group's memory request
  * as the hard limit, so daemonised processes stay in it; when the job's
  * main process ends (or is killed), every process left in the cgroup is
- * killed and the cgroup removed before the outcome is written. An OOM kill
+ * killed, and the cgroup is removed once the outcome is written. An OOM kill
  * inside the cgroup ends the job KILLED ("memory"); CPU time and the memory
  * high-water mark in the outcome are the cgroup's. Without cgroups the job's
  * session is signalled and its RSS is polled, as before.
