@@ -340,7 +340,8 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 
 	rows = mx_db_query(db, &res,
 		"SELECT j.host_hostname, UNIX_TIMESTAMP(j.date_start) + g.job_time * 60, j.host_slots,"
-		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size")
+		" g.job_memory, g.job_gpu, " MXQ_GROUP_TMPDIR_MIB_SQL("g.job_tmpdir_size") ","
+		" UNIX_TIMESTAMP(j.date_start)"
 		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 		" WHERE j.job_status IN (" MXQ_JOB_ACTIVE_STATUSES ") ORDER BY j.host_hostname", NULL);
 	if (rows < 0)
@@ -363,6 +364,7 @@ static int read_running(struct mx_db *db, struct mxq_power_db_snapshot *s)
 		rj->memory_mib = mx_db_u64(res, 3);
 		rj->gpus = (uint32_t)mx_db_u64(res, 4);
 		rj->tmpdir_mib = mx_db_u64(res, 5);
+		rj->started_at = (int64_t)mx_db_double(res, 6);
 		if (!n->running)
 			n->running = rj;  /* rows are ordered by host: contiguous */
 		n->n_running++;

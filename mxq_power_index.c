@@ -344,7 +344,17 @@ int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snap
 	    !snap->nodes_in_order || !ix->in_order || ix->exclude != cfg->exclude ||
 	    ix->n_exclude != cfg->n_exclude) {
 		r = rebuild(ix, snap, cfg);
+		ix->synced_all = true;
 	} else {
+		ix->synced_all = false;
+		ix->n_synced = 0;
+		if (ix->n_changed > ix->cap_synced) {
+			uint32_t *v = realloc(ix->synced, ix->n_changed * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			ix->synced = v;
+			ix->cap_synced = ix->n_changed;
+		}
 		for (size_t c = 0; c < ix->n_changed && r == 0; c++) {
 			size_t i = ix->changed[c];
 			if (i >= ix->n) {
@@ -353,6 +363,8 @@ int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snap
 			}
 			take_out(ix, i);
 			r = put_in(ix, cfg, i);
+			if (r == 0 && (ix->node[i].sets & IX_BUSY))
+				ix->synced[ix->n_synced++] = (uint32_t)i;
 		}
 		if (r < 0)
 			ix->valid = false;
@@ -368,6 +380,7 @@ void mxq_power_index_done(struct mxq_power_index *ix)
 {
 	release(ix);
 	free(ix->changed);
+	free(ix->synced);
 	free(ix->work);
 	memset(ix, 0, sizeof(*ix));
 }

@@ -478,6 +478,93 @@ static const struct mxq_power_gap_learn *learned_for(const struct mxq_power_stat
 	return NULL;
 }
 
+/* The learned entry of NODE_CLASS, made when there is none yet; NULL when
+ * the table is full (that class is not learned). */
+static struct mxq_power_gap_learn *learn_entry(struct mxq_power_state *st, const char *node_class)
+{
+	const char *k = node_class ? node_class : "";
+	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, k);
+
+	if (!l) {
+		if (st->n_learn >= MXQ_POWER_LEARN_CLASSES || strlen(k) >= MXQ_POWER_CLASS_NAME_MAX)
+			return NULL;
+		l = &st->learn[st->n_learn++];
+		memset(l, 0, sizeof(*l));
+		strcpy(l->node_class, k);
+	}
+	return l;
+}
+
+/* The candidate idle times in break-even times: fine where timeouts
+ * usually win (a minute or two), then up to the horizon. */
+static const double gap_edge_share[MXQ_POWER_GAP_EDGES] = {
+	0.0, 1.0 / 32, 1.0 / 16, 1.0 / 8, 3.0 / 16, 1.0 / 4, 3.0 / 8, 1.0 / 2, 3.0 / 4,
+	1.0, 1.5, MXQ_POWER_GAP_HORIZON,
+};
+#define GAP_FADE (1.0 - 1.0 / 4096) /* weight of the gaps before, per new gap */
+#define GAP_TRUSTED 16               /* gaps counted before the idle time is learned */
+
+int64_t mxq_power_gap_edge(const struct mxq_power_config *cfg, size_t k)
+{
+	if (k >= MXQ_POWER_GAP_EDGES)
+		return INT64_MAX;
+	return (int64_t)ceil((double)break_even_s(cfg) * gap_edge_share[k] - 1e-9);
+}
+
+/* Energy the gaps counted in L would have cost with idle time EDGE: a gap
+ * not longer is idled through, a longer one idles EDGE and pays a power
+ * cycle (the draw while off is not known to the policy and taken as 0). */
+static double gap_cost(const struct mxq_power_config *cfg, const struct mxq_power_gap_learn *l,
+		       size_t edge)
+{
+	double t = (double)mxq_power_gap_edge(cfg, edge);
+	double cycle = cfg->boot_energy_j + cfg->shutdown_energy_j, cost = 0.0;
+
+	for (size_t j = 0; j <= MXQ_POWER_GAP_EDGES; j++) {
+		if (j <= edge)
+			cost += cfg->idle_watts * l->length[j];
+		else
+			cost += l->weight[j] * (cfg->idle_watts * t + cycle);
+	}
+	return cost;
+}
+
+int64_t mxq_power_gap_idle_time(const struct mxq_power_config *cfg,
+				const struct mxq_power_gap_learn *l)
+{
+	size_t best = 0;
+	double best_cost = gap_cost(cfg, l, 0);
+
+	for (size_t k = 1; k < MXQ_POWER_GAP_EDGES; k++) {
+		double x = gap_cost(cfg, l, k);
+		if (x < best_cost * (1.0 - 1e-9)) {
+			best = k;
+			best_cost = x;
+		}
+	}
+	return mxq_power_gap_edge(cfg, best);
+}
+
+/* Count one gap of GAP seconds (INT64_MAX: longer than the horizon). */
+static void gap_add(const struct mxq_power_config *cfg, struct mxq_power_gap_learn *l, int64_t gap)
+{
+	size_t j = 0;
+
+	while (j < MXQ_POWER_GAP_EDGES && gap > mxq_power_gap_edge(cfg, j))
+		j++;
+	for (size_t k = 0; k <= MXQ_POWER_GAP_EDGES; k++) {
+		l->weight[k] *= GAP_FADE;
+		if (k < MXQ_POWER_GAP_EDGES)
+			l->length[k] *= GAP_FADE;
+	}
+	l->weight[j] += 1.0;
+	if (j < MXQ_POWER_GAP_EDGES)
+		l->length[j] += (double)gap;
+	if (l->seen < UINT32_MAX)
+		l->seen++;
+	l->idle_time_s = mxq_power_gap_idle_time(cfg, l);
+}
+
 int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 				const struct mxq_power_state *state, const char *node_class)
 {
@@ -487,41 +574,92 @@ int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO || !state)
 		return b;
 	l = learned_for(state, node_class);
-	if (!l || !l->seen)
+	if (!l || l->seen < GAP_TRUSTED)
 		return b;
-	/* Balance the two wastes per idle gap: waiting t before a power-off
-	 * that was worth it costs t x idle watts, which happens with
-	 * probability 1 - p; a power-off undone within the break-even time
-	 * wastes on average half the cycle's energy, B / 2 x idle watts,
-	 * with probability p. Equal at t = B x p / (2 (1 - p)): shorter
-	 * waiting loses more to regretted power-offs than it saves. */
-	double p = l->short_share;
-	double x = p >= 2.0 / 3.0 ? (double)b : (double)b * p / (2.0 * (1.0 - p));
-	/* whole seconds: not rounded up for the last bit of a quotient */
-	int64_t t = x >= (double)b ? b : (int64_t)ceil(x - 1e-9);
-	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
+	return l->idle_time_s > cfg->idle_time_floor_s ? l->idle_time_s : cfg->idle_time_floor_s;
 }
 
-/* A wake of an OFF host that the policy had powered off: was the power-off
- * worth it (off for at least the break-even time) or not? Learned per
- * class; the table is full at MXQ_POWER_LEARN_CLASSES (others not learned). */
-static void learn_wake(struct mxq_power_state *st, const struct mxq_power_config *cfg,
-		       const char *node_class, int64_t off_for)
+/* Count what waited in L's windows before window W as longer than the
+ * horizon, and make W the oldest one kept. */
+static void gap_expire_before(const struct mxq_power_config *cfg, struct mxq_power_gap_learn *l,
+			      int64_t w)
 {
-	const char *k = node_class ? node_class : "";
-	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, k);
-	double x = off_for < break_even_s(cfg) ? 1.0 : 0.0;
+	int64_t stop = w - l->slot_first > MXQ_POWER_GAP_SLOTS ?
+		       l->slot_first + MXQ_POWER_GAP_SLOTS : w;
 
-	if (!l) {
-		if (st->n_learn >= MXQ_POWER_LEARN_CLASSES || strlen(k) >= MXQ_POWER_CLASS_NAME_MAX)
-			return;
-		l = &st->learn[st->n_learn++];
-		memset(l, 0, sizeof(*l));
-		strcpy(l->node_class, k);
+	for (; l->slot_first < stop; l->slot_first++) {
+		uint32_t *n = &l->slot[l->slot_first % MXQ_POWER_GAP_SLOTS];
+		for (; *n; (*n)--)
+			gap_add(cfg, l, INT64_MAX);
 	}
-	if (l->seen < 32)
-		l->seen++;
-	l->short_share += (x - l->short_share) / (double)l->seen;
+	if (l->slot_first < w)
+		l->slot_first = w;  /* the windows between were all empty */
+}
+
+/* L's windows for CFG's break-even time (all of them forgotten when it
+ * changed); false when there are none (no break-even time). */
+static bool gap_windows(const struct mxq_power_config *cfg, struct mxq_power_gap_learn *l)
+{
+	int64_t w = (break_even_s(cfg) + 31) / 32;
+
+	if (w <= 0)
+		return false;
+	if (l->slot_s != w) {
+		l->slot_s = w;
+		l->slot_first = 0;
+		memset(l->slot, 0, sizeof(l->slot));
+	}
+	return true;
+}
+
+/* The oldest window of a power-off not yet longer than the horizon at NOW. */
+static int64_t gap_window_min(const struct mxq_power_config *cfg,
+			      const struct mxq_power_gap_learn *l, int64_t now)
+{
+	int64_t t = now - mxq_power_gap_edge(cfg, MXQ_POWER_GAP_EDGES - 1);
+	return t >= 0 ? t / l->slot_s : 0;
+}
+
+/* The policy decided to power off a host of NODE_CLASS idle since
+ * IDLE_SINCE: its gap ends when the class next needs a host. */
+static void learn_power_off(struct mxq_power_state *st, const struct mxq_power_config *cfg,
+			    const char *node_class, int64_t idle_since, int64_t now)
+{
+	struct mxq_power_gap_learn *l = learn_entry(st, node_class);
+	int64_t w;
+
+	if (!l || !gap_windows(cfg, l))
+		return;
+	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
+	w = idle_since / l->slot_s;
+	if (w < l->slot_first) {
+		gap_add(cfg, l, INT64_MAX);  /* idle longer than the horizon already */
+		return;
+	}
+	gap_expire_before(cfg, l, w - MXQ_POWER_GAP_SLOTS + 1);
+	l->slot[w % MXQ_POWER_GAP_SLOTS]++;
+}
+
+/* The class needs a host at NOW (an automatic wake, a cancelled drain): the
+ * power-off of the latest idle start in the horizon would have served it
+ * (the gap is taken to the middle of its window). */
+static void learn_need(struct mxq_power_state *st, const struct mxq_power_config *cfg,
+		       const char *node_class, int64_t now)
+{
+	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, node_class);
+
+	if (!l || !gap_windows(cfg, l))
+		return;
+	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
+	for (int64_t w = l->slot_first + MXQ_POWER_GAP_SLOTS - 1; w >= l->slot_first; w--) {
+		uint32_t *n = &l->slot[w % MXQ_POWER_GAP_SLOTS];
+		if (*n) {
+			int64_t mid = w * l->slot_s + l->slot_s / 2;
+			(*n)--;
+			gap_add(cfg, l, now > mid ? now - mid : 0);
+			return;
+		}
+	}
 }
 
 /* --- the state as text (mxq_power_leader.policy_state) ---------------- */
@@ -536,8 +674,18 @@ int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t 
 		return -ENOSPC;
 	for (uint32_t i = 0; i < st->n_learn && i < MXQ_POWER_LEARN_CLASSES; i++) {
 		const struct mxq_power_gap_learn *l = &st->learn[i];
-		int m = snprintf(buf + n, len - (size_t)n, " learn %s %.6f %" PRIu32,
-				 l->node_class[0] ? l->node_class : "*", l->short_share, l->seen);
+		int m = snprintf(buf + n, len - (size_t)n, " gaps %s %" PRIu32 " %" PRId64,
+				 l->node_class[0] ? l->node_class : "*", l->seen, l->idle_time_s);
+		for (size_t k = 0; m >= 0 && k <= MXQ_POWER_GAP_EDGES; k++) {
+			int x = snprintf(buf + n + m, (size_t)n + (size_t)m < len ?
+					 len - (size_t)n - (size_t)m : 0, " %.4g", l->weight[k]);
+			m = x < 0 ? -1 : m + x;
+		}
+		for (size_t k = 0; m >= 0 && k < MXQ_POWER_GAP_EDGES; k++) {
+			int x = snprintf(buf + n + m, (size_t)n + (size_t)m < len ?
+					 len - (size_t)n - (size_t)m : 0, " %.4g", l->length[k]);
+			m = x < 0 ? -1 : m + x;
+		}
 		if (m < 0 || (size_t)(n + m) >= len) {
 			buf[n] = '\0';  /* the rest is learned again */
 			break;
@@ -547,10 +695,32 @@ int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t 
 	return n;
 }
 
+/* One "gaps CLASS SEEN IDLE W0 .. W12 L0 .. L11" part at P into L; the
+ * length read, or -1. */
+static int gaps_from_text(const char *p, struct mxq_power_gap_learn *l)
+{
+	char cls[MXQ_POWER_CLASS_NAME_MAX], err[128];
+	int m = 0, x;
+
+	memset(l, 0, sizeof(*l));
+	if (sscanf(p, "gaps %63s %" SCNu32 " %" SCNd64 "%n", cls, &l->seen, &l->idle_time_s,
+		   &m) != 3 || l->idle_time_s < 0 ||
+	    (strcmp(cls, "*") != 0 && mxq_power_class_name_check(cls, err, sizeof(err)) < 0))
+		return -1;
+	snprintf(l->node_class, sizeof(l->node_class), "%s", strcmp(cls, "*") ? cls : "");
+	for (size_t k = 0; k < 2 * MXQ_POWER_GAP_EDGES + 1; k++) {
+		double *v = k <= MXQ_POWER_GAP_EDGES ? &l->weight[k]
+						     : &l->length[k - MXQ_POWER_GAP_EDGES - 1];
+		if (sscanf(p + m, " %lf%n", v, &x) != 1 || !isfinite(*v) || *v < 0.0)
+			return -1;
+		m += x;
+	}
+	return m;
+}
+
 int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret)
 {
 	struct mxq_power_state st = { 0 };
-	char err[128];
 	int init = 0, used = 0;
 
 	if (!text || sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64 "%n",
@@ -561,29 +731,23 @@ int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret)
 		return -EINVAL;
 	}
 	st.initialized = init != 0;
-	/* then what was learned per class, all or nothing */
+	/* then what was learned per class, all or nothing; the "learn"
+	 * parts of earlier versions (a share, not gaps) are learned again */
 	for (const char *p = text + used; *p;) {
-		char cls[MXQ_POWER_CLASS_NAME_MAX];
-		double share;
-		uint32_t seen;
-		int m = 0;
+		int m = -1;
 
 		while (*p == ' ')
 			p++;
 		if (!*p)
 			break;
-		if (st.n_learn >= MXQ_POWER_LEARN_CLASSES ||
-		    sscanf(p, "learn %63s %lf %" SCNu32 "%n", cls, &share, &seen, &m) != 3 ||
-		    !(share >= 0.0 && share <= 1.0) ||
-		    (strcmp(cls, "*") != 0 && mxq_power_class_name_check(cls, err, sizeof(err)) < 0)) {
+		if (st.n_learn < MXQ_POWER_LEARN_CLASSES)
+			m = gaps_from_text(p, &st.learn[st.n_learn]);
+		if (m < 0) {
 			st.n_learn = 0;
 			memset(st.learn, 0, sizeof(st.learn));
 			break;
 		}
-		struct mxq_power_gap_learn *l = &st.learn[st.n_learn++];
-		snprintf(l->node_class, sizeof(l->node_class), "%s", strcmp(cls, "*") ? cls : "");
-		l->short_share = share;
-		l->seen = seen;
+		st.n_learn++;
 		p += m;
 	}
 	*ret = st;
@@ -1471,8 +1635,9 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 	if (to == MXQ_POWER_POWERING_ON)
 		c->booting++;
 	c->powered_w += budget_watts(c->cfg, wn->n, to) - budget_watts(c->cfg, wn->n, wn->eff);
-	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake)
-		learn_wake(&c->st, c->cfg, wn->n->node_class, c->now - wn->n->state_since);
+	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake &&
+	    c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
+		learn_need(&c->st, c->cfg, wn->n->node_class, c->now);
 	wn->eff = to;
 	if (!wn->acted) {
 		size_t k = c->ix->pos[i];
@@ -1651,6 +1816,13 @@ static void change_at(struct decide_ctx *c, int64_t t)
 {
 	if (t > c->now && (!c->plan.next_change_at || t < c->plan.next_change_at))
 		c->plan.next_change_at = t;
+}
+
+/* A decision at T depends on the clock alone (mxq_power_plan.recheck_at). */
+static void recheck_at(struct decide_ctx *c, int64_t t)
+{
+	if (!c->plan.recheck_at || t < c->plan.recheck_at)
+		c->plan.recheck_at = t;
 }
 
 /* Qualification of node I for demand D, asked once per pair. */
@@ -1959,6 +2131,8 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
 			   plan_str(c, "mxqd gone while draining and the power is off: recorded OFF"));
 	} else if (n->jobs_running > 0 && !n->admin_off) {
+		if (c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
+			learn_need(&c->st, c->cfg, n->node_class, c->now);
 		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
 			   plan_printf(c, "drain cancelled: node got work (%" PRIu32 " job%s running)",
 				       n->jobs_running, n->jobs_running > 1 ? "s" : ""));
@@ -2718,8 +2892,7 @@ static void step_demand(struct decide_ctx *c)
 		c->pending += dm->jobs_pending;
 		out->deferred_until = gang_deferral(c, d);
 		if (out->deferred_until) {
-			if (!c->plan.recheck_at || out->deferred_until < c->plan.recheck_at)
-				c->plan.recheck_at = out->deferred_until;
+			recheck_at(c, out->deferred_until);
 			out->unplaced = remaining;
 			c->unplaced += remaining;
 			c->deferred += remaining;
@@ -2739,6 +2912,8 @@ static void step_demand(struct decide_ctx *c)
 			if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) > 0 && qualified_for(c, i, d)) {
 				uint64_t before = remaining;
 				list_remove(c, &c->reclaim, prev, i);
+				if (c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
+					learn_need(&c->st, c->cfg, work(c, i)->n->node_class, c->now);
 				add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON, NULL);
 				take_node(c, i, d, &remaining);
 				out->reclaimed += before - remaining;
@@ -2824,6 +2999,104 @@ static void step_demand(struct decide_ctx *c)
 }
 
 /* --- step 4: suspend ---------------------------------------------------------- */
+
+/* --- idle gaps (idle_time = auto) ------------------------------------------ */
+
+struct gap_seen {
+	size_t i;
+	int64_t gap;
+};
+
+static int cmp_gap_seen(const void *a, const void *b)
+{
+	const struct gap_seen *x = a, *y = b;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The gap that ended on node I by a job started since the last decision:
+ * ON, its running jobs all started after its last job ended; -1: none. */
+static int64_t gap_ended(const struct decide_ctx *c, size_t i)
+{
+	const struct mxq_power_node *n = &c->snap->nodes[i];
+	int64_t first = INT64_MAX;
+
+	if (n->state != MXQ_POWER_ON || !n->running || !n->n_running ||
+	    n->last_job_end <= n->state_since)
+		return -1;  /* a woken host's first job waited for it: no gap */
+	for (size_t j = 0; j < n->n_running; j++) {
+		int64_t t = n->running[j].started_at;
+		if (t <= n->last_job_end)
+			return -1;  /* unknown, or it was never idle since */
+		if (t < first)
+			first = t;
+	}
+	return first > c->st.gaps_at && first <= c->now ? first - n->last_job_end : -1;
+}
+
+/*
+ * Count the idle gaps that ended since the last decision: on busy hosts
+ * (in node order, so that a kept index and a fresh one count alike), and
+ * the power-offs no need matched within the horizon (longer than it).
+ */
+static void step_learn_gaps(struct decide_ctx *c)
+{
+	const struct mxq_power_index *ix = c->ix;
+	const struct mxq_power_config *cfg = c->cfg;
+	int64_t horizon = mxq_power_gap_edge(cfg, MXQ_POWER_GAP_EDGES - 1);
+	struct gap_seen *seen = NULL;
+	size_t n_seen = 0, n_cand;
+
+	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
+		return;
+	if (!c->st.gaps_at) {
+		c->st.gaps_at = c->now;  /* a fresh start: from now on */
+		return;
+	}
+	for (uint32_t k = 0; k < c->st.n_learn; k++) {
+		struct mxq_power_gap_learn *l = &c->st.learn[k];
+		if (!gap_windows(cfg, l))
+			continue;
+		gap_expire_before(cfg, l, gap_window_min(cfg, l, c->now));
+		/* the next window to count as longer than the horizon */
+		for (int64_t w = l->slot_first; w < l->slot_first + MXQ_POWER_GAP_SLOTS; w++)
+			if (l->slot[w % MXQ_POWER_GAP_SLOTS]) {
+				recheck_at(c, (w + 1) * l->slot_s + horizon);
+				break;
+			}
+	}
+	n_cand = ix->synced_all ? c->snap->n_nodes : ix->n_synced;
+	if (n_cand)
+		seen = malloc(n_cand * sizeof(*seen));
+	if (n_cand && !seen) {
+		c->nomem = true;
+		return;
+	}
+	if (ix->synced_all) {
+		for (size_t k = mx_bitmap_next(ix->busy, c->snap->n_nodes, 0); k < c->snap->n_nodes;
+		     k = mx_bitmap_next(ix->busy, c->snap->n_nodes, k + 1)) {
+			int64_t g = gap_ended(c, ix->order[k]);
+			if (g >= 0)
+				seen[n_seen++] = (struct gap_seen) { ix->order[k], g };
+		}
+	} else {
+		for (size_t k = 0; k < ix->n_synced; k++) {
+			int64_t g = gap_ended(c, ix->synced[k]);
+			if (g >= 0)
+				seen[n_seen++] = (struct gap_seen) { ix->synced[k], g };
+		}
+	}
+	qsort(seen, n_seen, sizeof(*seen), cmp_gap_seen);
+	for (size_t k = 0; k < n_seen; k++) {
+		if (k && seen[k].i == seen[k - 1].i)
+			continue;  /* reported changed twice */
+		struct mxq_power_gap_learn *l =
+			learn_entry(&c->st, c->snap->nodes[seen[k].i].node_class);
+		if (l)
+			gap_add(cfg, l, seen[k].gap);
+	}
+	free(seen);
+	c->st.gaps_at = c->now;
+}
 
 static void step_suspend(struct decide_ctx *c)
 {
@@ -2916,8 +3189,7 @@ static void step_suspend(struct decide_ctx *c)
 		int64_t idle_time = mxq_power_idle_time_for(cfg, &c->st, n->node_class);
 		if (c->now - idle_since < idle_time) {
 			int64_t due = idle_since + idle_time;
-			if (!c->plan.recheck_at || due < c->plan.recheck_at)
-				c->plan.recheck_at = due;
+			recheck_at(c, due);
 			if (explaining(c)) {
 				dur(c->now - idle_since, a, sizeof(a));
 				dur(idle_time, b, sizeof(b));
@@ -2957,6 +3229,8 @@ static void step_suspend(struct decide_ctx *c)
 			   plan_printf(c, "suspend: idle %s (idle time %s), no pending demand needs "
 				       "it, beyond the warm pool; least efficient idle node (rank %"
 				       PRId32 ")", a, b, n->efficiency_rank));
+		if (cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
+			learn_power_off(&c->st, cfg, n->node_class, idle_since, c->now);
 	}
 	free(eligible);
 	free(class_kept);
@@ -3211,6 +3485,7 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 		c.powered_w += budget_watts(cfg, &snap->nodes[i], snap->nodes[i].state);
 
 	refill_buckets(&c);
+	step_learn_gaps(&c);
 	settle_breaker_before(&c);
 	step_transitions(&c);
 	c.breaker_open = c.st.breaker_open_until > now;

@@ -187,6 +187,7 @@ int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg);
 /* One running job, for "will capacity free up sooner than a boot takes". */
 struct mxq_power_running_job {
 	int64_t expected_end;        /* date_start + job_time, same clock as now */
+	int64_t started_at;          /* date_start; 0 = unknown (no idle gap is learned) */
 	uint32_t slots;
 	uint64_t memory_mib;
 	uint32_t gpus;
@@ -310,13 +311,37 @@ int mxq_power_index_changed(struct mxq_power_index *ix, size_t node_index);
  */
 #define MXQ_POWER_LEARN_CLASSES 16  /* node classes whose idle gaps are learned */
 
-/* What the policy learned about the idle gaps of one node class: the share
- * of automatic power-offs that were undone by a wake within the break-even
- * time (a moving average over the last 32 or so). */
+/*
+ * What the policy learned about the idle gaps of one node class (idle_time
+ * = auto): how long its hosts stay idle before the next job needs one. A
+ * gap that ends on the idle host itself is measured there; for a host
+ * powered off, the gap ends when the class next needs a host it could have
+ * served - a wake or a cancelled drain within MXQ_POWER_GAP_HORIZON break-
+ * even times, matched to the power-off with the latest idle start (on
+ * identical hosts the one woken is seldom the one powered off); one still
+ * unmatched then is longer than the horizon. The gaps are counted in
+ * buckets between the candidate idle times (fractions of the break-even
+ * time, see mxq_power_gap_edge()), each new one weighing a little more than
+ * the ones before (the old ones fade out after a few hundred), and the idle
+ * time is the candidate under which those gaps would have cost the least
+ * energy.
+ */
+#define MXQ_POWER_GAP_EDGES 12       /* candidate idle times */
+#define MXQ_POWER_GAP_SLOTS 66       /* windows of the power-offs awaiting a match */
+#define MXQ_POWER_GAP_HORIZON 2      /* in break-even times: the largest candidate */
 struct mxq_power_gap_learn {
 	char node_class[MXQ_POWER_CLASS_NAME_MAX]; /* "" = hosts without class */
-	double short_share;
-	uint32_t seen;               /* wakes observed, saturating */
+	double weight[MXQ_POWER_GAP_EDGES + 1]; /* gaps per bucket: <= edge 0, ...,
+	                                above the last edge (censored) */
+	double length[MXQ_POWER_GAP_EDGES]; /* the sum of their lengths (s) */
+	uint32_t seen;               /* gaps counted, saturating */
+	int64_t idle_time_s;         /* the cheapest candidate (recomputed) */
+	/* the power-offs awaiting a match, counted by the window of their
+	 * idle start: window w (slot w % MXQ_POWER_GAP_SLOTS) covers
+	 * [w x slot_s, (w + 1) x slot_s); all windows from slot_first on */
+	int64_t slot_s;              /* a 32nd of the break-even time; 0: none yet */
+	int64_t slot_first;
+	uint32_t slot[MXQ_POWER_GAP_SLOTS];
 };
 
 struct mxq_power_state {
@@ -329,32 +354,51 @@ struct mxq_power_state {
 	int64_t breaker_open_until;  /* 0 = closed */
 	struct mxq_power_gap_learn learn[MXQ_POWER_LEARN_CLASSES]; /* idle_time = auto */
 	uint32_t n_learn;
+	int64_t gaps_at;             /* gaps ended by jobs started up to then are
+	                                counted; 0: not yet (not kept as text) */
 };
 
 /*
  * STATE as one line of text, as the leader keeps it in
  * mxq_power_leader.policy_state: "v1" and the seven bucket and breaker
  * fields (all a reader before the learned idle times reads), then
- * " learn CLASS SHARE SEEN" per learned class ("*" for hosts without
- * class), as many as fit into LEN. Returns the length or -ENOSPC.
+ * " gaps CLASS SEEN IDLE W0 .. W12 L0 .. L11" per learned class ("*" for
+ * hosts without class), as many as fit into LEN. The power-offs awaiting
+ * a match are not kept (a new leader counts from its first decision).
+ * Returns the length or -ENOSPC.
  */
 int mxq_power_state_to_text(const struct mxq_power_state *state, char *buf, size_t len);
 /* The reverse: 0, or -EINVAL for text that is not such a line (then
- * *ret is a fresh state). A learned part that does not parse is dropped
- * as a whole (learned again), the rest kept. */
+ * *ret is a fresh state). A learned part that does not parse (also the
+ * " learn CLASS SHARE SEEN" of earlier versions) is dropped as a whole
+ * (learned again), the rest kept. */
 int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret);
 
 /*
  * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
- * STATE learned: with idle_time = auto, the break-even time B (see
- * mxq_power_config_idle_time(), without its floor) scaled by the learned
- * prediction p = short_share: B x min(1, p / (2 (1 - p))), the time at which
- * waiting longer before a power-off wastes as much as the regretted
- * power-offs it avoids; never below idle_time_floor nor above B; B while
- * nothing was learned. Otherwise mxq_power_config_idle_time().
+ * STATE learned: with idle_time = auto, once GAP_TRUSTED (16) gaps of the
+ * class were counted, the cheapest candidate for them
+ * (mxq_power_gap_idle_time()), never below idle_time_floor; before that
+ * and otherwise mxq_power_config_idle_time().
  */
 int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 				const struct mxq_power_state *state, const char *node_class);
+
+/* Candidate idle time K (0 .. MXQ_POWER_GAP_EDGES - 1) under CFG: a share
+ * of the break-even time (0, 1/32, 1/16, 1/8, 3/16, 1/4, 3/8, 1/2, 3/4,
+ * 1, 3/2, 2), whole seconds rounded up; INT64_MAX beyond the last. */
+int64_t mxq_power_gap_edge(const struct mxq_power_config *cfg, size_t k);
+
+/*
+ * The candidate under which the gaps counted in L would have cost the
+ * least energy (ties: the shorter one): a gap not longer than it idles
+ * through at idle_watts; a longer one idles the candidate's time and pays
+ * boot_energy + shutdown_energy (the draw while off taken as 0). Counted
+ * gaps beyond the horizon (weight[MXQ_POWER_GAP_EDGES]) are longer than
+ * every candidate.
+ */
+int64_t mxq_power_gap_idle_time(const struct mxq_power_config *cfg,
+				const struct mxq_power_gap_learn *l);
 
 /* ------------------------------------------------------------------------
  * Plan

@@ -2322,6 +2322,7 @@ static int snap_node(struct mxq_sim *s, size_t i, int64_t today)
 		const struct sim_job *j = &s->c->jobs[n->run[r]];
 		n->prun[r] = (struct mxq_power_running_job) {
 			.expected_end = s->job_start[n->run[r]] + j->expect,
+			.started_at = s->job_start[n->run[r]],
 			.slots = j->threads,
 			.memory_mib = j->memory_mib,
 		};
@@ -2662,7 +2663,9 @@ static int policy_tick(struct mxq_sim *s)
 	r = build_snapshot(s, &snap);
 	if (r < 0)
 		return r;
-	struct mxq_power_state before = s->pstate;
+	struct mxq_power_state before;
+	if (s->p.self_check)
+		before = s->pstate;
 	r = mxq_power_decide(&snap, s->now, s->p.cfg, &s->pstate, &plan);
 	if (r == -ENOMEM)
 		return r;

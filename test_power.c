@@ -40,6 +40,7 @@ struct t_node {
 	uint32_t jobs;           /* running jobs, each 1 slot and 1024 MiB */
 	int64_t end_in;          /* running jobs all expected to end in this many s; 0 = unknown */
 	int64_t idle_ago;        /* last_job_end = NOW - idle_ago; 0 = none */
+	int64_t started_ago;     /* with end_in: the running jobs started then; 0 = unknown */
 	int64_t boot_ok_ago;     /* last_boot_ok_at = NOW - boot_ok_ago; 0 = never */
 	uint32_t cycles;
 	bool admin_off, excluded, acked, seen_up, seen_down, no_caps;
@@ -585,43 +586,38 @@ static const struct scenario scenarios[] = {
 	/* idle_time = auto learns from wakes: break-even B = 330 s (defaults);
 	 * the idle time is ceil(B x p / (2 (1 - p))) for a share p of short
 	 * gaps, B from p = 2/3 on, never below idle_time_floor (default 0) */
-	{ "learned: power-offs seldom undone, the idle time shrinks", "warm_pool = 0\n",
-	  { .learn = { { "", 0.1, 32 } }, .n_learn = 1 },
+#define LEARNED(cls_, idle_, seen_) \
+	{ .learn = { { .node_class = cls_, .seen = seen_, .idle_time_s = idle_ } }, .n_learn = 1 }
+	/* the idle time learned from the counted gaps (test_gap_idle_time) */
+	{ "learned: a short idle time", "warm_pool = 0\n", LEARNED("", 62, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
-	  /* 330 x 0.1 / 1.8 = 18.3 */
-	  { { "n1", "DRAIN", "idle 2m (idle time 19s)" } }, ANY },
-	{ "learned: a share of 0.4 waits a third of the break-even time", "warm_pool = 0\n",
-	  { .learn = { { "", 0.4, 32 } }, .n_learn = 1 },
-	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
-	  /* 330 x 0.4 / 1.2 = 110 */
-	  { { "n1", "DRAIN", "idle 2m (idle time 1m50s)" } }, ANY },
-	{ "learned: a share below 2/3 stays below the break-even time", "warm_pool = 0\n",
-	  { .learn = { { "", 0.6, 32 } }, .n_learn = 1 },
+	  { { "n1", "DRAIN", "idle 2m (idle time 1m2s)" } }, ANY },
+	{ "learned: a longer one waits", "warm_pool = 0\n", LEARNED("", 248, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 4 * MIN) }, { { 0 } },
-	  /* 330 x 0.6 / 0.8 = 247.5 */
 	  { { "n1", "NONE", "not idle long enough: 4m of 4m8s (learned)" } }, ANY },
-	{ "learned: power-offs never undone, off at the first tick (floor 0)", "warm_pool = 0\n",
-	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	{ "learned: beyond the break-even time", "warm_pool = 0\n", LEARNED("", 660, 32),
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 6 * MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 6m of 11m (learned)" } }, ANY },
+	{ "learned: 0 s, off at the first tick (floor 0)", "warm_pool = 0\n", LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
 	  { { "n1", "DRAIN", "idle 20s (idle time 0s)" } }, ANY },
 	{ "learned: a configured idle_time_floor still bounds it",
-	  "warm_pool = 0\nidle_time_floor = 1m\n",
-	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	  "warm_pool = 0\nidle_time_floor = 1m\n", LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
 	  { { "n1", "NONE", "not idle long enough: 20s of 1m (learned)" } }, ANY },
-	{ "learned: power-offs often undone, the break-even time", "warm_pool = 0\n",
-	  { .learn = { { "", 0.8, 32 } }, .n_learn = 1 },
+	{ "learned: too few gaps yet, the break-even time", "warm_pool = 0\n", LEARNED("", 0, 15),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "not idle long enough: 2m of 5m30s" } }, ANY },
 	{ "learned per class: another class keeps the break-even time", "warm_pool = 0\n",
-	  { .learn = { { "gpu", 0.0, 32 } }, .n_learn = 1 },
+	  LEARNED("gpu", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN),
 	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = 2 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
-	{ "learned share, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
-	  { .learn = { { "", 0.0, 32 } }, .n_learn = 1 },
+	{ "learned, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
+	  LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "2m of 10m" } }, ANY },
+#undef LEARNED
 
 	/* max_power_watts: powered nodes at max(reading, busy_watts) */
 #define BUDGET_CONF "max_power_watts = 600\nbusy_watts = 250\n"
@@ -780,6 +776,7 @@ static void build(const struct scenario *s, struct built *b)
 			b->running[n][0] = (struct mxq_power_running_job) {
 				.expected_end = NOW + t->end_in, .slots = t->jobs,
 				.memory_mib = (uint64_t)t->jobs * 1024,
+				.started_at = t->started_ago ? NOW - t->started_ago : 0,
 			};
 			pn->running = b->running[n];
 			pn->n_running = 1;
@@ -950,34 +947,223 @@ static size_t count_kind(const struct mxq_power_plan *plan, enum mxq_power_actio
 	return c;
 }
 
-/* Wakes teach the policy: a host woken within the break-even time after it
- * went off counts as a short gap, one off for longer as a long one. */
-START_TEST(test_learn_from_wakes)
+/* Gaps of a class, as the policy counts them: N of G seconds each (G =
+ * INT64_MAX: longer than the horizon). */
+static void count_gaps(const struct mxq_power_config *cfg, struct mxq_power_gap_learn *l,
+		       uint32_t n, int64_t g)
+{
+	size_t j = 0;
+
+	while (j < MXQ_POWER_GAP_EDGES && g > mxq_power_gap_edge(cfg, j))
+		j++;
+	l->weight[j] += n;
+	if (j < MXQ_POWER_GAP_EDGES)
+		l->length[j] += (double)n * (double)g;
+	l->seen += n;
+}
+
+/* The candidates of the default power figures: 330 s break-even time. */
+START_TEST(test_gap_edges)
+{
+	static const int64_t want[MXQ_POWER_GAP_EDGES] = {
+		0, 11, 21, 42, 62, 83, 124, 165, 248, 330, 495, 660 };
+	struct mxq_power_config cfg;
+
+	mxq_power_config_defaults(&cfg);
+	for (size_t k = 0; k < MXQ_POWER_GAP_EDGES; k++)
+		ck_assert_int_eq(mxq_power_gap_edge(&cfg, k), want[k]);
+	ck_assert_int_eq(mxq_power_gap_edge(&cfg, MXQ_POWER_GAP_EDGES), INT64_MAX);
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
+/* The idle time the counted gaps call for, computed by hand with 100 W
+ * idle and 33 kJ a power cycle: a gap kept costs 100 W x its length, one
+ * cut at candidate T costs 100 W x T + 33 kJ. */
+static const struct {
+	const char *name;
+	uint32_t n1; int64_t g1;
+	uint32_t n2; int64_t g2;
+	int64_t want;
+} gap_rows[] = {
+	/* 20 x 33 kJ beats waiting for any of them */
+	{ "all longer than the horizon", 20, INT64_MAX, 0, 0, 0 },
+	/* kept: 20 x 10 kJ; cut at 83 s: 20 x 41.3 kJ */
+	{ "all 100 s", 20, 100, 0, 0, 124 },
+	/* 124 s: 10 x 10 kJ + 10 x 45.4 kJ = 554 kJ; 0 s: 660 kJ */
+	{ "half 100 s, half long", 10, 100, 10, INT64_MAX, 124 },
+	/* 124 s: 10 kJ + 19 x 45.4 kJ = 873 kJ; 0 s: 660 kJ */
+	{ "one 100 s in 20", 1, 100, 19, INT64_MAX, 0 },
+	/* 400 s is beyond the break-even time: kept, each costs 40 kJ */
+	{ "all 400 s", 20, 400, 0, 0, 0 },
+	/* 300 s is below it: kept 30 kJ, cut 33 kJ */
+	{ "all 300 s", 20, 300, 0, 0, 330 },
+	/* 62 s: 10 x 5 kJ + 10 x 39.2 kJ = 442 kJ; 495 s: 450 kJ; 0 s: 660 kJ */
+	{ "50 s and 400 s", 10, 50, 10, 400, 62 },
+	/* 42 s: 10 x 3 kJ + 10 x 37.2 kJ = 402 kJ; 660 s: 630 kJ */
+	{ "30 s and 600 s", 10, 30, 10, 600, 42 },
+	/* nothing counted: every candidate costs 0, the shortest wins */
+	{ "nothing counted", 0, 0, 0, 0, 0 },
+};
+
+START_TEST(test_gap_idle_time)
+{
+	struct mxq_power_config cfg;
+	struct mxq_power_gap_learn l = { 0 };
+
+	mxq_power_config_defaults(&cfg);
+	count_gaps(&cfg, &l, gap_rows[_i].n1, gap_rows[_i].g1);
+	if (gap_rows[_i].n2)
+		count_gaps(&cfg, &l, gap_rows[_i].n2, gap_rows[_i].g2);
+	ck_assert_msg(mxq_power_gap_idle_time(&cfg, &l) == gap_rows[_i].want,
+		      "%s: %lld s, expected %lld s", gap_rows[_i].name,
+		      (long long)mxq_power_gap_idle_time(&cfg, &l), (long long)gap_rows[_i].want);
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
+/* A learned idle time is used once 16 gaps were counted, never below the
+ * floor; a class with fewer, or unknown, gets the break-even time. */
+START_TEST(test_gap_trusted)
+{
+	struct mxq_power_config cfg;
+	struct mxq_power_state st = FRESH;
+	char err[256];
+
+	mxq_power_config_defaults(&cfg);
+	st.n_learn = 2;
+	snprintf(st.learn[0].node_class, sizeof(st.learn[0].node_class), "a");
+	st.learn[0].seen = 16;
+	st.learn[0].idle_time_s = 124;
+	snprintf(st.learn[1].node_class, sizeof(st.learn[1].node_class), "b");
+	st.learn[1].seen = 15;
+	st.learn[1].idle_time_s = 0;
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "a"), 124);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "b"), 330);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "c"), 330);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time_floor = 3m\n", "t", err,
+						sizeof(err)), 0);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "a"), 180);
+	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time = 10m\n", "t", err,
+						sizeof(err)), 0);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "a"), 600);  /* not auto */
+	mxq_power_config_done(&cfg);
+}
+END_TEST
+
+/* Gaps that end on the idle host: a job started since the last decision
+ * on a host whose jobs all started after its last job ended. */
+START_TEST(test_gap_on_busy_host)
 {
 	static const struct scenario s = {
-		"learn", "warm_pool = 0\nmin_off_time = 0\n", FRESH,
-		{ N("o1", "OFF", 2 * MIN, 1, .cls = "a"), N("o2", "OFF", HOUR, 2, .cls = "b"),
-		  N("o3", "OFF", 2 * MIN, 3, .admin_wake = true, .admin_req = true) },
-		{ { .jobs = 48 } }, { { 0 } }, ANY,
+		"gap on a busy host", "warm_pool = 0\n", FRESH,
+		{ N("b1", "ON", HOUR, 1, .cls = "a", .jobs = 1, .end_in = HOUR,
+		    .idle_ago = 5 * MIN, .started_ago = 3 * MIN),
+		  /* a job that started before the last one ended: never idle */
+		  N("b2", "ON", HOUR, 2, .cls = "a", .jobs = 1, .end_in = HOUR,
+		    .idle_ago = 1 * MIN, .started_ago = 3 * MIN),
+		  /* woken for its job: the wait was for it, no gap */
+		  N("b3", "ON", 4 * MIN, 3, .cls = "a", .jobs = 1, .end_in = HOUR,
+		    .idle_ago = 5 * MIN, .started_ago = 3 * MIN),
+		  /* started before the last decision: counted then */
+		  N("b4", "ON", HOUR, 4, .cls = "a", .jobs = 1, .end_in = HOUR,
+		    .idle_ago = 20 * MIN, .started_ago = 10 * MIN) },
+		{ { 0 } }, { { 0 } }, ANY,
 	};
 	struct built b;
 	struct mxq_power_state st = FRESH;
 	struct mxq_power_plan plan;
 
 	build(&s, &b);
-	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 2);
-	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_WAKE), 3);
+	/* a fresh state counts from its first decision on */
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 0);
 	mxq_power_plan_free(&plan);
-	/* the admin wake teaches nothing */
-	ck_assert_uint_eq(st.n_learn, 2);
+	ck_assert_uint_eq(st.n_learn, 0);
+	ck_assert_int_eq(st.gaps_at, NOW);
+
+	st.gaps_at = NOW - 4 * MIN;
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(st.n_learn, 1);
 	ck_assert_str_eq(st.learn[0].node_class, "a");
 	ck_assert_uint_eq(st.learn[0].seen, 1);
-	ck_assert_double_eq(st.learn[0].short_share, 1.0);   /* off 2m < 5m30s */
-	ck_assert_str_eq(st.learn[1].node_class, "b");
-	ck_assert_double_eq(st.learn[1].short_share, 0.0);   /* off 1h */
-	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "a"), 330);
-	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "b"), 0);  /* p = 0, floor 0 */
-	ck_assert_int_eq(mxq_power_idle_time_for(&b.cfg, &st, "c"), 330); /* nothing learned */
+	ck_assert_double_eq(st.learn[0].weight[6], 1.0);   /* 2m in (83 s, 124 s] */
+	ck_assert_double_eq(st.learn[0].length[6], 120.0);
+	/* the next decision does not count it again */
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW + 10, &b.cfg, &st, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(st.learn[0].seen, 1);
+	/* with a fixed idle time nothing is counted */
+	struct mxq_power_state fixed = FRESH;
+	char err[256];
+	ck_assert_int_eq(mxq_power_config_parse(&b.cfg, "idle_time = 10m\n", "t", err,
+						sizeof(err)), 0);
+	fixed.gaps_at = NOW - 4 * MIN;
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &fixed, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(fixed.n_learn, 0);
+	unbuild(&b);
+}
+END_TEST
+
+/* A power-off waits for the class's next need of a host: a wake of another
+ * host of the class within the horizon ends its gap there; unmatched, it
+ * is counted as longer than the horizon once that has passed, and the
+ * plan asks to be decided again then. */
+START_TEST(test_gap_power_off_matched)
+{
+	static const struct scenario off = {
+		"power-off", "warm_pool = 0\nmin_off_time = 0\n", FRESH,
+		{ N("i1", "ON", HOUR, 1, .cls = "a", .idle_ago = 6 * MIN) },
+		{ { 0 } }, { { "i1", "DRAIN", "idle 6m" } }, ANY,
+	};
+	static const struct scenario wake = {
+		"wake", "warm_pool = 0\nmin_off_time = 0\n", FRESH,
+		{ N("o1", "OFF", HOUR, 1, .cls = "a") },
+		{ { .jobs = 1 } }, { { "o1", "WAKE", "" } }, ANY,
+	};
+	struct built b;
+	struct mxq_power_state st = FRESH, later;
+	struct mxq_power_plan plan;
+	/* idle since NOW - 360 = 999640: window 90876 of 11 s, middle 999641 */
+	const int64_t window_end = 90877 * 11;
+
+	st.gaps_at = NOW - 10;
+	build(&off, &b);
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW, &b.cfg, &st, &plan), 1);
+	ck_assert_uint_eq(count_kind(&plan, MXQ_POWER_ACTION_DRAIN), 1);
+	mxq_power_plan_free(&plan);
+	unbuild(&b);
+	ck_assert_uint_eq(st.n_learn, 1);
+	ck_assert_uint_eq(st.learn[0].seen, 0);
+	later = st;
+
+	/* a wake of o1 (class a) a minute later: the gap ended after 419 s */
+	build(&wake, &b);
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW + MIN, &b.cfg, &st, &plan), 1);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(st.learn[0].seen, 1);
+	ck_assert_double_eq(st.learn[0].weight[10], 1.0);   /* in (330 s, 495 s] */
+	ck_assert_double_eq(st.learn[0].length[10], 419.0);
+	/* matched once: the next wake finds nothing to match */
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW + 2 * MIN, &b.cfg, &st, &plan), 1);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(st.learn[0].seen, 1);
+
+	/* no need within the horizon: the decision before says when to look
+	 * again, the first after it counts the gap as longer */
+	unbuild(&b);
+	build(&off, &b);
+	b.nodes[0].state = MXQ_POWER_OFF;   /* the power-off went through */
+	b.nodes[0].state_since = NOW + 20;
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW + 30, &b.cfg, &later, &plan), 0);
+	ck_assert_int_eq(plan.recheck_at, window_end + 660);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(later.learn[0].seen, 0);
+	ck_assert_int_eq(mxq_power_decide(&b.snap, window_end + 660, &b.cfg, &later, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(later.learn[0].seen, 1);
+	ck_assert_double_eq(later.learn[0].weight[MXQ_POWER_GAP_EDGES], 1.0);
 	unbuild(&b);
 }
 END_TEST
@@ -1003,13 +1189,20 @@ START_TEST(test_state_text)
 	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time = auto\n", "t", err, sizeof(err)), 0);
 	st.n_learn = 2;
 	snprintf(st.learn[0].node_class, sizeof(st.learn[0].node_class), "gpu");
-	st.learn[0].short_share = 0.25;
-	st.learn[0].seen = 12;
-	st.learn[1].short_share = 1.0;   /* hosts without class */
-	st.learn[1].seen = 3;
+	st.learn[0].seen = 20;
+	st.learn[0].idle_time_s = 62;
+	st.learn[0].weight[4] = 12.5;
+	st.learn[0].length[4] = 700;
+	st.learn[0].weight[MXQ_POWER_GAP_EDGES] = 7.5;
+	st.learn[0].slot_s = 11;           /* the power-offs awaiting a match: not kept */
+	st.learn[0].slot[3] = 2;
+	st.learn[1].seen = 3;              /* hosts without class */
+	st.learn[1].idle_time_s = 0;
+	st.gaps_at = 1230;                 /* not kept either */
 	ck_assert_int_gt(mxq_power_state_to_text(&st, text, sizeof(text)), 0);
-	ck_assert_str_eq(text, "v1 1 1234 2.500000 7.250000 2 1200 1500 learn gpu 0.250000 12 "
-			 "learn * 1.000000 3");
+	ck_assert_str_eq(text, "v1 1 1234 2.500000 7.250000 2 1200 1500 "
+			 "gaps gpu 20 62 0 0 0 0 12.5 0 0 0 0 0 0 0 7.5 0 0 0 0 700 0 0 0 0 0 0 0 "
+			 "gaps * 3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0");
 	ck_assert_int_eq(mxq_power_state_from_text(text, &back), 0);
 	ck_assert(back.initialized);
 	ck_assert_int_eq(back.tokens_at, 1234);
@@ -1017,9 +1210,14 @@ START_TEST(test_state_text)
 	ck_assert_int_eq(back.breaker_open_until, 1500);
 	ck_assert_uint_eq(back.n_learn, 2);
 	ck_assert_str_eq(back.learn[1].node_class, "");
-	/* the learned idle time survives: 330 s break-even x 0.25 / (2 x 0.75) */
-	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, "gpu"), 55);
-	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, NULL), 330);
+	ck_assert_double_eq(back.learn[0].weight[4], 12.5);
+	ck_assert_double_eq(back.learn[0].length[4], 700.0);
+	ck_assert_double_eq(back.learn[0].weight[MXQ_POWER_GAP_EDGES], 7.5);
+	ck_assert_uint_eq(back.learn[0].slot[3], 0);
+	ck_assert_int_eq(back.gaps_at, 0);
+	/* the learned idle time survives */
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, "gpu"), 62);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, NULL), 330);  /* 3 gaps: too few */
 	/* a reader of the first seven fields only */
 	n7 = sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64, &init, &a, &x,
 		    &y, &b, &e, &f);
@@ -1028,14 +1226,22 @@ START_TEST(test_state_text)
 	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0", &back), 0);
 	ck_assert_uint_eq(back.n_learn, 0);
 	ck_assert_double_eq(back.resume_tokens, 2.0);
-	/* a damaged learned part is dropped, the buckets kept */
-	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn gpu 3.5 1", &back), 0);
-	ck_assert_uint_eq(back.n_learn, 0);
-	ck_assert_double_eq(back.suspend_tokens, 1.0);
-	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn g/u 0.5 1", &back), 0);
-	ck_assert_uint_eq(back.n_learn, 0);
-	ck_assert_int_eq(mxq_power_state_from_text("v1 1 10 1.0 2.0 0 0 0 learn", &back), 0);
-	ck_assert_uint_eq(back.n_learn, 0);
+	/* a damaged learned part is dropped, the buckets kept; so is the
+	 * learned share an earlier version wrote */
+	static const char *const damaged[] = {
+		"v1 1 10 1.0 2.0 0 0 0 learn gpu 0.5 1",
+		"v1 1 10 1.0 2.0 0 0 0 gaps g/u 20 62 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+		"v1 1 10 1.0 2.0 0 0 0 gaps gpu 20 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+		"v1 1 10 1.0 2.0 0 0 0 gaps gpu 20 62 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+		"v1 1 10 1.0 2.0 0 0 0 gaps gpu 20 62 0 0 0 0 -4 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+		"v1 1 10 1.0 2.0 0 0 0 gaps gpu 20 62 0 0 0 0 nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+		"v1 1 10 1.0 2.0 0 0 0 gaps",
+	};
+	for (size_t k = 0; k < sizeof(damaged) / sizeof(damaged[0]); k++) {
+		ck_assert_int_eq(mxq_power_state_from_text(damaged[k], &back), 0);
+		ck_assert_msg(back.n_learn == 0, "kept: %s", damaged[k]);
+		ck_assert_double_eq(back.suspend_tokens, 1.0);
+	}
 	/* not a state at all: fresh */
 	ck_assert_int_eq(mxq_power_state_from_text("", &back), -EINVAL);
 	ck_assert(!back.initialized);
@@ -1046,8 +1252,10 @@ START_TEST(test_state_text)
 	for (int k = 0; k < MXQ_POWER_LEARN_CLASSES; k++) {
 		memset(st.learn[k].node_class, 'a' + k, MXQ_POWER_CLASS_NAME_MAX - 1);
 		st.learn[k].node_class[MXQ_POWER_CLASS_NAME_MAX - 1] = '\0';
-		st.learn[k].short_share = 0.5;
 		st.learn[k].seen = 32;
+		st.learn[k].idle_time_s = 124;
+		for (size_t j = 0; j <= MXQ_POWER_GAP_EDGES; j++)
+			st.learn[k].weight[j] = 0.5;
 	}
 	int len = mxq_power_state_to_text(&st, text, sizeof(text));
 	ck_assert_int_gt(len, 0);
@@ -1460,7 +1668,11 @@ static Suite *power_suite(void)
 	tcase_add_loop_test(tc, test_scenario, 0, sizeof(scenarios) / sizeof(scenarios[0]));
 	tcase_add_test(tc, test_resume_tokens_across_ticks);
 	tcase_add_test(tc, test_state_text);
-	tcase_add_test(tc, test_learn_from_wakes);
+	tcase_add_test(tc, test_gap_edges);
+	tcase_add_loop_test(tc, test_gap_idle_time, 0, sizeof(gap_rows) / sizeof(gap_rows[0]));
+	tcase_add_test(tc, test_gap_trusted);
+	tcase_add_test(tc, test_gap_on_busy_host);
+	tcase_add_test(tc, test_gap_power_off_matched);
 	tcase_add_test(tc, test_full_cycle);
 	tcase_add_test(tc, test_decide_bad_arguments);
 	tcase_add_test(tc, test_state_strings);

@@ -283,15 +283,15 @@ idle1_reason() {
 	admin power explain --group 2 --power-config "$MXQ_TEST_DIR/auto.conf" --json |
 		py '[a["reason"] for a in d["actions"] if a["hostname"] == "idle1"][0]'
 }
-# the plan wakes gpu1 after 1h off, which teaches the hosts without class
-# that a power-off pays (share 0): alone, that is 0 s (idle_time_floor 0)
-contains "explain --group, nothing stored: learned from gpu1's wake alone" "$(idle1_reason)" \
-	"(idle time 0s)"
-# stored: 32 power-offs, 20% undone too soon; with gpu1's wake 0.19375:
-# 5m30s break-even x 0.19375 / (2 x 0.80625) = 39.65 s, rounded up 40s
-mxq_sql "UPDATE mxq_power_leader SET policy_state = 'v1 0 0 0 0 0 0 0 learn * 0.200000 32'"
+# nothing stored: gpu1's wake matches no power-off of this plan, nothing
+# is learned, the idle time is the break-even time
+contains "explain --group, nothing stored: the break-even time" "$(idle1_reason)" \
+	"(idle time 5m30s)"
+# stored: 20 gaps of the hosts without class counted, the cheapest
+# candidate for them 2m4s (3/8 of the break-even time)
+mxq_sql "UPDATE mxq_power_leader SET policy_state = 'v1 0 0 0 0 0 0 0 gaps * 20 124 0 0 0 0 0 0 20 0 0 0 0 0 0 0 0 0 0 0 0 2000 0 0 0 0 0'"
 contains "explain --group: the leader's learned idle time" "$(idle1_reason)" \
-	"(idle time 40s)"
+	"(idle time 2m4s)"
 mxq_sql "UPDATE mxq_power_leader SET policy_state = ''"
 
 out=$(admin power explain --group 1 --power-config "$conf")
