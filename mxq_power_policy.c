@@ -11,7 +11,9 @@
  * program: the caller passes time in and carries out the plan.
  *
  * How a tick is decided (mxq_power_decide):
- *   1. refill the rate-limit buckets, settle the boot-failure breaker;
+ *   1. refill the rate-limit buckets, count the idle gaps that ended since
+ *      the last decision (idle_time = auto), settle the boot-failure
+ *      breaker;
  *   2. per node: registrations, acknowledgements, deadlines and what the
  *      leader learnt from its transports (MARK_ON, MARK_OFF, MARK_FAILED
  *      also for a failed call, CANCEL_DRAIN for a draining node that got
@@ -31,7 +33,8 @@
  *      within the resume limits; acknowledged drains nobody took back are
  *      powered off;
  *   4. suspend idle ON nodes nobody needs, beyond the warm pools, least
- *      efficient first, within the suspend limits;
+ *      efficient first, within the suspend limits (each power-off's gap
+ *      then waits for the class's next wake or taken-back drain);
  *   5. mark administrators' requests done (ADMIN_DONE);
  *   6. write one explanation per node.
  * Every "may this node run this work" question is server_is_qualified();
