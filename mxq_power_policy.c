@@ -3007,7 +3007,8 @@ static void step_demand(struct decide_ctx *c)
 
 struct gap_seen {
 	size_t i;
-	int64_t gap;
+	int64_t gap, first;
+	uint64_t host;               /* hash of the hostname */
 };
 
 static int cmp_gap_seen(const void *a, const void *b)
@@ -3016,16 +3017,38 @@ static int cmp_gap_seen(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* The gap that ended on node I by a job started since the last decision:
- * ON, its running jobs all started after its last job ended; -1: none. */
-static int64_t gap_ended(const struct decide_ctx *c, size_t i)
+/* 64-bit FNV-1a of S: which hosts were counted in the second of the last
+ * decision (node indices need not be the same from snapshot to snapshot). */
+static uint64_t host_hash(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+static bool counted_at_edge(const struct mxq_power_state *st, uint64_t host)
+{
+	for (uint32_t k = 0; k < st->n_gap_edge; k++)
+		if (st->gap_edge[k] == host)
+			return true;
+	return false;
+}
+
+/* The gap that ended on node I by a job started since the last decision,
+ * its start in *RET_FIRST: ON, its running jobs all started after its last
+ * job ended; -1: none. Whole seconds: a start in the second of the last
+ * decision counts unless that decision counted the host already. */
+static int64_t gap_ended(const struct decide_ctx *c, size_t i, int64_t *ret_first)
 {
 	const struct mxq_power_node *n = &c->snap->nodes[i];
 	int64_t first = INT64_MAX;
 
-	if (n->state != MXQ_POWER_ON || !n->running || !n->n_running ||
-	    n->last_job_end <= n->state_since)
-		return -1;  /* a woken host's first job waited for it: no gap */
+	if (n->state != MXQ_POWER_ON || !n->running || !n->n_running || !n->last_job_end ||
+	    n->last_job_end < n->state_since)
+		return -1;  /* a woken host's first job waited for it: no gap
+			       (the same second: a job that ended as it came on) */
 	for (size_t j = 0; j < n->n_running; j++) {
 		int64_t t = n->running[j].started_at;
 		if (t <= n->last_job_end)
@@ -3033,7 +3056,10 @@ static int64_t gap_ended(const struct decide_ctx *c, size_t i)
 		if (t < first)
 			first = t;
 	}
-	return first > c->st.gaps_at && first <= c->now ? first - n->last_job_end : -1;
+	if (first < c->st.gaps_at || first > c->now)
+		return -1;
+	*ret_first = first;
+	return first - n->last_job_end;
 }
 
 /*
@@ -3053,6 +3079,7 @@ static void step_learn_gaps(struct decide_ctx *c)
 		return;
 	if (!c->st.gaps_at) {
 		c->st.gaps_at = c->now;  /* a fresh start: from now on */
+		c->st.n_gap_edge = 0;
 		return;
 	}
 	for (uint32_t k = 0; k < c->st.n_learn; k++) {
@@ -3074,21 +3101,21 @@ static void step_learn_gaps(struct decide_ctx *c)
 		c->nomem = true;
 		return;
 	}
-	if (ix->synced_all) {
-		for (size_t k = mx_bitmap_next(ix->busy, c->snap->n_nodes, 0); k < c->snap->n_nodes;
-		     k = mx_bitmap_next(ix->busy, c->snap->n_nodes, k + 1)) {
-			int64_t g = gap_ended(c, ix->order[k]);
-			if (g >= 0)
-				seen[n_seen++] = (struct gap_seen) { ix->order[k], g };
-		}
-	} else {
-		for (size_t k = 0; k < ix->n_synced; k++) {
-			int64_t g = gap_ended(c, ix->synced[k]);
-			if (g >= 0)
-				seen[n_seen++] = (struct gap_seen) { ix->synced[k], g };
-		}
+	for (size_t k = ix->synced_all ? mx_bitmap_next(ix->busy, c->snap->n_nodes, 0) : 0;
+	     ix->synced_all ? k < c->snap->n_nodes : k < ix->n_synced;
+	     k = ix->synced_all ? mx_bitmap_next(ix->busy, c->snap->n_nodes, k + 1) : k + 1) {
+		size_t i = ix->synced_all ? ix->order[k] : ix->synced[k];
+		int64_t first = 0, g = gap_ended(c, i, &first);
+		if (g < 0)
+			continue;
+		uint64_t h = host_hash(c->snap->nodes[i].hostname);
+		if (first == c->st.gaps_at && counted_at_edge(&c->st, h))
+			continue;  /* counted by the last decision, in this second */
+		seen[n_seen++] = (struct gap_seen) { i, g, first, h };
 	}
 	qsort(seen, n_seen, sizeof(*seen), cmp_gap_seen);
+	if (c->now != c->st.gaps_at)
+		c->st.n_gap_edge = 0;
 	for (size_t k = 0; k < n_seen; k++) {
 		if (k && seen[k].i == seen[k - 1].i)
 			continue;  /* reported changed twice */
@@ -3096,6 +3123,8 @@ static void step_learn_gaps(struct decide_ctx *c)
 			learn_entry(&c->st, c->snap->nodes[seen[k].i].node_class);
 		if (l)
 			gap_add(cfg, l, seen[k].gap);
+		if (seen[k].first == c->now && c->st.n_gap_edge < MXQ_POWER_GAP_EDGE_HOSTS)
+			c->st.gap_edge[c->st.n_gap_edge++] = seen[k].host;
 	}
 	free(seen);
 	c->st.gaps_at = c->now;

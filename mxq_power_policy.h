@@ -329,6 +329,7 @@ int mxq_power_index_changed(struct mxq_power_index *ix, size_t node_index);
 #define MXQ_POWER_GAP_EDGES 12       /* candidate idle times */
 #define MXQ_POWER_GAP_SLOTS 66       /* windows of the power-offs awaiting a match */
 #define MXQ_POWER_GAP_HORIZON 2      /* in break-even times: the largest candidate */
+#define MXQ_POWER_GAP_EDGE_HOSTS 32  /* hosts remembered as counted in a decision's second */
 struct mxq_power_gap_learn {
 	char node_class[MXQ_POWER_CLASS_NAME_MAX]; /* "" = hosts without class */
 	double weight[MXQ_POWER_GAP_EDGES + 1]; /* gaps per bucket: <= edge 0, ...,
@@ -356,6 +357,9 @@ struct mxq_power_state {
 	uint32_t n_learn;
 	int64_t gaps_at;             /* gaps ended by jobs started up to then are
 	                                counted; 0: not yet (not kept as text) */
+	uint64_t gap_edge[MXQ_POWER_GAP_EDGE_HOSTS]; /* hosts (hashed) whose gap
+	                                ended in the second gaps_at, counted */
+	uint32_t n_gap_edge;
 };
 
 /*

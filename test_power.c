@@ -1093,6 +1093,19 @@ START_TEST(test_gap_on_busy_host)
 	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW + 10, &b.cfg, &st, &plan), 0);
 	mxq_power_plan_free(&plan);
 	ck_assert_uint_eq(st.learn[0].seen, 1);
+	/* whole seconds: a start in the second of the last decision is
+	 * counted, once, also by decisions within that second */
+	struct mxq_power_state edge = FRESH;
+	edge.gaps_at = NOW - 3 * MIN;
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW - 3 * MIN, &b.cfg, &edge, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(edge.learn[0].seen, 1);
+	ck_assert_uint_eq(edge.n_gap_edge, 1);
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW - 3 * MIN, &b.cfg, &edge, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &edge, &plan), 0);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(edge.learn[0].seen, 1);
 	/* with a fixed idle time nothing is counted */
 	struct mxq_power_state fixed = FRESH;
 	char err[256];

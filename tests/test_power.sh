@@ -17,6 +17,8 @@
 #   i. a DRAINING node with a running job: the leader cancels the drain
 #   j. a DRAINING node that acknowledged (idle) while a job only it can run
 #      is queued: the drain is taken back instead of a power cycle
+#   k. idle_time = auto: the idle gap between two real jobs on one node is
+#      counted in the leader's saved state, the first job after a wake not
 #
 # Every wait is a bounded poll on a condition; "stays" checks sample the
 # state for a few leader ticks.
@@ -339,6 +341,41 @@ case $first in
 esac
 check "the job finished" job_wait 30 "$jj" 1000
 is "it ran on n1" "$(ran_on "$jj")" n1
+
+# ------------------------------------------- k. idle gaps learned (auto)
+
+section "k. idle_time = auto: the gaps between jobs are counted"
+# a break-even time of 10^6 s: nothing is suspended while this runs
+AUTO=$MXQ_TEST_DIR/auto.conf
+power_conf "$AUTO" idle_time=auto idle_watts=1 boot_energy=1000000 shutdown_energy=0
+check "leader3 stops" mxqd_stop leader3
+check "leader4 starts" power_leader_start leader4 "$AUTO"
+check "leader4 holds the lease" wait_for 10 \
+	"(SELECT holder FROM mxq_power_leader) LIKE 'leader4/%'"
+# the saved gaps of the hosts without class: "gaps * SEEN ..."
+gaps_seen() {
+	mxq_sql "SELECT policy_state FROM mxq_power_leader" |
+		sed -n 's/.* gaps \* \([0-9]*\) .*/\1/p'
+}
+# held until the leader recorded n1 ON: a gap counts from a job's end in
+# the host's ON period (before, the host's first job waited for it)
+jx=$(held_job J --whitelist n1)
+check "first job runs" job_wait 60 "$jx" 200
+is "it runs on n1" "$(ran_on "$jx")" n1
+check "n1 recorded ON while it runs" power_wait_state 10 n1 ON
+: >"$W/release.J"
+check "first job finished" job_wait 30 "$jx" 1000
+sleep 3
+# held until counted: the leader sees it running at a tick
+jy=$(held_job K --whitelist n1)
+check "second job runs" job_wait 30 "$jy" 200
+is "it runs on n1 too, with no power cycle between" "$(ran_on "$jy")" n1
+check "the leader counted one gap, n1's between the two jobs" wait_for 10 \
+	"(SELECT policy_state FROM mxq_power_leader) LIKE '% gaps * 1 %'"
+is "one gap only (a job on a host woken for it waited for the host)" "$(gaps_seen)" 1
+: >"$W/release.K"
+check "second job finished" job_wait 30 "$jy" 1000
+check "leader4 stops" mxqd_stop leader4
 
 # ------------------------------------------------------------------- end
 
