@@ -623,14 +623,24 @@ static int64_t gap_window_min(const struct mxq_power_config *cfg,
 	return t >= 0 ? t / l->slot_s : 0;
 }
 
+/* Power-offs and needs are matched (idle_time = auto); not in a dry run,
+ * where nothing is powered off and every gap ends on its host. */
+static bool matching_power_offs(const struct mxq_power_config *cfg)
+{
+	return cfg->idle_time_s == MXQ_POWER_IDLE_AUTO && !cfg->dry_run;
+}
+
 /* The policy decided to power off a host of NODE_CLASS idle since
  * IDLE_SINCE: its gap ends when the class next needs a host. */
 static void learn_power_off(struct mxq_power_state *st, const struct mxq_power_config *cfg,
 			    const char *node_class, int64_t idle_since, int64_t now)
 {
-	struct mxq_power_gap_learn *l = learn_entry(st, node_class);
+	struct mxq_power_gap_learn *l;
 	int64_t w;
 
+	if (!matching_power_offs(cfg))
+		return;
+	l = learn_entry(st, node_class);
 	if (!l || !gap_windows(cfg, l))
 		return;
 	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
@@ -651,7 +661,7 @@ static void learn_need(struct mxq_power_state *st, const struct mxq_power_config
 {
 	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, node_class);
 
-	if (!l || !gap_windows(cfg, l))
+	if (!matching_power_offs(cfg) || !l || !gap_windows(cfg, l))
 		return;
 	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
 	for (int64_t w = l->slot_first + MXQ_POWER_GAP_SLOTS - 1; w >= l->slot_first; w--) {
@@ -1638,8 +1648,7 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 	if (to == MXQ_POWER_POWERING_ON)
 		c->booting++;
 	c->powered_w += budget_watts(c->cfg, wn->n, to) - budget_watts(c->cfg, wn->n, wn->eff);
-	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake &&
-	    c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
+	if (kind == MXQ_POWER_ACTION_WAKE && wn->eff == MXQ_POWER_OFF && !wn->n->admin_wake)
 		learn_need(&c->st, c->cfg, wn->n->node_class, c->now);
 	wn->eff = to;
 	if (!wn->acted) {
@@ -2134,8 +2143,7 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
 			   plan_str(c, "mxqd gone while draining and the power is off: recorded OFF"));
 	} else if (n->jobs_running > 0 && !n->admin_off) {
-		if (c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
-			learn_need(&c->st, c->cfg, n->node_class, c->now);
+		learn_need(&c->st, c->cfg, n->node_class, c->now);
 		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
 			   plan_printf(c, "drain cancelled: node got work (%" PRIu32 " job%s running)",
 				       n->jobs_running, n->jobs_running > 1 ? "s" : ""));
@@ -2915,8 +2923,7 @@ static void step_demand(struct decide_ctx *c)
 			if (jobs_fitting(&r, dm->reqs, r.tmpdir_mib > 0) > 0 && qualified_for(c, i, d)) {
 				uint64_t before = remaining;
 				list_remove(c, &c->reclaim, prev, i);
-				if (c->cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
-					learn_need(&c->st, c->cfg, work(c, i)->n->node_class, c->now);
+				learn_need(&c->st, c->cfg, work(c, i)->n->node_class, c->now);
 				add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON, NULL);
 				take_node(c, i, d, &remaining);
 				out->reclaimed += before - remaining;
@@ -3000,8 +3007,6 @@ static void step_demand(struct decide_ctx *c)
 	free(c->smallest_from);
 	c->smallest_from = NULL;
 }
-
-/* --- step 4: suspend ---------------------------------------------------------- */
 
 /* --- idle gaps (idle_time = auto) ------------------------------------------ */
 
@@ -3129,6 +3134,8 @@ static void step_learn_gaps(struct decide_ctx *c)
 	free(seen);
 	c->st.gaps_at = c->now;
 }
+
+/* --- step 4: suspend ---------------------------------------------------------- */
 
 static void step_suspend(struct decide_ctx *c)
 {
@@ -3261,8 +3268,7 @@ static void step_suspend(struct decide_ctx *c)
 			   plan_printf(c, "suspend: idle %s (idle time %s), no pending demand needs "
 				       "it, beyond the warm pool; least efficient idle node (rank %"
 				       PRId32 ")", a, b, n->efficiency_rank));
-		if (cfg->idle_time_s == MXQ_POWER_IDLE_AUTO)
-			learn_power_off(&c->st, cfg, n->node_class, idle_since, c->now);
+		learn_power_off(&c->st, cfg, n->node_class, idle_since, c->now);
 	}
 	free(eligible);
 	free(class_kept);

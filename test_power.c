@@ -1163,6 +1163,18 @@ START_TEST(test_gap_power_off_matched)
 	mxq_power_plan_free(&plan);
 	ck_assert_uint_eq(st.learn[0].seen, 1);
 
+	/* a dry run powers nothing off: its gaps end on the hosts */
+	struct mxq_power_state dry = FRESH;
+	char err[256];
+	dry.gaps_at = NOW - 10;
+	unbuild(&b);
+	build(&off, &b);
+	ck_assert_int_eq(mxq_power_config_parse(&b.cfg, "warm_pool = 0\nmin_off_time = 0\n"
+						"dry_run = yes\n", "t", err, sizeof(err)), 0);
+	ck_assert_int_eq(mxq_power_decide(&b.snap, NOW, &b.cfg, &dry, &plan), 1);
+	mxq_power_plan_free(&plan);
+	ck_assert_uint_eq(dry.n_learn, 0);
+
 	/* no need within the horizon: the decision before says when to look
 	 * again, the first after it counts the gap as longer */
 	unbuild(&b);
