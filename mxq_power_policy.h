@@ -321,10 +321,11 @@ int mxq_power_index_changed(struct mxq_power_index *ix, size_t node_index);
  * identical hosts the one woken is seldom the one powered off); one still
  * unmatched then is longer than the horizon. The gaps are counted in
  * buckets between the candidate idle times (fractions of the break-even
- * time, see mxq_power_gap_edge()), each new one weighing a little more than
- * the ones before (the old ones fade out after a few hundred), and the idle
+ * time, see mxq_power_gap_edge()), each new one fading the ones before by
+ * 1/4096 (a gap counted 4096 gaps ago weighs about a third), and the idle
  * time is the candidate under which those gaps would have cost the least
- * energy.
+ * energy. At most MXQ_POWER_GAP_EDGE_HOSTS hosts are remembered as counted
+ * in a decision's second; beyond that a gap can be counted twice.
  */
 #define MXQ_POWER_GAP_EDGES 12       /* candidate idle times */
 #define MXQ_POWER_GAP_SLOTS 66       /* windows of the power-offs awaiting a match */
