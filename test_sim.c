@@ -516,6 +516,54 @@ START_TEST(policy_warm_pool_and_max_cycles)
 }
 END_TEST
 
+/* idle_time = auto learns from the gaps: one 1-core node, a 60 s job every
+ * 1100 s, so every idle gap (about 1000 s) is longer than the horizon of
+ * twice the break-even time (2 x 330 s). Until 16 gaps are counted the
+ * node waits the break-even time before each power-off, as with a fixed
+ * idle_time = 5m30s; each gap is counted when its power-off has gone
+ * unmatched for the horizon (long before the next job), so from the 17th
+ * on the learned idle time is 0 and the node goes off at the next tick.
+ * self_check: the kept index and a fresh one learn the same. */
+START_TEST(policy_learns_idle_time)
+{
+	static const char *const conf[2] = {
+		"idle_time = auto\nmin_on_time = 0\nmin_off_time = 0\nwarm_pool = 0\n"
+		"boot_time = 1m\nmax_cycles_per_day = 0\n",
+		"idle_time = 5m30s\nmin_on_time = 0\nmin_off_time = 0\nwarm_pool = 0\n"
+		"boot_time = 1m\nmax_cycles_per_day = 0\n",
+	};
+	struct mxq_sim_result res[2];
+	char l[128], *text = calloc(31, 128);
+
+	ck_assert_ptr_nonnull(text);
+	for (int k = 0; k < 30; k++)
+		strcat(text, swf_line(l, sizeof(l), k + 1, k * 1100L, 60, 1, 60));
+	for (int k = 0; k < 2; k++) {
+		struct world w;
+		struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 10,
+					    .self_check = true };
+		world_trace(&w, text);
+		world_policy(&w, &p, conf[k], 1, 30 * 1100L);
+		res[k] = w.res;
+		ck_assert_uint_eq(res[k].policy_errors, 0);
+		world_done(&w);
+	}
+	free(text);
+	/* the same power cycles: every gap is worth one */
+	ck_assert_uint_eq(res[0].boots, res[1].boots);
+	ck_assert_uint_eq(res[0].boots, 29);
+	ck_assert_uint_eq(res[0].actions[MXQ_POWER_ACTION_DRAIN],
+			  res[1].actions[MXQ_POWER_ACTION_DRAIN]);
+	/* the last 14 gaps (the 17th to the one after the last job) idle at
+	 * most two ticks (off at the first tick, acknowledged at the next)
+	 * instead of 330 s and up to two ticks: 14 x 310 s x 100 W less idle
+	 * energy at the least, 14 x 350 s x 100 W at most */
+	ck_assert_msg(res[0].idle_j <= res[1].idle_j - 14 * 310 * 100.0 &&
+		      res[0].idle_j >= res[1].idle_j - 14 * 350 * 100.0,
+		      "idle %.0f J learned, %.0f J fixed", res[0].idle_j, res[1].idle_j);
+}
+END_TEST
+
 /* The lower bound on one 1-core node: floor all the time, ON time for the
  * core-seconds, the slots' own draw. */
 START_TEST(lower_bound_one_node)
@@ -1091,6 +1139,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, timeout_arrival_during_shutdown);
 	tcase_add_test(sim, policy_one_node_cycle);
 	tcase_add_test(sim, policy_warm_pool_and_max_cycles);
+	tcase_add_test(sim, policy_learns_idle_time);
 	tcase_add_test(sim, lower_bound_one_node);
 	tcase_add_test(sim, lower_bound_classes);
 	tcase_add_test(sim, lower_bound_holds_on_random_traces);
