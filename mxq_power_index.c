@@ -234,6 +234,8 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 	ix->admin_requests += x->admin_request;
 	ix->nodes_without_caps += x->no_caps;
 	x->sets = sets;
+	if (sets & IX_BUSY)
+		ix->synced[ix->n_synced++] = (uint32_t)i;  /* room: see mxq_power_index_sync */
 	return 0;
 }
 
@@ -338,23 +340,23 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snapshot *snap,
 			 const struct mxq_power_config *cfg)
 {
+	bool full = !ix->valid || ix->all_changed || ix->nodes != snap->nodes ||
+		    ix->n != snap->n_nodes || !snap->nodes_in_order || !ix->in_order ||
+		    ix->exclude != cfg->exclude || ix->n_exclude != cfg->n_exclude;
+	size_t most = full ? snap->n_nodes : ix->n_changed;  /* entries put in */
 	int r = 0;
 
-	if (!ix->valid || ix->all_changed || ix->nodes != snap->nodes || ix->n != snap->n_nodes ||
-	    !snap->nodes_in_order || !ix->in_order || ix->exclude != cfg->exclude ||
-	    ix->n_exclude != cfg->n_exclude) {
+	ix->n_synced = 0;
+	if (most > ix->cap_synced) {
+		uint32_t *v = realloc(ix->synced, most * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		ix->synced = v;
+		ix->cap_synced = most;
+	}
+	if (full) {
 		r = rebuild(ix, snap, cfg);
-		ix->synced_all = true;
 	} else {
-		ix->synced_all = false;
-		ix->n_synced = 0;
-		if (ix->n_changed > ix->cap_synced) {
-			uint32_t *v = realloc(ix->synced, ix->n_changed * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			ix->synced = v;
-			ix->cap_synced = ix->n_changed;
-		}
 		for (size_t c = 0; c < ix->n_changed && r == 0; c++) {
 			size_t i = ix->changed[c];
 			if (i >= ix->n) {
@@ -363,8 +365,6 @@ int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snap
 			}
 			take_out(ix, i);
 			r = put_in(ix, cfg, i);
-			if (r == 0 && (ix->node[i].sets & IX_BUSY))
-				ix->synced[ix->n_synced++] = (uint32_t)i;
 		}
 		if (r < 0)
 			ix->valid = false;

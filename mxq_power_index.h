@@ -85,11 +85,10 @@ struct mxq_power_index {
 	size_t n_changed, cap_changed;
 	bool all_changed;
 
-	/* what the last sync put in again: the IX_BUSY entries of those, or
-	 * every entry (synced_all: a rebuild) */
+	/* the IX_BUSY entries the last sync put in (again): those reported
+	 * changed, or every one after a rebuild; in the order put in */
 	uint32_t *synced;
 	size_t n_synced, cap_synced;
-	bool synced_all;
 
 	/* the decision's working records, kept to spare the allocation */
 	void *work;

@@ -677,6 +677,13 @@ static void learn_need(struct mxq_power_state *st, const struct mxq_power_config
 
 /* --- the state as text (mxq_power_leader.policy_state) ---------------- */
 
+/* Count K of L in the order of the text: W0 .. W12, then L0 .. L11. */
+#define GAP_FIELDS (2 * MXQ_POWER_GAP_EDGES + 1)
+static const double *gap_field(const struct mxq_power_gap_learn *l, size_t k)
+{
+	return k <= MXQ_POWER_GAP_EDGES ? &l->weight[k] : &l->length[k - MXQ_POWER_GAP_EDGES - 1];
+}
+
 int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "v1 %d %" PRId64 " %.6f %.6f %" PRIu32 " %" PRId64 " %" PRId64,
@@ -689,14 +696,9 @@ int mxq_power_state_to_text(const struct mxq_power_state *st, char *buf, size_t 
 		const struct mxq_power_gap_learn *l = &st->learn[i];
 		int m = snprintf(buf + n, len - (size_t)n, " gaps %s %" PRIu32 " %" PRId64,
 				 l->node_class[0] ? l->node_class : "*", l->seen, l->idle_time_s);
-		for (size_t k = 0; m >= 0 && k <= MXQ_POWER_GAP_EDGES; k++) {
+		for (size_t k = 0; m >= 0 && k < GAP_FIELDS; k++) {
 			int x = snprintf(buf + n + m, (size_t)n + (size_t)m < len ?
-					 len - (size_t)n - (size_t)m : 0, " %.4g", l->weight[k]);
-			m = x < 0 ? -1 : m + x;
-		}
-		for (size_t k = 0; m >= 0 && k < MXQ_POWER_GAP_EDGES; k++) {
-			int x = snprintf(buf + n + m, (size_t)n + (size_t)m < len ?
-					 len - (size_t)n - (size_t)m : 0, " %.4g", l->length[k]);
+					 len - (size_t)n - (size_t)m : 0, " %.4g", *gap_field(l, k));
 			m = x < 0 ? -1 : m + x;
 		}
 		if (m < 0 || (size_t)(n + m) >= len) {
@@ -721,9 +723,8 @@ static int gaps_from_text(const char *p, struct mxq_power_gap_learn *l)
 	    (strcmp(cls, "*") != 0 && mxq_power_class_name_check(cls, err, sizeof(err)) < 0))
 		return -1;
 	snprintf(l->node_class, sizeof(l->node_class), "%s", strcmp(cls, "*") ? cls : "");
-	for (size_t k = 0; k < 2 * MXQ_POWER_GAP_EDGES + 1; k++) {
-		double *v = k <= MXQ_POWER_GAP_EDGES ? &l->weight[k]
-						     : &l->length[k - MXQ_POWER_GAP_EDGES - 1];
+	for (size_t k = 0; k < GAP_FIELDS; k++) {
+		double *v = (double *)gap_field(l, k);  /* L is ours to fill */
 		if (sscanf(p + m, " %lf%n", v, &x) != 1 || !isfinite(*v) || *v < 0.0)
 			return -1;
 		m += x;
@@ -1394,17 +1395,24 @@ char *mxq_power_config_dump(const struct mxq_power_config *cfg)
 	return b.s;
 }
 
+/* 64-bit FNV-1a of the string S. */
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
 uint64_t mxq_power_config_hash(const struct mxq_power_config *cfg)
 {
 	char *text = mxq_power_config_dump(cfg);
-	uint64_t h = UINT64_C(14695981039346656037);
+	uint64_t h;
 
 	if (!text)
 		return 0;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		h ^= *p;
-		h *= UINT64_C(1099511628211);
-	}
+	h = fnv1a(text);
 	free(text);
 	return h ? h : 1;
 }
@@ -2823,6 +2831,7 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		return 0;             /* it can never fit as far as we know: as before */
 	mxq_power_select_earliest(c->gang_t, n, need);
 	int64_t start = c->gang_t[need - 1].t;
+	int64_t until = start - cfg->boot_time_s - c->idle_time_s;  /* deferred until */
 	if (c->shadow_demand == NO_DEMAND) {
 		/* the first gang reserves the nodes that free first, as the
 		 * dispatcher does (EASY): later demand gets them only for jobs
@@ -2839,12 +2848,11 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		 * open list has room (booting nodes first), which need not be
 		 * the nodes free first, and holding those would wake others
 		 * for later demand while they stay idle */
-		for (size_t k = 0; k < need && start - cfg->boot_time_s - c->idle_time_s > c->now; k++) {
+		for (size_t k = 0; until > c->now && k < need; k++) {
 			work(c, c->gang_t[k].i)->reserved = true;
 			c->reserved[c->n_reserved++] = c->gang_t[k].i;
 		}
 	}
-	int64_t until = start - cfg->boot_time_s - c->idle_time_s;
 	return until > c->now ? until : 0;
 }
 
@@ -3013,24 +3021,14 @@ static void step_demand(struct decide_ctx *c)
 struct gap_seen {
 	size_t i;
 	int64_t gap, first;
-	uint64_t host;               /* hash of the hostname */
+	uint64_t host;               /* fnv1a() of the hostname: node indices need
+	                                not be the same from snapshot to snapshot */
 };
 
 static int cmp_gap_seen(const void *a, const void *b)
 {
 	const struct gap_seen *x = a, *y = b;
 	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* 64-bit FNV-1a of S: which hosts were counted in the second of the last
- * decision (node indices need not be the same from snapshot to snapshot). */
-static uint64_t host_hash(const char *s)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
 }
 
 static bool counted_at_edge(const struct mxq_power_state *st, uint64_t host)
@@ -3068,8 +3066,10 @@ static int64_t gap_ended(const struct decide_ctx *c, size_t i, int64_t *ret_firs
 }
 
 /*
- * Count the idle gaps that ended since the last decision: on busy hosts
- * (in node order, so that a kept index and a fresh one count alike), and
+ * Count the idle gaps that ended since the last decision: on the busy
+ * hosts the index put in again (a kept index: those reported changed,
+ * which every job start is; a fresh one: all), in node order, so that both
+ * count alike; and
  * the power-offs no need matched within the horizon (longer than it).
  */
 static void step_learn_gaps(struct decide_ctx *c)
@@ -3078,7 +3078,7 @@ static void step_learn_gaps(struct decide_ctx *c)
 	const struct mxq_power_config *cfg = c->cfg;
 	int64_t horizon = mxq_power_gap_edge(cfg, MXQ_POWER_GAP_EDGES - 1);
 	struct gap_seen *seen = NULL;
-	size_t n_seen = 0, n_cand;
+	size_t n_seen = 0;
 
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
 		return;
@@ -3099,21 +3099,18 @@ static void step_learn_gaps(struct decide_ctx *c)
 				break;
 			}
 	}
-	n_cand = ix->synced_all ? c->snap->n_nodes : ix->n_synced;
-	if (n_cand)
-		seen = malloc(n_cand * sizeof(*seen));
-	if (n_cand && !seen) {
+	if (ix->n_synced)
+		seen = malloc(ix->n_synced * sizeof(*seen));
+	if (ix->n_synced && !seen) {
 		c->nomem = true;
 		return;
 	}
-	for (size_t k = ix->synced_all ? mx_bitmap_next(ix->busy, c->snap->n_nodes, 0) : 0;
-	     ix->synced_all ? k < c->snap->n_nodes : k < ix->n_synced;
-	     k = ix->synced_all ? mx_bitmap_next(ix->busy, c->snap->n_nodes, k + 1) : k + 1) {
-		size_t i = ix->synced_all ? ix->order[k] : ix->synced[k];
+	for (size_t k = 0; k < ix->n_synced; k++) {
+		size_t i = ix->synced[k];
 		int64_t first = 0, g = gap_ended(c, i, &first);
 		if (g < 0)
 			continue;
-		uint64_t h = host_hash(c->snap->nodes[i].hostname);
+		uint64_t h = fnv1a(c->snap->nodes[i].hostname);
 		if (first == c->st.gaps_at && counted_at_edge(&c->st, h))
 			continue;  /* counted by the last decision, in this second */
 		seen[n_seen++] = (struct gap_seen) { i, g, first, h };
