@@ -391,7 +391,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		.max_booting = 0,
 		.max_powered_on = 0,
 		.min_on_time_s = 0,
-		.min_off_time_s = 5 * 60,
+		.min_off_time_s = 30,
 		.max_cycles_per_day = 12,
 		.boot_deadline_s = 10 * 60,
 		.shutdown_deadline_s = 5 * 60,

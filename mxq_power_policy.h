@@ -121,7 +121,7 @@ struct mxq_power_config {
 	                                max(its reading, busy_watts), plus one more
 	                                node at busy_watts, for a wake; 0 = none; 0 */
 	int64_t min_on_time_s;       /* ON at least this long before a suspend; 0 */
-	int64_t min_off_time_s;      /* OFF at least this long before a wake; 5m */
+	int64_t min_off_time_s;      /* OFF at least this long before a wake; 30s */
 	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
 	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
 	int64_t shutdown_deadline_s; /* POWERING_OFF longer -> FAILED; 5m */

@@ -192,5 +192,17 @@ else
 	not_ok "bash completion: /usr/share/bash-completion/bash_completion missing (package bash-completion)"
 fi
 
+# power.conf(5) states each knob's default ("Default:" then the value on the
+# next line); the built-in defaults, as the simulator prints the policy it
+# ran, must say the same (a zero duration reads "0" in the page, "0s" here).
+printf '; MaxNodes: 1\n; MaxProcs: 1\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 1 1 1 -1 -1\n' >"$dir/one.swf"
+"$MXQ_BUILD_DIR/mxq-power-sim" --json "$dir/one.swf" 2>/dev/null |
+	sed -n 's/^ *"power_config": "\(.*\)",$/\1/p' | sed 's/\\n/\n/g' |
+	sed -n 's/^\([a-z_]*\) = \(..*\)$/\1 \2/p' | sed 's/ 0s$/ 0/' | sort >"$dir/built-in"
+awk '/^\.BI [a-z_]+ /{k=$2} /^Default:$/{getline; sub(/^\.BR? /, ""); sub(/ \.$/, ""); print k, $0}' \
+	"$MXQ_SRC_DIR/manpages/power.conf.5" | sort >"$dir/documented"
+check "power.conf(5): the built-in defaults were read" test "$(wc -l <"$dir/built-in")" -ge 20
+is "power.conf(5) states every built-in default as it is" "$(cat "$dir/documented")" "$(cat "$dir/built-in")"
+
 tap_done
 [ "$tap_failed" = 0 ]
