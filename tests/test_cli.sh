@@ -11,7 +11,8 @@
 # completion offers each tool's options and mxqadmin's commands; mxqadmin
 # takes -M/-S after the command but not after --; --group goes through the
 # shared id parser; mxqd and mxq-power-sim report a broken or oversized
-# power.conf in the same words (one loader).
+# power.conf in the same words (one loader); power.conf(5) states every
+# built-in default as it is.
 #
 # Needs no database. Prints TAP lines; exits non-zero when a check failed.
 
