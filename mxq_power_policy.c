@@ -615,12 +615,17 @@ static bool gap_windows(const struct mxq_power_config *cfg, struct mxq_power_gap
 	return true;
 }
 
-/* The oldest window of a power-off not yet longer than the horizon at NOW. */
-static int64_t gap_window_min(const struct mxq_power_config *cfg,
-			      const struct mxq_power_gap_learn *l, int64_t now)
+/* L's windows as of NOW: the power-offs whose idle start is more than the
+ * horizon before NOW counted as longer than it; false as gap_windows(). */
+static bool gap_windows_at(const struct mxq_power_config *cfg, struct mxq_power_gap_learn *l,
+			   int64_t now)
 {
 	int64_t t = now - mxq_power_gap_edge(cfg, MXQ_POWER_GAP_EDGES - 1);
-	return t >= 0 ? t / l->slot_s : 0;
+
+	if (!gap_windows(cfg, l))
+		return false;
+	gap_expire_before(cfg, l, t >= 0 ? t / l->slot_s : 0);
+	return true;
 }
 
 /* Power-offs and needs are matched (idle_time = auto); not in a dry run,
@@ -641,9 +646,8 @@ static void learn_power_off(struct mxq_power_state *st, const struct mxq_power_c
 	if (!matching_power_offs(cfg))
 		return;
 	l = learn_entry(st, node_class);
-	if (!l || !gap_windows(cfg, l))
+	if (!l || !gap_windows_at(cfg, l, now))
 		return;
-	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
 	w = idle_since / l->slot_s;
 	if (w < l->slot_first) {
 		gap_add(cfg, l, INT64_MAX);  /* idle longer than the horizon already */
@@ -661,9 +665,8 @@ static void learn_need(struct mxq_power_state *st, const struct mxq_power_config
 {
 	struct mxq_power_gap_learn *l = (struct mxq_power_gap_learn *)learned_for(st, node_class);
 
-	if (!matching_power_offs(cfg) || !l || !gap_windows(cfg, l))
+	if (!matching_power_offs(cfg) || !l || !gap_windows_at(cfg, l, now))
 		return;
-	gap_expire_before(cfg, l, gap_window_min(cfg, l, now));
 	for (int64_t w = l->slot_first + MXQ_POWER_GAP_SLOTS - 1; w >= l->slot_first; w--) {
 		uint32_t *n = &l->slot[w % MXQ_POWER_GAP_SLOTS];
 		if (*n) {
@@ -3089,9 +3092,8 @@ static void step_learn_gaps(struct decide_ctx *c)
 	}
 	for (uint32_t k = 0; k < c->st.n_learn; k++) {
 		struct mxq_power_gap_learn *l = &c->st.learn[k];
-		if (!gap_windows(cfg, l))
+		if (!gap_windows_at(cfg, l, c->now))
 			continue;
-		gap_expire_before(cfg, l, gap_window_min(cfg, l, c->now));
 		/* the next window to count as longer than the horizon */
 		for (int64_t w = l->slot_first; w < l->slot_first + MXQ_POWER_GAP_SLOTS; w++)
 			if (l->slot[w % MXQ_POWER_GAP_SLOTS]) {
