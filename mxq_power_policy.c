@@ -392,7 +392,7 @@ void mxq_power_config_defaults(struct mxq_power_config *cfg)
 		.max_powered_on = 0,
 		.min_on_time_s = 0,
 		.min_off_time_s = 30,
-		.max_cycles_per_day = 12,
+		.max_cycles_per_day = 24,
 		.boot_deadline_s = 10 * 60,
 		.shutdown_deadline_s = 5 * 60,
 		.drain_timeout_s = 5 * 60,
@@ -568,18 +568,34 @@ static void gap_add(const struct mxq_power_config *cfg, struct mxq_power_gap_lea
 	l->idle_time_s = mxq_power_gap_idle_time(cfg, l);
 }
 
-int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
-				const struct mxq_power_state *state, const char *node_class)
+bool mxq_power_idle_time_learned(const struct mxq_power_config *cfg,
+				 const struct mxq_power_state *state, const char *node_class)
 {
-	int64_t b = mxq_power_config_idle_time(cfg);
 	const struct mxq_power_gap_learn *l;
 
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO || !state)
-		return b;
+		return false;
 	l = learned_for(state, node_class);
-	if (!l || l->seen < GAP_TRUSTED)
-		return b;
-	return l->idle_time_s > cfg->idle_time_floor_s ? l->idle_time_s : cfg->idle_time_floor_s;
+	return l && l->seen >= GAP_TRUSTED;
+}
+
+/* Before a class has its gaps counted: a quarter of the break-even time.
+ * When the power manager first starts, every host that is idle is idle at
+ * once, and a need wakes one host, not all of them: waiting a whole B
+ * for each mostly buys idle energy (power.conf(5), HOW THE DEFAULTS WERE
+ * CHOSEN). The first 16 gaps then say what the class's hosts need. */
+int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
+				const struct mxq_power_state *state, const char *node_class)
+{
+	int64_t t;
+
+	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
+		return cfg->idle_time_s;
+	if (mxq_power_idle_time_learned(cfg, state, node_class))
+		t = learned_for(state, node_class)->idle_time_s;
+	else
+		t = (break_even_s(cfg) + 3) / 4;  /* ceil(B / 4) */
+	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
 }
 
 /* Count what waited in L's windows before window W as longer than the
@@ -3232,7 +3248,8 @@ static void step_suspend(struct decide_ctx *c)
 				dur(c->now - idle_since, a, sizeof(a));
 				dur(idle_time, b, sizeof(b));
 				EXPLAIN(c, wn, "not idle long enough: %s of %s%s", a, b,
-					idle_time != c->idle_time_s ? " (learned)" : "");
+					!mxq_power_idle_time_learned(cfg, &c->st, n->node_class) ? "" :
+					" (learned)");
 			}
 			continue;
 		}

@@ -122,7 +122,7 @@ struct mxq_power_config {
 	                                node at busy_watts, for a wake; 0 = none; 0 */
 	int64_t min_on_time_s;       /* ON at least this long before a suspend; 0 */
 	int64_t min_off_time_s;      /* OFF at least this long before a wake; 30s */
-	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 12 */
+	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 24 */
 	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
 	int64_t shutdown_deadline_s; /* POWERING_OFF longer -> FAILED; 5m */
 	int64_t drain_timeout_s;     /* DRAINING without ack longer -> back to ON; 5m */
@@ -174,8 +174,10 @@ char *mxq_power_config_dump(const struct mxq_power_config *cfg);
  * whatever the file's layout. 0 only on ENOMEM. */
 uint64_t mxq_power_config_hash(const struct mxq_power_config *cfg);
 
-/* The idle time in effect: idle_time_s, or for auto
- * max(floor, ceil((boot_energy + shutdown_energy) / idle_watts)).
+/* The idle time of the configuration: idle_time_s, or for auto
+ * max(floor, ceil((boot_energy + shutdown_energy) / idle_watts)), the
+ * break-even time B (what a gang's hosts may wait for it idle; a host's
+ * own idle time is mxq_power_idle_time_for()).
  * MXQ_POWER_IDLE_NEVER stays as it is. */
 int64_t mxq_power_config_idle_time(const struct mxq_power_config *cfg);
 
@@ -381,13 +383,16 @@ int mxq_power_state_from_text(const char *text, struct mxq_power_state *ret);
 
 /*
  * The idle time for a host of NODE_CLASS (NULL = none) under CFG and what
- * STATE learned: with idle_time = auto, once GAP_TRUSTED (16) gaps of the
- * class were counted, the cheapest candidate for them
- * (mxq_power_gap_idle_time()), never below idle_time_floor; before that
- * and otherwise mxq_power_config_idle_time().
+ * STATE (NULL: nothing) learned: a fixed idle_time as it is; with
+ * idle_time = auto, once GAP_TRUSTED (16) gaps of the class were counted,
+ * the cheapest candidate for them (mxq_power_gap_idle_time()), before that
+ * a quarter of the break-even time, never below idle_time_floor.
  */
 int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 				const struct mxq_power_state *state, const char *node_class);
+/* Whether that idle time is the learned one (auto, enough gaps counted). */
+bool mxq_power_idle_time_learned(const struct mxq_power_config *cfg,
+				 const struct mxq_power_state *state, const char *node_class);
 
 /* Candidate idle time K (0 .. MXQ_POWER_GAP_EDGES - 1) under CFG: a share
  * of the break-even time (0, 1/32, 1/16, 1/8, 3/16, 1/4, 3/8, 1/2, 3/4,

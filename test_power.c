@@ -111,12 +111,13 @@ static const struct scenario scenarios[] = {
 	{ "configured idle time", "warm_pool = 0\nidle_time = 30m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 20 * MIN) }, { { 0 } },
 	  { { "n1", "NONE", "20m of 30m" } }, ANY },
+	/* B = 600 s; before anything is learned a quarter of it */
 	{ "auto idle time from break-even energy",
 	  "warm_pool = 0\nidle_time = auto\nboot_energy = 60000\nshutdown_energy = 0\n"
 	  "idle_watts = 100\n", FRESH,
-	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 11 * MIN),
-	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = 9 * MIN) }, { { 0 } },
-	  { { "n1", "DRAIN", "idle time 10m" }, { "n2", "NONE", "9m of 10m" } }, ANY },
+	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = 2 * MIN) }, { { 0 } },
+	  { { "n1", "DRAIN", "idle time 2m30s" }, { "n2", "NONE", "2m of 2m30s" } }, ANY },
 	{ "auto idle time never below its floor",
 	  "warm_pool = 0\nidle_time = auto\nboot_energy = 1000\nshutdown_energy = 200\n"
 	  "idle_time_floor = 15m\n", FRESH,
@@ -613,14 +614,15 @@ static const struct scenario scenarios[] = {
 	  "warm_pool = 0\nidle_time_floor = 1m\n", LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
 	  { { "n1", "NONE", "not idle long enough: 20s of 1m (learned)" } }, ANY },
-	{ "learned: too few gaps yet, the break-even time", "warm_pool = 0\n", LEARNED("", 0, 15),
-	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: 2m of 5m30s" } }, ANY },
-	{ "learned per class: another class keeps the break-even time", "warm_pool = 0\n",
-	  LEARNED("gpu", 0, 32),
-	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN),
-	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "2m of 5m30s" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
+	{ "learned: too few gaps yet, a quarter of the break-even time", "warm_pool = 0\n",
+	  LEARNED("", 0, 15),
+	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN) }, { { 0 } },
+	  { { "n1", "NONE", "not idle long enough: 1m of 1m23s" } }, ANY },
+	{ "learned per class: another class keeps a quarter of the break-even time",
+	  "warm_pool = 0\n", LEARNED("gpu", 0, 32),
+	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN),
+	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = MIN) }, { { 0 } },
+	  { { "n1", "NONE", "1m of 1m23s" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
 	{ "learned, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
 	  LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
@@ -1047,8 +1049,8 @@ START_TEST(test_gap_trusted)
 	st.learn[1].seen = 15;
 	st.learn[1].idle_time_s = 0;
 	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "a"), 124);
-	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "b"), 330);
-	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "c"), 330);
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "b"), 83);  /* ceil(330 / 4) */
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "c"), 83);
 	ck_assert_int_eq(mxq_power_config_parse(&cfg, "idle_time_floor = 3m\n", "t", err,
 						sizeof(err)), 0);
 	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &st, "a"), 180);
@@ -1250,7 +1252,7 @@ START_TEST(test_state_text)
 	ck_assert_int_eq(back.gaps_at, 0);
 	/* the learned idle time survives */
 	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, "gpu"), 62);
-	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, NULL), 330);  /* 3 gaps: too few */
+	ck_assert_int_eq(mxq_power_idle_time_for(&cfg, &back, NULL), 83);  /* 3 gaps: too few */
 	/* a reader of the first seven fields only */
 	n7 = sscanf(text, "v1 %d %" SCNd64 " %lf %lf %" SCNu32 " %" SCNd64 " %" SCNd64, &init, &a, &x,
 		    &y, &b, &e, &f);

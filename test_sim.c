@@ -519,8 +519,8 @@ END_TEST
 /* idle_time = auto learns from the gaps: one 1-core node, a 60 s job every
  * 1100 s, so every idle gap (about 1000 s) is longer than the horizon of
  * twice the break-even time (2 x 330 s). Until 16 gaps are counted the
- * node waits the break-even time before each power-off, as with a fixed
- * idle_time = 5m30s; each gap is counted when its power-off has gone
+ * node waits a quarter of the break-even time before each power-off, as
+ * with a fixed idle_time = 1m23s; each gap is counted when its power-off has gone
  * unmatched for the horizon (long before the next job), so from the 17th
  * on the learned idle time is 0 and the node goes off at the next tick.
  * self_check: the kept index and a fresh one learn the same. */
@@ -529,7 +529,7 @@ START_TEST(policy_learns_idle_time)
 	static const char *const conf[2] = {
 		"idle_time = auto\nmin_on_time = 0\nmin_off_time = 0\nwarm_pool = 0\n"
 		"boot_time = 1m\nmax_cycles_per_day = 0\n",
-		"idle_time = 5m30s\nmin_on_time = 0\nmin_off_time = 0\nwarm_pool = 0\n"
+		"idle_time = 1m23s\nmin_on_time = 0\nmin_off_time = 0\nwarm_pool = 0\n"
 		"boot_time = 1m\nmax_cycles_per_day = 0\n",
 	};
 	struct mxq_sim_result res[2];
@@ -556,10 +556,10 @@ START_TEST(policy_learns_idle_time)
 			  res[1].actions[MXQ_POWER_ACTION_DRAIN]);
 	/* the last 14 gaps (the 17th to the one after the last job) idle at
 	 * most two ticks (off at the first tick, acknowledged at the next)
-	 * instead of 330 s and up to two ticks: 14 x 310 s x 100 W less idle
-	 * energy at the least, 14 x 350 s x 100 W at most */
-	ck_assert_msg(res[0].idle_j <= res[1].idle_j - 14 * 310 * 100.0 &&
-		      res[0].idle_j >= res[1].idle_j - 14 * 350 * 100.0,
+	 * instead of 83 s and up to two ticks: 14 x 63 s x 100 W less idle
+	 * energy at the least, 14 x 103 s x 100 W at most */
+	ck_assert_msg(res[0].idle_j <= res[1].idle_j - 14 * 63 * 100.0 &&
+		      res[0].idle_j >= res[1].idle_j - 14 * 103 * 100.0,
 		      "idle %.0f J learned, %.0f J fixed", res[0].idle_j, res[1].idle_j);
 }
 END_TEST
