@@ -3248,8 +3248,10 @@ static void step_suspend(struct decide_ctx *c)
 				dur(c->now - idle_since, a, sizeof(a));
 				dur(idle_time, b, sizeof(b));
 				EXPLAIN(c, wn, "not idle long enough: %s of %s%s", a, b,
-					!mxq_power_idle_time_learned(cfg, &c->st, n->node_class) ? "" :
-					" (learned)");
+					cfg->idle_time_s != MXQ_POWER_IDLE_AUTO ? "" :
+					mxq_power_idle_time_learned(cfg, &c->st, n->node_class) ?
+					" (learned)" : " (not learned: the class has fewer than 16 "
+					"idle gaps counted)");
 			}
 			continue;
 		}

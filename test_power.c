@@ -617,7 +617,8 @@ static const struct scenario scenarios[] = {
 	{ "learned: too few gaps yet, a quarter of the break-even time", "warm_pool = 0\n",
 	  LEARNED("", 0, 15),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: 1m of 1m23s" } }, ANY },
+	  { { "n1", "NONE", "not idle long enough: 1m of 1m23s (not learned: the class has "
+	      "fewer than 16 idle gaps counted)" } }, ANY },
 	{ "learned per class: another class keeps a quarter of the break-even time",
 	  "warm_pool = 0\n", LEARNED("gpu", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN),
