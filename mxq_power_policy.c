@@ -568,15 +568,24 @@ static void gap_add(const struct mxq_power_config *cfg, struct mxq_power_gap_lea
 	l->idle_time_s = mxq_power_gap_idle_time(cfg, l);
 }
 
-bool mxq_power_idle_time_learned(const struct mxq_power_config *cfg,
-				 const struct mxq_power_state *state, const char *node_class)
+/* NODE_CLASS's learned entry once it counted enough gaps to be used
+ * (idle_time = auto); NULL before and otherwise. */
+static const struct mxq_power_gap_learn *trusted_for(const struct mxq_power_config *cfg,
+						     const struct mxq_power_state *state,
+						     const char *node_class)
 {
 	const struct mxq_power_gap_learn *l;
 
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO || !state)
-		return false;
+		return NULL;
 	l = learned_for(state, node_class);
-	return l && l->seen >= GAP_TRUSTED;
+	return l && l->seen >= GAP_TRUSTED ? l : NULL;
+}
+
+bool mxq_power_idle_time_learned(const struct mxq_power_config *cfg,
+				 const struct mxq_power_state *state, const char *node_class)
+{
+	return trusted_for(cfg, state, node_class) != NULL;
 }
 
 /* Before a class has its gaps counted: a quarter of the break-even time.
@@ -587,14 +596,12 @@ bool mxq_power_idle_time_learned(const struct mxq_power_config *cfg,
 int64_t mxq_power_idle_time_for(const struct mxq_power_config *cfg,
 				const struct mxq_power_state *state, const char *node_class)
 {
+	const struct mxq_power_gap_learn *l = trusted_for(cfg, state, node_class);
 	int64_t t;
 
 	if (cfg->idle_time_s != MXQ_POWER_IDLE_AUTO)
 		return cfg->idle_time_s;
-	if (mxq_power_idle_time_learned(cfg, state, node_class))
-		t = learned_for(state, node_class)->idle_time_s;
-	else
-		t = (break_even_s(cfg) + 3) / 4;  /* ceil(B / 4) */
+	t = l ? l->idle_time_s : (break_even_s(cfg) + 3) / 4;  /* ceil(B / 4) */
 	return t > cfg->idle_time_floor_s ? t : cfg->idle_time_floor_s;
 }
 

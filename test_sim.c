@@ -520,9 +520,10 @@ END_TEST
  * 1100 s, so every idle gap (about 1000 s) is longer than the horizon of
  * twice the break-even time (2 x 330 s). Until 16 gaps are counted the
  * node waits a quarter of the break-even time before each power-off, as
- * with a fixed idle_time = 1m23s; each gap is counted when its power-off has gone
- * unmatched for the horizon (long before the next job), so from the 17th
- * on the learned idle time is 0 and the node goes off at the next tick.
+ * with a fixed idle_time = 1m23s; each gap is counted when its power-off
+ * has gone unmatched for the horizon (long before the next job), so from
+ * the 17th on the learned idle time is 0 and the node goes off at the
+ * next tick.
  * self_check: the kept index and a fresh one learn the same. */
 START_TEST(policy_learns_idle_time)
 {
