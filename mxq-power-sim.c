@@ -68,6 +68,7 @@ struct options {
 	int64_t timeouts[MAX_TIMEOUTS];
 	size_t n_timeouts;
 	int64_t tick_s;
+	int64_t poll_s;              /* --poll, 0 = at ticks only */
 	double days;                 /* window length, 0 = all */
 	double skip_days;
 	double scale;                /* 0 = auto */
@@ -149,6 +150,9 @@ static void usage(FILE *f)
 "      --power-config FILE    power.conf for our policy (default: built-in defaults)\n"
 "      --tick DUR             time between two decisions of our policy (10s, as\n"
 "                             mxqd --power-tick)\n"
+"      --poll DUR             a job that cannot start is decided on this long after its\n"
+"                             submit, when no tick comes sooner (1s, as mxqd\n"
+"                             --power-poll; 0 = at ticks only)\n"
 "      --every-tick           ask the policy at every tick, also when nothing can have\n"
 "                             changed since its last empty plan (slower, same results)\n"
 "Output:\n"
@@ -218,7 +222,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_NODES = 256, O_CORES, O_MEMORY, O_MAXTIME, O_IDLE, O_BUSY, O_OFF, O_BOOT_TIME,
 		O_BOOT_ENERGY, O_SHUTDOWN_TIME, O_SHUTDOWN_ENERGY, O_CLASS, O_DAYS, O_SKIP_DAYS,
 		O_SCALE, O_WIDE, O_EXPECTED_END, O_TIMEOUTS, O_POWER_CONFIG, O_TICK, O_CSV, O_JSON,
-		O_SVG, O_THREADS, O_EVERY_TICK, O_KEEP_OVERRUNS,
+		O_SVG, O_THREADS, O_EVERY_TICK, O_KEEP_OVERRUNS, O_POLL,
 	};
 	static const struct option opts[] = {
 		{ "nodes",           required_argument, NULL, O_NODES },
@@ -247,6 +251,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "svg",             required_argument, NULL, O_SVG },
 		{ "threads",         required_argument, NULL, O_THREADS },
 		{ "every-tick",      no_argument,       NULL, O_EVERY_TICK },
+		{ "poll",            required_argument, NULL, O_POLL },
 		{ "help",            no_argument,       NULL, 'h' },
 		{ "version",         no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -359,6 +364,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				mxq_complain("--tick: must be at least 1s");
 				r = -EINVAL;
 			}
+			break;
+		case O_POLL:
+			r = parse_duration_opt("poll", optarg, &o->poll_s);
 			break;
 		case O_EVERY_TICK:
 			o->every_tick = true;
@@ -814,9 +822,9 @@ static void print_table(const char *trace_name, const struct mxq_sim_trace *trac
 		const struct mxq_sim_result *r = &runs[k].res;
 		if (runs[k].params.policy != MXQ_SIM_POLICY)
 			continue;
-		printf("\n%s: %" PRIu64 " decisions (%" PRIu64 " quiet ticks skipped), %" PRIu64 " WAKE, %" PRIu64 " DRAIN, %" PRIu64
+		printf("\n%s: %" PRIu64 " decisions (%" PRIu64 " between ticks for new jobs, %" PRIu64 " quiet ticks skipped), %" PRIu64 " WAKE, %" PRIu64 " DRAIN, %" PRIu64
 		       " CANCEL_DRAIN, %" PRIu64 " POWER_OFF, %" PRIu64 " MARK_FAILED, %" PRIu64
-		       " actions rejected\n", runs[k].name, r->ticks, r->ticks_skipped,
+		       " actions rejected\n", runs[k].name, r->ticks, r->polls, r->ticks_skipped,
 		       r->actions[MXQ_POWER_ACTION_WAKE], r->actions[MXQ_POWER_ACTION_DRAIN],
 		       r->actions[MXQ_POWER_ACTION_CANCEL_DRAIN],
 		       r->actions[MXQ_POWER_ACTION_POWER_OFF],
@@ -960,6 +968,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(doc, "classes", jc);
 	json_object_set_new(doc, "power_config", json_string(cfg_text));
 	json_object_set_new(doc, "tick_s", json_integer(o->tick_s));
+	json_object_set_new(doc, "poll_s", json_integer(o->poll_s));
 	for (size_t k = 0; k < n_rows && r == 0; k++) {
 		const struct row *w = &rows[k];
 		json_t *jr = json_object();
@@ -1007,6 +1016,8 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 				json_object_set_new(jr, "actions", ja);
 				json_object_set_new(jr, "decisions",
 						    json_integer((json_int_t)w->res->ticks));
+				json_object_set_new(jr, "poll_decisions",
+						    json_integer((json_int_t)w->res->polls));
 				json_object_set_new(jr, "quiet_ticks_skipped",
 						    json_integer((json_int_t)w->res->ticks_skipped));
 				json_object_set_new(jr, "actions_rejected",
@@ -1204,7 +1215,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .scale = 1.0,
+		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .poll_s = 1, .scale = 1.0,
 		.wide = MXQ_SIM_WIDE_GANG,
 	};
 	struct mxq_sim_trace trace;
@@ -1310,6 +1321,7 @@ int main(int argc, char **argv)
 	runs[n_runs++] = (struct run) {
 		.name = "mxq-policy",
 		.params = { .policy = MXQ_SIM_POLICY, .cfg = &cfg, .tick_s = o.tick_s,
+			    .poll_s = o.poll_s,
 			    .series_step_s = step, .every_tick = o.every_tick },
 	};
 	for (size_t k = 0; k < n_runs; k++) {

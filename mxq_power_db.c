@@ -482,6 +482,18 @@ int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
 	return 0;
 }
 
+int mxq_power_db_newest_pending(struct mx_db *db, uint64_t *ret_job_id)
+{
+	uint64_t id = 0;
+	int r = mx_db_query_u64(db, &id, "SELECT COALESCE(MAX(job_id), 0) FROM mxq_job"
+				" WHERE job_status = ?", "i", MXQ_JOB_STATUS_INQ);
+
+	if (r < 0)
+		return r;
+	*ret_job_id = id;
+	return 0;
+}
+
 /* --------------------------------------------------------------- writes */
 
 static int insert_event(struct mx_db *db, const char *hostname, const char *from, const char *to,

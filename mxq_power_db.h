@@ -115,6 +115,12 @@ struct mxq_power_db_snapshot {
 int mxq_power_db_snapshot_read(struct mx_db *db, int64_t heartbeat_timeout_s,
 			       struct mxq_power_db_snapshot **ret);
 void mxq_power_db_snapshot_free(struct mxq_power_db_snapshot *s);
+/*
+ * The id of the newest job still waiting to start (0 if none), one index
+ * lookup: a leader that has seen it since its last decision has nothing new
+ * to decide on before its next tick (mxqd --power-poll). 0 or negative errno.
+ */
+int mxq_power_db_newest_pending(struct mx_db *db, uint64_t *ret_job_id);
 /* Index of HOSTNAME in the snapshot, or -1. */
 long mxq_power_db_snapshot_find(const struct mxq_power_db_snapshot *s, const char *hostname);
 

@@ -1163,6 +1163,7 @@ enum event_type {
 	EV_JOB_END = 0,
 	EV_PHYS_DONE,
 	EV_IDLE_TIMEOUT,
+	EV_POLL,
 	EV_TICK,
 };
 
@@ -1304,6 +1305,9 @@ struct mxq_sim {
 	bool quiet;                      /* the last decision was a fixed point (see tick_is_quiet) */
 	int64_t quiet_until;             /* ... until this time at the latest */
 	uint64_t ticks_skipped;
+	int64_t next_tick_at;            /* of the pending EV_TICK */
+	int64_t poll_at;                 /* of the pending EV_POLL, NONE_TIME if none */
+	uint64_t polls;                  /* decisions an EV_POLL asked for */
 	struct mxq_power_node *pnodes;   /* rewritten only where stale (see build_snapshot) */
 	uint32_t *stale;                 /* nodes whose snapshot entry is stale */
 	size_t n_stale;
@@ -2746,7 +2750,8 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	if (!c || !params || !ret_sim || (unsigned)params->policy >= _MXQ_SIM_POLICY_MAX ||
 	    params->series_step_s < 0 ||
 	    (params->policy == MXQ_SIM_TIMEOUT && params->timeout_s < 0) ||
-	    (params->policy == MXQ_SIM_POLICY && (!params->cfg || params->tick_s <= 0)))
+	    (params->policy == MXQ_SIM_POLICY && (!params->cfg || params->tick_s <= 0 ||
+						    params->poll_s < 0)))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -2812,6 +2817,8 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->done_at = c->start;
 	s->last_progress = c->start;
 	s->hold_job = SIZE_MAX;
+	s->next_tick_at = c->start;
+	s->poll_at = NONE_TIME;
 	for (size_t i = 0; i < nn; i++) {
 		struct sim_node *n = &s->nodes[i];
 		n->cls = &c->classes[c->nodes[i].cls];
@@ -2853,6 +2860,29 @@ static int64_t next_time(const struct mxq_sim *s)
 	return t;
 }
 
+/*
+ * The jobs from FIRST_NEW on were submitted just now and dispatch is done:
+ * if one of them has to wait, the policy decides on it after the leader's
+ * next poll (mxqd --power-poll sees a new pending job), unless a decision
+ * comes sooner. Modelled as a whole poll interval after the submit, the
+ * longest the leader can take to notice.
+ */
+static int poll_for(struct mxq_sim *s, size_t first_new)
+{
+	int64_t at = s->now + s->p.poll_s;
+
+	if (s->p.policy != MXQ_SIM_POLICY || s->p.poll_s <= 0 || s->poll_at <= at ||
+	    s->next_tick_at <= at)
+		return 0;
+	for (size_t j = first_new; j < s->next_submit; j++) {
+		if (!s->job_live[j]) {
+			s->poll_at = at;
+			return ev_push(s, at, EV_POLL, 0, 0);
+		}
+	}
+	return 0;
+}
+
 /* Process every time stamp before LIMIT; with UNTIL_DONE stop after the
  * one at which the last job ended. */
 static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
@@ -2866,7 +2896,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 		if (t == NONE_TIME || t >= limit)
 			return 0;
 		s->now = t;
-		while (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type != EV_TICK) {
+		while (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type < EV_POLL) {
 			struct event e = ev_pop(s);
 			s->events++;
 			if (e.type == EV_JOB_END)
@@ -2878,6 +2908,7 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 			if (r < 0)
 				return r;
 		}
+		size_t first_new = s->next_submit;
 		while (s->next_submit < s->c->n_jobs && s->c->jobs[s->next_submit].submit == t) {
 			uint32_t job = (uint32_t)s->next_submit++;
 			r = queue_push(s, s->c->jobs[job].queue, job);
@@ -2892,13 +2923,30 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 			if (r < 0)
 				return r;
 		}
+		if (first_new < s->next_submit && (r = poll_for(s, first_new)) < 0)
+			return r;
+		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_POLL) {
+			ev_pop(s);
+			s->events++;
+			s->poll_at = NONE_TIME;
+			/* a tick at the same time decides anyway */
+			if (!(s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK)) {
+				s->polls++;
+				r = policy_tick(s);
+				if (r < 0)
+					return r;
+				if (s->dirty && (r = dispatch(s)) < 0)
+					return r;
+			}
+		}
 		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK) {
 			ev_pop(s);
 			s->events++;
 			r = policy_tick(s);
 			if (r < 0)
 				return r;
-			r = ev_push(s, t + s->p.tick_s, EV_TICK, 0, 0);
+			s->next_tick_at = t + s->p.tick_s;
+			r = ev_push(s, s->next_tick_at, EV_TICK, 0, 0);
 			if (r < 0)
 				return r;
 			if (s->dirty) {
@@ -2999,6 +3047,7 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 	res.events = s->events;
 	res.ticks = s->ticks;
 	res.ticks_skipped = s->ticks_skipped;
+	res.polls = s->polls;
 	memcpy(res.actions, s->actions, sizeof(res.actions));
 	res.policy_errors = s->policy_errors;
 	res.peak_powered_w = s->peak_powered_w;

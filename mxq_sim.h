@@ -251,6 +251,10 @@ struct mxq_sim_params {
 	int64_t timeout_s;           /* MXQ_SIM_TIMEOUT: idle time before power-off */
 	const struct mxq_power_config *cfg; /* MXQ_SIM_POLICY (borrowed) */
 	int64_t tick_s;              /* MXQ_SIM_POLICY: seconds between decisions */
+	int64_t poll_s;              /* MXQ_SIM_POLICY: a job submitted that cannot start
+	                                at once is decided on this long after its submit,
+	                                when no tick comes sooner (mxqd --power-poll);
+	                                0 = at ticks only */
 	int64_t series_step_s;       /* width of the time series buckets; 0 = none */
 	int64_t stall_limit_s;       /* give up when jobs wait and nothing runs or
 	                                boots this long; 0 = 30 days */
@@ -307,6 +311,7 @@ struct mxq_sim_result {
 	uint64_t events;             /* events processed */
 	uint64_t ticks;              /* decisions taken */
 	uint64_t ticks_skipped;      /* ticks at a known fixed point, not asked */
+	uint64_t polls;              /* decisions between ticks, for a new job that waits */
 	uint64_t actions[_MXQ_POWER_ACTION_MAX];
 	uint64_t policy_errors;      /* actions that did not match the node's state */
 	double peak_powered_w;       /* highest draw of the nodes not off (on, booting,

@@ -122,6 +122,8 @@ MXQD_CGROUP_DEFAULT_ROOT ";\n"
 "      --check-config            check the power configuration and exit\n"
 "      --power-tick SECONDS      leader tick interval (default 10)\n"
 "      --power-lease SECONDS     leader lease on the database clock (default 30)\n"
+"      --power-poll SECONDS      between ticks, decide at once on a newly submitted job\n"
+"                                that waits (default 1, 0 = at ticks only)\n"
 "      --power-exec-command CMD  exec transport: CMD HOST on|off|status\n"
 "      --power-exec-timeout S    limit for one exec transport call (default 20)\n"
 "      --power-node-timeout S    a node whose heartbeat is older counts as down\n"
@@ -180,7 +182,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_MEMORY_HARD, OPT_CGROUP_V2_MOUNT,
 		OPT_FOREGROUND, OPT_DAEMONIZE, OPT_PIDFILE, OPT_LOG, OPT_POLL, OPT_HEARTBEAT,
 		OPT_CB_TIMEOUT, OPT_KILL_GRACE, OPT_RUNTIME_SCALE, OPT_DEBUG,
-		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE,
+		OPT_POWER_MANAGER, OPT_POWER_CONFIG, OPT_CHECK_CONFIG, OPT_POWER_TICK, OPT_POWER_LEASE, OPT_POWER_POLL,
 		OPT_POWER_EXEC, OPT_POWER_EXEC_TIMEOUT, OPT_POWEROFF_CMD, OPT_NO_POWER_NODE,
 		OPT_POWER_NODE_TIMEOUT,
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
@@ -223,6 +225,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "check-config",        no_argument,       NULL, OPT_CHECK_CONFIG },
 		{ "power-tick",          required_argument, NULL, OPT_POWER_TICK },
 		{ "power-lease",         required_argument, NULL, OPT_POWER_LEASE },
+		{ "power-poll",          required_argument, NULL, OPT_POWER_POLL },
 		{ "power-exec-command",  required_argument, NULL, OPT_POWER_EXEC },
 		{ "power-exec-timeout",  required_argument, NULL, OPT_POWER_EXEC_TIMEOUT },
 		{ "power-node-timeout",  required_argument, NULL, OPT_POWER_NODE_TIMEOUT },
@@ -356,6 +359,12 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		case OPT_POWER_TICK:
 			if (parse_seconds("--power-tick", optarg, 0.1, &o->power.tick_s) < 0)
 				return -EINVAL;
+			break;
+		case OPT_POWER_POLL:
+			if (parse_seconds("--power-poll", optarg, 0, &o->power.poll_s) < 0)
+				return -EINVAL;
+			if (o->power.poll_s > 0 && o->power.poll_s < 0.1)
+				return fail("--power-poll: '%s' is below 0.1 s (0 turns polling off)", optarg);
 			break;
 		case OPT_POWER_LEASE:
 			if (parse_seconds("--power-lease", optarg, 0.2, &o->power.lease_s) < 0)

@@ -66,6 +66,8 @@ static struct {
 	struct mxq_power_state policy_state;
 	uint64_t held_epoch;       /* the last epoch this process held, 0: none */
 	uint64_t next_tick_ms;
+	uint64_t next_poll_ms;
+	uint64_t seen_pending;     /* newest pending job id the last decision saw */
 	uint64_t next_node_check_ms;
 	char warned_hash[17];
 	bool powering_off;
@@ -77,6 +79,7 @@ void mxqd_power_options_init(struct mxqd_power_options *opt)
 		.config_path = MXQ_POWER_CONFIG_DEFAULT_PATH,
 		.tick_s = 10,
 		.lease_s = 30,
+		.poll_s = 1,
 		.exec_timeout_s = 20,
 		.poweroff_command = "/sbin/poweroff",
 		.node = true,
@@ -851,11 +854,14 @@ int mxqd_power_node_tick(struct mxqd_server *server)
 
 uint64_t mxqd_power_next_tick_in_ms(void)
 {
-	uint64_t now = mx_now_monotonic_ms();
+	uint64_t now = mx_now_monotonic_ms(), next;
 
 	if (!pm.opt.manager)
 		return UINT64_MAX;
-	return pm.next_tick_ms > now ? pm.next_tick_ms - now : 0;
+	next = pm.next_tick_ms;
+	if (pm.opt.poll_s > 0 && pm.lease.held && pm.next_poll_ms < next)
+		next = pm.next_poll_ms;
+	return next > now ? next - now : 0;
 }
 
 static void warn_other_config(struct mxqd_server *server)
@@ -992,7 +998,9 @@ static int leader_tick(struct mxqd_server *server)
 			return r;
 	}
 
-	/* 2. the snapshot */
+	/* 2. the snapshot, and the newest pending job in it or before it */
+	if (pm.opt.poll_s > 0 && (r = mxq_power_db_newest_pending(server->db, &pm.seen_pending)) < 0)
+		return r;
 	r = mxq_power_db_snapshot_read(server->db, hb_timeout, &s);
 	if (r < 0)
 		return r;
@@ -1058,15 +1066,43 @@ out:
 	return r < 0 ? r : 0;
 }
 
+/*
+ * Between ticks the leader looks every --power-poll seconds for a job
+ * submitted since its last decision that still waits, and decides at once
+ * when there is one: a job that needs a host woken then waits for the boot,
+ * not for the boot and the rest of a tick. 1 when it is time to decide.
+ */
+static int poll_pending(struct mxqd_server *server, uint64_t now)
+{
+	uint64_t newest = 0;
+	int r;
+
+	if (pm.opt.poll_s <= 0 || !mxq_power_lease_valid(&pm.lease) || now < pm.next_poll_ms)
+		return 0;
+	pm.next_poll_ms = now + (uint64_t)(pm.opt.poll_s * 1000);
+	r = mxq_power_db_newest_pending(server->db, &newest);
+	if (r < 0)
+		return r;
+	return newest > pm.seen_pending;
+}
+
 int mxqd_power_leader_tick(struct mxqd_server *server)
 {
 	uint64_t now = mx_now_monotonic_ms();
 	bool was_held = pm.lease.held;
 	int r;
 
-	if (!pm.opt.manager || now < pm.next_tick_ms)
+	if (!pm.opt.manager)
 		return 0;
-	pm.next_tick_ms = now + (uint64_t)(pm.opt.tick_s * 1000);
+	if (now < pm.next_tick_ms) {
+		r = poll_pending(server, now);
+		if (r <= 0)
+			return r;
+		/* an extra decision: the ticks keep their pace */
+	} else {
+		pm.next_tick_ms = now + (uint64_t)(pm.opt.tick_s * 1000);
+	}
+	pm.next_poll_ms = now + (uint64_t)(pm.opt.poll_s * 1000);
 	r = leader_tick(server);
 	if (was_held && !pm.lease.held)
 		mx_log_warning("power: lost the power manager lease (epoch %" PRIu64 ")", pm.lease.epoch);

@@ -28,6 +28,8 @@ struct mxqd_power_options {
 	bool check_config;            /* --check-config: validate and exit */
 	double tick_s;                /* --power-tick, default 10 */
 	double lease_s;               /* --power-lease, default 30 (> 2 ticks) */
+	double poll_s;                /* --power-poll: leader looks for new pending jobs
+	                                 between ticks, default 1, 0 = never */
 	const char *exec_command;     /* --power-exec-command: "CMD HOST on|off|status" */
 	unsigned exec_timeout_s;      /* --power-exec-timeout, default 20 (keep < lease) */
 	double node_timeout_s;        /* --power-node-timeout; 0 = 3 x heartbeat + 5 */

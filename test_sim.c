@@ -427,6 +427,44 @@ START_TEST(policy_one_node_cycle)
 }
 END_TEST
 
+/*
+ * mxqd --power-poll: the cycle above with polls 5 s apart. A job that must
+ * wait is decided on 5 s after its submit, unless a tick comes sooner; a
+ * job that starts at once asks for nothing.
+ */
+START_TEST(policy_poll_decides_on_submit)
+{
+	static const struct {
+		long submit2;
+		double wait2;
+		uint64_t polls;
+	} row[] = {
+		/* job 2 at 330: poll at 335 wakes, boot [335,395) */
+		{ 330, 65, 1 },
+		/* at 356: the tick at 360 comes before a poll at 361 */
+		{ 356, 64, 0 },
+	};
+
+	for (size_t k = 0; k < sizeof(row) / sizeof(row[0]); k++) {
+		struct world w;
+		struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY, .tick_s = 60, .poll_s = 5,
+					    .every_tick = true };
+		struct job_spec jobs[] = { { 0, 10, 1, 10 }, { row[k].submit2, 10, 1, 10 } };
+
+		world_jobs(&w, jobs, 2);
+		world_policy(&w, &p, "idle_time = 2m\nmin_on_time = 0\nmin_off_time = 0\n"
+			     "warm_pool = 0\nboot_time = 1m\n", 1, 500);
+		ck_assert_double_eq(job_wait(&w, 0), 0);
+		ck_assert_double_eq(job_wait(&w, 1), row[k].wait2);
+		ck_assert_uint_eq(w.res.polls, row[k].polls);
+		ck_assert_uint_eq(w.res.ticks, 9 + row[k].polls);
+		ck_assert_uint_eq(w.res.actions[MXQ_POWER_ACTION_WAKE], 1);
+		ck_assert_uint_eq(w.res.policy_errors, 0);
+		world_done(&w);
+	}
+}
+END_TEST
+
 /* A gang whose second node is busy for long: its idle node is switched off
  * and woken ahead, one boot plus one idle time before the busy node frees. */
 START_TEST(policy_defers_gang)
@@ -1013,9 +1051,10 @@ END_TEST
 START_TEST(quiet_ticks_are_exact)
 {
 	static const struct {
-		int max_procs; long gap; int64_t tick, end; uint32_t nodes, cores;
+		int max_procs; long gap; int64_t tick, poll, end; uint32_t nodes, cores;
 	} load[] = {
-		{ 6, 700, 60, 400 * 700, 8, 2 }, { 16, 150, 10, 1000 * 1000, 24, 1 },
+		{ 6, 700, 60, 0, 400 * 700, 8, 2 }, { 16, 150, 10, 0, 1000 * 1000, 24, 1 },
+		{ 16, 150, 10, 3, 1000 * 1000, 24, 1 },
 	};
 	char *text = malloc(64 * 1024);
 	char l[128];
@@ -1037,7 +1076,8 @@ START_TEST(quiet_ticks_are_exact)
 			struct world w;
 			struct mxq_sim_class c;
 			struct mxq_sim_params p = { .policy = MXQ_SIM_POLICY,
-						    .tick_s = load[w_i].tick, .every_tick = k == 1 };
+						    .tick_s = load[w_i].tick,
+						    .poll_s = load[w_i].poll, .every_tick = k == 1 };
 			world_trace(&w, text);
 			p.cfg = &w.cfg;
 			small_class(&c, load[w_i].nodes, load[w_i].cores);
@@ -1048,6 +1088,8 @@ START_TEST(quiet_ticks_are_exact)
 		}
 		ck_assert_uint_gt(res[0].ticks_skipped, 0);
 		ck_assert_uint_eq(res[1].ticks_skipped, 0);
+		ck_assert_uint_eq(res[0].polls, res[1].polls);
+		ck_assert(load[w_i].poll ? res[0].polls > 0 : res[0].polls == 0);
 		ck_assert_uint_gt(res[0].actions[MXQ_POWER_ACTION_WAKE], 0);
 		ck_assert_double_eq(res[0].energy_j, res[1].energy_j);
 		ck_assert_double_eq(res[0].wait_mean_s, res[1].wait_mean_s);
@@ -1094,7 +1136,8 @@ START_TEST(kept_sets_match_full_passes)
 		struct mxq_sim_class c[2];
 		struct mxq_sim_params p = { .policy = k == 0 ? MXQ_SIM_ALWAYS_ON :
 						      k == 1 ? MXQ_SIM_TIMEOUT : MXQ_SIM_POLICY,
-					    .timeout_s = 300, .tick_s = 10, .self_check = true };
+					    .timeout_s = 300, .tick_s = 10, .poll_s = k % 2 ? 2 : 0,
+					    .self_check = true };
 		world_trace(&w, text);
 		if (k >= 2)
 			world_config(&w, confs[k - 2]);
@@ -1139,6 +1182,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, timeout_boot_delay);
 	tcase_add_test(sim, timeout_arrival_during_shutdown);
 	tcase_add_test(sim, policy_one_node_cycle);
+	tcase_add_test(sim, policy_poll_decides_on_submit);
 	tcase_add_test(sim, policy_warm_pool_and_max_cycles);
 	tcase_add_test(sim, policy_learns_idle_time);
 	tcase_add_test(sim, lower_bound_one_node);

@@ -19,6 +19,8 @@
 #      is queued: the drain is taken back instead of a power cycle
 #   k. idle_time = auto: the idle gap between two real jobs on one node is
 #      counted in the leader's saved state, the first job after a wake not
+#   l. --power-poll: a leader with 20 s ticks wakes a node for a new job
+#      within seconds, and decides nothing extra while nothing new waits
 #
 # Every wait is a bounded poll on a condition; "stays" checks sample the
 # state for a few leader ticks.
@@ -381,6 +383,30 @@ is "the gap is counted as a few seconds long" "$(mxq_sql "SELECT policy_state
 : >"$W/release.K"
 check "second job finished" job_wait 30 "$jy" 1000
 check "leader4 stops" mxqd_stop leader4
+
+# ---------------------------- l. a new job is decided on between ticks
+
+section "l. --power-poll: a new job that waits is decided on between ticks"
+check "leader5 starts" power_leader_start leader5 "$CONF"
+check "n1 powered off by leader5" power_wait_state 30 n1 OFF
+check "leader5 stops" mxqd_stop leader5
+# ticks 20 s apart: a wake within 5 s of the submit came from a poll
+check "leader6 starts (--power-tick 20, --power-poll 0.5)" \
+	power_leader_start leader6 "$CONF" --power-tick 20 --power-lease 45 --power-poll 0.5
+check "leader6 holds the lease and decided once" wait_for 10 \
+	"(SELECT holder LIKE 'leader6/%' AND last_tick_at IS NOT NULL FROM mxq_power_leader)"
+tick0=$(mxq_sql "SELECT UNIX_TIMESTAMP(last_tick_at) FROM mxq_power_leader")
+sleep 2
+is "nothing new waits: no decision between ticks" \
+	"$(mxq_sql "SELECT UNIX_TIMESTAMP(last_tick_at) FROM mxq_power_leader")" "$tick0"
+mark=$(power_last_event_id)
+jl=$(job -N only-n1-polled --whitelist n1)
+check "n1 woken within 5 s of the submit, not at the next tick" \
+	power_wait_state 5 n1 POWERING_ON ON
+is "woken: n1 only" "$(power_wakes "$mark")" n1
+check "the job finished" job_wait 30 "$jl" 1000
+is "it ran on n1" "$(ran_on "$jl")" n1
+check "leader6 stops" mxqd_stop leader6
 
 # ------------------------------------------------------------------- end
 
