@@ -9,7 +9,9 @@
  * snapshot and the per-host transport settings, results fetched and
  * discarded), the snapshot read into policy structures, and the whole tick
  * (snapshot + settings + decide()), each as the median of several runs;
- * the tick is also given as a ratio to the bare SELECTs.
+ * the tick is also given as a ratio to the bare SELECTs; and the lookup
+ * the leader makes between ticks (mxqd --power-poll: the newest pending
+ * job), which must stay cheap however many jobs are queued.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -59,7 +61,7 @@ static const char *const bare_queries[] = {
 int main(void)
 {
 	const char *cnf = getenv("MXQ_BENCH_DB");
-	double bare[RUNS], snap[RUNS], tick[RUNS];
+	double bare[RUNS], snap[RUNS], tick[RUNS], poll[RUNS];
 	struct mxq_power_config cfg;
 	struct mxq_power_state state = { 0 };
 	uint64_t jobs = 0, nodes = 0, groups = 0;
@@ -112,6 +114,13 @@ int main(void)
 		mxq_power_plan_free(&plan);
 		mxq_power_db_snapshot_free(s);
 		mxq_power_db_transport_extras_free(x, n_x);
+		double p0 = now_ms();
+		uint64_t newest = 0;
+		if (mxq_power_db_newest_pending(db, &newest) < 0) {
+			fprintf(stderr, "bench_tick: newest pending job: %s\n", mx_db_error(db));
+			return 1;
+		}
+		poll[i] = now_ms() - p0;
 		bare[i] = t1 - t0;
 		snap[i] = t2 - t1;
 		tick[i] = t3 - t1;
@@ -124,6 +133,8 @@ int main(void)
 		printf("  bare snapshot SELECTs: %8.2f ms\n", b);
 		printf("  snapshot read:         %8.2f ms\n", sn);
 		printf("  full tick (+decide):   %8.2f ms  = %.2f x the bare SELECTs\n", t, b > 0 ? t / b : 0);
+		printf("  poll between ticks:    %8.2f ms  (newest pending job, --power-poll)\n",
+		       median(poll, RUNS));
 	}
 	mxq_power_config_done(&cfg);
 	mx_db_close(db);

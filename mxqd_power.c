@@ -1070,7 +1070,10 @@ out:
  * Between ticks the leader looks every --power-poll seconds for a job
  * submitted since its last decision that still waits, and decides at once
  * when there is one: a job that needs a host woken then waits for the boot,
- * not for the boot and the rest of a tick. 1 when it is time to decide.
+ * not for the boot and the rest of a tick. Extra decisions wait until ten
+ * times the last one's duration has passed since it, so that however fast
+ * jobs are submitted, they take at most a tenth of the leader's time.
+ * 1 when it is time to decide.
  */
 static int poll_pending(struct mxqd_server *server, uint64_t now)
 {
@@ -1102,8 +1105,13 @@ int mxqd_power_leader_tick(struct mxqd_server *server)
 	} else {
 		pm.next_tick_ms = now + (uint64_t)(pm.opt.tick_s * 1000);
 	}
-	pm.next_poll_ms = now + (uint64_t)(pm.opt.poll_s * 1000);
 	r = leader_tick(server);
+	{
+		uint64_t done = mx_now_monotonic_ms(), pause = (uint64_t)(pm.opt.poll_s * 1000);
+		if (pause < 10 * (done - now))
+			pause = 10 * (done - now);
+		pm.next_poll_ms = done + pause;
+	}
 	if (was_held && !pm.lease.held)
 		mx_log_warning("power: lost the power manager lease (epoch %" PRIu64 ")", pm.lease.epoch);
 	return r;
