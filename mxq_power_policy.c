@@ -3348,15 +3348,17 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 					   "(expected ends of running jobs): woken ahead then",
 					   c->unplaced, a);
 		}
+		/* no counts here: an OFF host's text is rewritten only when it
+		 * changes, and the queue changes at every decision (the counts
+		 * are in the tick's summary) */
 		if (c->wake_blocked != WAKE_LIMIT_NONE) {
 			char blocked[256];
 			wake_block_text(c, c->wake_blocked, blocked, sizeof(blocked));
-			return plan_printf(c, "off: %" PRIu64 " pending jobs unplaced, but %s",
-					   c->unplaced, blocked);
+			return plan_printf(c, "off: pending jobs unplaced, but %s", blocked);
 		}
-		return plan_printf(c, "off: not chosen for the %" PRIu64 " unplaced pending jobs "
+		return plan_str(c, "off: not chosen for the unplaced pending jobs "
 				   "(does not qualify or too small, or the wake limits stopped at a "
-				   "more efficient node)", c->unplaced);
+				   "more efficient node)");
 	case MXQ_POWER_POWERING_ON:
 		dur(in_state, a, sizeof(a));
 		dur(cfg->boot_deadline_s, b, sizeof(b));

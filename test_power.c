@@ -687,7 +687,7 @@ static const struct scenario scenarios[] = {
 	{ "demand no node can ever run wakes nothing", "", FRESH,
 	  { N("o1", "OFF", HOUR, 1), N("o2", "OFF", HOUR, 2) },
 	  { { .threads = 64, .jobs = 5 } },
-	  { { "o1", "NONE", "not chosen for the 5 unplaced" }, { "o2", "NONE", "not chosen" } },
+	  { { "o1", "NONE", "not chosen for the unplaced" }, { "o2", "NONE", "not chosen" } },
 	  ANY },
 	{ "never registered node is not woken", "", FRESH,
 	  { N("o1", "OFF", HOUR, 1, .no_caps = true), N("o2", "OFF", HOUR, 2) },

@@ -21,6 +21,9 @@
 #      counted in the leader's saved state, the first job after a wake not
 #   l. --power-poll: a leader with 20 s ticks wakes a node for a new job
 #      within seconds, and decides nothing extra while nothing new waits
+#   m. a flood of submissions (a job every 0.2 s that no host can run)
+#      makes the leader decide about once a second, not at every submit,
+#      and does not rewrite every host's explanation at each decision
 #
 # Every wait is a bounded poll on a condition; "stays" checks sample the
 # state for a few leader ticks.
@@ -416,4 +419,47 @@ section "end"
 is "no job lost: all FINISHED" \
 	"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_status <> 1000")" 0
 is "group counters agree with the jobs" "$(counter_mismatches)" ""
+
+# -------------------------------------------- m. a flood of submissions
+
+section "m. a flood of submissions: decisions bounded by --power-poll"
+# after the checks above: these jobs never run and are cancelled at the end;
+# idle_time = never: no drain writes in the count, one fenced write (the
+# policy state) per decision
+FLOOD=$MXQ_TEST_DIR/flood.conf
+power_conf "$FLOOD" idle_time=never boot_deadline=5s
+check "leader7 starts (--power-tick 30, --power-poll 1)" \
+	power_leader_start leader7 "$FLOOD" --power-tick 30 --power-lease 65 --power-poll 1
+check "leader7 holds the lease" wait_for 10 \
+	"(SELECT holder LIKE 'leader7/%' FROM mxq_power_leader)"
+sleep 1
+# every decision stamps last_tick_at (ms); sampled after each submit
+last_tick() {
+	mxq_sql "SELECT UNIX_TIMESTAMP(last_tick_at) FROM mxq_power_leader"
+}
+t0=$(last_tick)
+w0=$(mxq_sql "SELECT fence_writes FROM mxq_power_leader")
+mark=$(power_last_event_id)
+end_cs=$(( $(now_cs) + 600 ))
+jf=
+: >"$W/ticks"
+while [ "$(now_cs)" -lt "$end_cs" ]; do
+	jf=$(submit -m 64M -w "$W" -N flood --prerequisites no_host_has_this true) || break
+	sleep 0.2
+	last_tick >>"$W/ticks"
+done
+decisions=$(grep -vxF "$t0" "$W/ticks" | sort -u | wc -l)
+writes=$(( $(mxq_sql "SELECT fence_writes FROM mxq_power_leader") - w0 ))
+echo "flood: $(wc -l <"$W/ticks") submits, $decisions decisions seen, $writes fenced writes in 6 s" | diag
+check "the flood asked for decisions between ticks (at least 3 in 6 s)" \
+	test "$decisions" -ge 3
+check "no more than one a second (at most 8 in 6 s)" test "$decisions" -le 8
+# the OFF hosts' explanations name no queue counts: not rewritten each time
+check "a fenced write or two per decision, not one per host ($writes)" \
+	test "$writes" -le $(( 2 * decisions + 2 ))
+is "no power event: no host woken for work none can run" \
+	"$(power_events n1 "$mark")$(power_wakes "$mark")" ""
+check "flood jobs cancelled" "$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" \
+	-g "$(group_of "$jf")"
+check "leader7 stops" mxqd_stop leader7
 tap_done
