@@ -859,7 +859,9 @@ uint64_t mxqd_power_next_tick_in_ms(void)
 	if (!pm.opt.manager)
 		return UINT64_MAX;
 	next = pm.next_tick_ms;
-	if (pm.opt.poll_s > 0 && pm.lease.held && pm.next_poll_ms < next)
+	/* the condition poll_pending() looks at: a poll it would not make must
+	 * not wake the loop (it would find the poll still due, and spin) */
+	if (pm.opt.poll_s > 0 && mxq_power_lease_valid(&pm.lease) && pm.next_poll_ms < next)
 		next = pm.next_poll_ms;
 	return next > now ? next - now : 0;
 }

@@ -19,7 +19,8 @@
 # SEED. Prints figures only; exits 1 when a simulation fails.
 #
 # usage: sh tests/bench_policy_random.sh [RUNS [SEED]]   (default: 40 1000)
-# env: SIM (./mxq-power-sim), SIM_FLAGS (e.g. "--power-config FILE")
+# env: SIM (./mxq-power-sim), SIM_FLAGS (e.g. "--power-config FILE"; the
+#      placement run replaces a --power-config by idle_time = 1m)
 set -eu
 SIM=${SIM:-./mxq-power-sim}
 GEN="$(dirname "$0")/gen_swf.sh"
