@@ -60,8 +60,12 @@ PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 GENERATED_SRCS := parser.c mxq_schema_sql.c
 LIB_SRCS := $(sort $(filter-out $(GENERATED_SRCS), \
 	$(wildcard mx_*.c mxq_*.c keywordset.c mxqd_control.c)) $(GENERATED_SRCS))
-LIB_OBJS := $(LIB_SRCS:.c=.o)
-prog_objs = $(1).o $(patsubst %.c,%.o,$(filter-out mxqd_control.c,$(wildcard $(1)_*.c)))
+# Objects and the library are built in build/; programs, tests, benches
+# and fuzz targets at the top (the tests run ./mxqd and friends).
+B := build
+LIB_OBJS := $(addprefix $(B)/,$(LIB_SRCS:.c=.o))
+LIB := $(B)/libmxq.a
+prog_objs = $(addprefix $(B)/,$(1).o $(patsubst %.c,%.o,$(filter-out mxqd_control.c,$(wildcard $(1)_*.c))))
 
 TEST_SRCS  := $(wildcard test_*.c)
 TESTS      := $(TEST_SRCS:.c=)
@@ -91,8 +95,11 @@ UNIT_mxqd-power-manager.service = $(UNIT_SUBST) -e 's|@UNIT@|mxqd-power-manager.
 UNIT_mxq-metrics.service = $(UNIT_SUBST) systemd/mxq-metrics.service.in
 UNIT_mxq-metrics.timer = cat systemd/mxq-metrics.timer
 
-%.o: %.c $(wildcard *.h) parser.h
+$(B)/%.o: %.c $(wildcard *.h) parser.h | $(B)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B):
+	mkdir -p $@
 
 parser.c parser.h: parser.y
 	bison -Wall -Werror --defines=parser.h -o parser.c parser.y
@@ -108,33 +115,33 @@ schema-expected: mxqadmin
 		mv mysql/schema.expected.tmp mysql/schema.expected
 	$(MAKE) all
 
-libmxq.a: $(LIB_OBJS)
+$(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
 define prog_rule
-$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a
-	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) libmxq.a $$(ALL_LDLIBS)
+$(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) $(LIB)
+	$$(CC) $$(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) $(LIB) $$(ALL_LDLIBS)
 endef
 # mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
-mxqadmin_EXTRA_OBJS := mxqd_power_ipmi.o mxqd_power_retry.o
+mxqadmin_EXTRA_OBJS := $(B)/mxqd_power_ipmi.o $(B)/mxqd_power_retry.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
-$(TESTS): %: %.c libmxq.a
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TEST_OBJS) libmxq.a $(ALL_LDLIBS) $(CHECK_LIBS)
+$(TESTS): %: %.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TEST_OBJS) $(LIB) $(ALL_LDLIBS) $(CHECK_LIBS)
 
 # unit tests of daemon modules link those objects too
-test_power_work: TEST_OBJS = mxqd_power_work.o
-test_power_work: mxqd_power_work.o
-test_cgroup: TEST_OBJS = mxqd_cgroup.o
-test_cgroup: mxqd_cgroup.o
+test_power_work: TEST_OBJS = $(B)/mxqd_power_work.o
+test_power_work: $(B)/mxqd_power_work.o
+test_cgroup: TEST_OBJS = $(B)/mxqd_cgroup.o
+test_cgroup: $(B)/mxqd_cgroup.o
 
-$(BENCHES): %: %.c libmxq.a
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) libmxq.a $(ALL_LDLIBS)
+$(BENCHES): %: %.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) $(LIB) $(ALL_LDLIBS)
 
 # benchmarks of daemon modules link those objects too
-bench_cgroup: BENCH_OBJS = mxqd_cgroup.o
-bench_cgroup: mxqd_cgroup.o
+bench_cgroup: BENCH_OBJS = $(B)/mxqd_cgroup.o
+bench_cgroup: $(B)/mxqd_cgroup.o
 
 check: check-unit check-integration
 
@@ -172,7 +179,7 @@ test_sim: ALL_LDLIBS += -lz
 # Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
 # groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
 # object rather than a copy of it.
-mxq-web_EXTRA_OBJS := mxqadmin_qualify.o
+mxq-web_EXTRA_OBJS := $(B)/mxqadmin_qualify.o
 mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
@@ -296,5 +303,6 @@ check-deb:
 	sh tests/check_deb.sh
 
 clean:
-	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) *.o libmxq.a \
+	rm -rf $(B)
+	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) \
 		parser.c parser.h mxq_schema_sql.c tests/ipmi_sim_dcmi.so

@@ -11,7 +11,9 @@
  * (snapshot + settings + decide()), each as the median of several runs;
  * the tick is also given as a ratio to the bare SELECTs; and the lookup
  * the leader makes between ticks (mxqd --power-poll: the newest pending
- * job), which must stay cheap however many jobs are queued.
+ * job), which must stay cheap however many jobs are queued; and the
+ * explanations' writes, of the first decision (every host's text) and of
+ * the later ones (only what changed: nothing does here).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -61,7 +63,9 @@ static const char *const bare_queries[] = {
 int main(void)
 {
 	const char *cnf = getenv("MXQ_BENCH_DB");
-	double bare[RUNS], snap[RUNS], tick[RUNS], poll[RUNS];
+	double bare[RUNS], snap[RUNS], tick[RUNS], poll[RUNS], expl[RUNS];
+	size_t sent[RUNS];
+	struct mxq_power_lease lease = { .holder = "bench_tick" };
 	struct mxq_power_config cfg;
 	struct mxq_power_state state = { 0 };
 	uint64_t jobs = 0, nodes = 0, groups = 0;
@@ -80,6 +84,10 @@ int main(void)
 	mx_db_query_u64(db, &groups, "SELECT COUNT(*) FROM mxq_group WHERE group_jobs_inq > 0", NULL);
 	mx_db_query_u64(db, &nodes, "SELECT COUNT(*) FROM mxq_power", NULL);
 	mxq_power_config_defaults(&cfg);
+	if (mxq_power_lease_acquire(db, &lease, 600000, 0, "bench_tick", false) != 1) {
+		fprintf(stderr, "bench_tick: could not take the leader lease: %s\n", mx_db_error(db));
+		return 1;
+	}
 
 	for (int i = 0; i < RUNS; i++) {
 		struct mxq_power_db_snapshot *s = NULL;
@@ -111,6 +119,11 @@ int main(void)
 			return 1;
 		}
 		t3 = now_ms();
+		if (mxq_power_db_explain_plan(db, &lease, s, &plan, &sent[i]) < 0) {
+			fprintf(stderr, "bench_tick: explanations: %s\n", mx_db_error(db));
+			return 1;
+		}
+		expl[i] = now_ms() - t3;
 		mxq_power_plan_free(&plan);
 		mxq_power_db_snapshot_free(s);
 		mxq_power_db_transport_extras_free(x, n_x);
@@ -135,7 +148,11 @@ int main(void)
 		printf("  full tick (+decide):   %8.2f ms  = %.2f x the bare SELECTs\n", t, b > 0 ? t / b : 0);
 		printf("  poll between ticks:    %8.2f ms  (newest pending job, --power-poll)\n",
 		       median(poll, RUNS));
+		printf("  explanations, first:   %8.2f ms  (%zu hosts' texts written)\n", expl[0], sent[0]);
+		printf("  explanations, later:   %8.2f ms  (%zu written by the last decision: "
+		       "only texts that changed)\n", median(expl + 1, RUNS - 1), sent[RUNS - 1]);
 	}
+	mxq_power_lease_release(db, &lease);
 	mxq_power_config_done(&cfg);
 	mx_db_close(db);
 	return 0;

@@ -693,6 +693,31 @@ int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 	return n < 0 ? (int)n : (n > 0);
 }
 
+int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const struct mxq_power_db_snapshot *s,
+			      const struct mxq_power_plan *plan, size_t *ret_sent)
+{
+	size_t sent = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < plan->n_explanations && i < s->snap.n_nodes; i++) {
+		const char *text = plan->explanations[i].text ? plan->explanations[i].text : "";
+		const char *had = s->hosts[i].explanation;
+
+		if (had && strcmp(had, text) == 0)
+			continue;  /* as stored: no round trip (texts over 2000 go out) */
+		if (!mxq_power_lease_valid(lease))
+			break;
+		r = mxq_power_db_explain(db, lease, s->hosts[i].hostname, text);
+		sent++;
+		if (r < 0)
+			break;
+	}
+	if (ret_sent)
+		*ret_sent = sent;
+	return r < 0 ? r : 0;
+}
+
 int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
 				    const char *hostname, bool admin_off)
 {

@@ -156,6 +156,15 @@ int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *le
 /* Leader: store the per-node explanation of this tick (fenced, no event). */
 int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 			 const char *hostname, const char *explanation);
+/*
+ * Leader: store PLAN's explanations of the hosts of snapshot S, sending an
+ * UPDATE only for a host whose text differs from the one S read (a decision
+ * that changed nothing sends none). Stops when the lease is no longer valid.
+ * *ret_sent: how many UPDATEs went out. 0 or negative errno.
+ */
+int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *lease,
+			      const struct mxq_power_db_snapshot *s,
+			      const struct mxq_power_plan *plan, size_t *ret_sent);
 /* Leader: mark an admin request as handled (fenced). */
 int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
 				    const char *hostname, bool admin_off);

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "keywordset.h"
 #include "mxq_expr.h"
@@ -221,6 +222,20 @@ static void format_duration(int64_t secs, char *buf, size_t len)
 		pos += (size_t)w;
 		shown++;
 	}
+}
+
+/* EPOCH as local time, "2026-12-02 04:00:34": explanations name points in
+ * time rather than durations up to now, so that a host's text stays the
+ * same from one decision to the next and is written only when something
+ * changed. */
+static void format_when(int64_t epoch, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+
+	if (epoch <= 0 || !localtime_r(&t, &tm) ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "@%" PRId64, epoch);
 }
 
 /* Largest unit that expresses SECS exactly: "90m", "2h", "45s". */
@@ -1712,6 +1727,11 @@ static void dur(int64_t secs, char *buf, size_t len)
 	format_duration(secs, buf, len);
 }
 
+static void when(int64_t epoch, char *buf, size_t len)
+{
+	format_when(epoch, buf, len);
+}
+
 /* --- demand description ------------------------------------------------ */
 
 static const char *demand_label(struct decide_ctx *c, size_t d, char *buf, size_t len)
@@ -2031,9 +2051,9 @@ static const char *fence_text(struct decide_ctx *c, size_t i)
 {
 	char a[32];
 
-	dur(work(c, i)->n->fence_until - c->now, a, sizeof(a));
+	when(work(c, i)->n->fence_until, a, sizeof(a));
 	return plan_printf(c, "waiting out the previous leader's in-flight power calls: no wake or "
-			   "power-off for %s more (its lease expiry + the longest transport call)", a);
+			   "power-off before %s (its lease expiry + the longest transport call)", a);
 }
 
 /* The power is known to be off. A transport reading beats the heartbeat
@@ -2385,9 +2405,9 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
 	}
 	if (c->now - n->state_since < cfg->min_off_time_s) {
 		if (buf) {
-			dur(cfg->min_off_time_s - (c->now - n->state_since), a, sizeof(a));
+			when(n->state_since + cfg->min_off_time_s, a, sizeof(a));
 			dur(cfg->min_off_time_s, b, sizeof(b));
-			snprintf(buf, len, "min off-time: %s left of %s", a, b);
+			snprintf(buf, len, "min off-time: not woken before %s (off at least %s)", a, b);
 		}
 		return true;
 	}
@@ -3242,8 +3262,8 @@ static void step_suspend(struct decide_ctx *c)
 		}
 		int64_t on_for = c->now - n->state_since;
 		if (on_for < cfg->min_on_time_s) {
-			dur(cfg->min_on_time_s - on_for, a, sizeof(a));
-			EXPLAIN(c, wn, "min on-time: %s left", a);
+			when(n->state_since + cfg->min_on_time_s, a, sizeof(a));
+			EXPLAIN(c, wn, "min on-time: not suspended before %s", a);
 			continue;
 		}
 		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
@@ -3252,13 +3272,16 @@ static void step_suspend(struct decide_ctx *c)
 			int64_t due = idle_since + idle_time;
 			recheck_at(c, due);
 			if (explaining(c)) {
-				dur(c->now - idle_since, a, sizeof(a));
+				char at[32];
+				when(idle_since, a, sizeof(a));
 				dur(idle_time, b, sizeof(b));
-				EXPLAIN(c, wn, "not idle long enough: %s of %s%s", a, b,
+				when(due, at, sizeof(at));
+				EXPLAIN(c, wn, "not idle long enough: idle since %s, suspended at %s "
+					"(idle time %s%s)", a, at, b,
 					cfg->idle_time_s != MXQ_POWER_IDLE_AUTO ? "" :
 					mxq_power_idle_time_learned(cfg, &c->st, n->node_class) ?
-					" (learned)" : " (not learned: the class has fewer than 16 "
-					"idle gaps counted)");
+					", learned" : ", not learned: the class has fewer than 16 "
+					"idle gaps counted");
 			}
 			continue;
 		}
@@ -3306,7 +3329,6 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 	struct work_node *wn = work(c, i);
 	const struct mxq_power_node *n = wn->n;
 	const struct mxq_power_config *cfg = c->cfg;
-	int64_t in_state = c->now - n->state_since;
 	char a[32], b[32];
 
 	if (n->unmanaged_why && n->unmanaged_why[0])
@@ -3323,14 +3345,14 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 		if (n->admin_off && n->jobs_running)
 			return plan_printf(c, "admin power off: waiting for %" PRIu32 " jobs to end",
 					   n->jobs_running);
-		dur(in_state, a, sizeof(a));
-		dur(cfg->drain_timeout_s, b, sizeof(b));
-		return plan_printf(c, "draining: waiting for the node's acknowledgement (%s of %s)",
-				   a, b);
+		when(n->state_since, a, sizeof(a));
+		when(n->state_since + cfg->drain_timeout_s, b, sizeof(b));
+		return plan_printf(c, "draining since %s: waiting for the node's acknowledgement "
+				   "(drain timeout at %s)", a, b);
 	case MXQ_POWER_POWERING_OFF:
-		dur(in_state, a, sizeof(a));
-		dur(cfg->shutdown_deadline_s, b, sizeof(b));
-		return plan_printf(c, "powering off (%s of %s deadline)", a, b);
+		when(n->state_since, a, sizeof(a));
+		when(n->state_since + cfg->shutdown_deadline_s, b, sizeof(b));
+		return plan_printf(c, "powering off since %s (deadline %s)", a, b);
 	case MXQ_POWER_OFF:
 		if (n->admin_off)
 			return plan_str(c, "off: admin off, never woken automatically");
@@ -3342,11 +3364,10 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
 					   "nodes and the nodes woken for it");
 		if (c->deferred == c->unplaced) {
-			dur(c->plan.recheck_at - c->now, a, sizeof(a));
-			return plan_printf(c, "off: the %" PRIu64 " unplaced pending jobs need "
-					   "several nodes at once, not free for %s more "
-					   "(expected ends of running jobs): woken ahead then",
-					   c->unplaced, a);
+			when(c->plan.recheck_at, a, sizeof(a));
+			return plan_printf(c, "off: the unplaced pending jobs need several nodes "
+					   "at once, not free before %s (expected ends of "
+					   "running jobs): woken ahead then", a);
 		}
 		/* no counts here: an OFF host's text is rewritten only when it
 		 * changes, and the queue changes at every decision (the counts
@@ -3360,21 +3381,21 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 				   "(does not qualify or too small, or the wake limits stopped at a "
 				   "more efficient node)");
 	case MXQ_POWER_POWERING_ON:
-		dur(in_state, a, sizeof(a));
-		dur(cfg->boot_deadline_s, b, sizeof(b));
+		when(n->state_since, a, sizeof(a));
+		when(n->state_since + cfg->boot_deadline_s, b, sizeof(b));
 		if (wn->placed)
-			return plan_printf(c, "booting (%s of %s deadline), counted as capacity for "
+			return plan_printf(c, "booting since %s (deadline %s), counted as capacity for "
 					   "%" PRIu64 " pending jobs", a, b, wn->placed);
-		return plan_printf(c, "booting (%s of %s deadline)", a, b);
+		return plan_printf(c, "booting since %s (deadline %s)", a, b);
 	case MXQ_POWER_FAILED: {
 		uint32_t attempt;
 		int64_t due = retry_due(c, n, &attempt);
 
 		if (due != INT64_MAX) {
-			dur(due - c->now, a, sizeof(a));
+			when(due, a, sizeof(a));
 			dur(due - n->state_since, b, sizeof(b));
 			return plan_printf(c, "failed%s%s; automatic retry %" PRIu32 " of %" PRIu32
-					   " in %s (backoff %s; 'mxqadmin power clear %s' retries now)",
+					   " at %s (backoff %s; 'mxqadmin power clear %s' retries now)",
 					   n->failure_reason ? ": " : "",
 					   n->failure_reason ? n->failure_reason : "", attempt,
 					   cfg->failed_retries, a, b, n->hostname);

@@ -1050,13 +1050,9 @@ static int leader_tick(struct mxqd_server *server)
 	}
 
 	/* 5. explanations and the policy state */
-	for (size_t i = 0; i < plan.n_explanations && mxq_power_lease_valid(&pm.lease); i++) {
-		r = mxq_power_db_explain(server->db, &pm.lease, s->hosts[i].hostname,
-					 plan.explanations[i].text);
-		if (r < 0)
-			goto out;
-	}
-	r = 0;
+	r = mxq_power_db_explain_plan(server->db, &pm.lease, s, &plan, NULL);
+	if (r < 0)
+		goto out;
 	if (mxq_power_lease_valid(&pm.lease))
 		r = mxq_power_state_save(server->db, &pm.lease, &pm.policy_state, plan.summary);
 	if (r == -ESTALE)

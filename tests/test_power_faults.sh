@@ -232,7 +232,7 @@ mark=$(power_last_event_id)
 j6=$(marked_job p1 1)
 check "p1: its wake fails: FAILED" power_wait_state 30 p1 FAILED
 check "power explain p1: the automatic retry and its backoff" wait_for 10 \
-	"(SELECT explanation LIKE '%automatic retry 1 of 1 in %(backoff 2s;%' FROM mxq_power
+	"(SELECT explanation LIKE '%automatic retry 1 of 1 at %(backoff 2s;%' FROM mxq_power
 	WHERE hostname = 'p1')"
 check "p1: retried by itself after 2 s (FAILED>UNKNOWN), fails again" wait_for 30 \
 	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p1' AND event_id > $mark
