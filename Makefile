@@ -60,9 +60,10 @@ PROG_SRCS := $(addsuffix .c,$(PROGRAMS))
 GENERATED_SRCS := parser.c mxq_schema_sql.c
 LIB_SRCS := $(sort $(filter-out $(GENERATED_SRCS), \
 	$(wildcard mx_*.c mxq_*.c keywordset.c mxqd_control.c)) $(GENERATED_SRCS))
-# Objects and the library are built in build/; programs, tests, benches
-# and fuzz targets at the top (the tests run ./mxqd and friends).
-B := build
+# Objects and the library are built in obj/ (not build/: debian/rules has
+# a target of that name); programs, tests, benches and fuzz targets at the
+# top (the tests run ./mxqd and friends).
+B := obj
 LIB_OBJS := $(addprefix $(B)/,$(LIB_SRCS:.c=.o))
 LIB := $(B)/libmxq.a
 prog_objs = $(addprefix $(B)/,$(1).o $(patsubst %.c,%.o,$(filter-out mxqd_control.c,$(wildcard $(1)_*.c))))
@@ -101,7 +102,7 @@ $(B)/%.o: %.c $(wildcard *.h) parser.h | $(B)
 $(B):
 	mkdir -p $@
 
-parser.c parser.h: parser.y
+parser.c parser.h &: parser.y
 	bison -Wall -Werror --defines=parser.h -o parser.c parser.y
 
 mxq_schema_sql.c: mysql/embed-sql.sh $(SQL_FILES)
@@ -304,5 +305,6 @@ check-deb:
 
 clean:
 	rm -rf $(B)
+	rm -f *.o libmxq.a  # left at the top by builds before obj/
 	rm -f $(PROGRAMS) $(TESTS) $(BENCHES) $(FUZZ_SRCS:.c=) \
 		parser.c parser.h mxq_schema_sql.c tests/ipmi_sim_dcmi.so

@@ -687,31 +687,83 @@ int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
 		return 0;
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000),"
-		FENCE_TOUCH " WHERE p.hostname = ? AND p.explanation <> LEFT(?, 2000) AND" FENCE,
+		FENCE_TOUCH " WHERE p.hostname = ? AND BINARY p.explanation <> BINARY LEFT(?, 2000)"
+		" AND" FENCE,
 		"sssUs", explanation ? explanation : "", hostname, explanation ? explanation : "",
 		lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
+}
+
+/* The host's text as the snapshot read it, or NULL when it must be sent. */
+static const char *explain_text_changed(const struct mxq_power_db_snapshot *s,
+					const struct mxq_power_plan *plan, size_t i)
+{
+	const char *text = plan->explanations[i].text ? plan->explanations[i].text : "";
+	const char *had = s->hosts[i].explanation;
+
+	return had && strcmp(had, text) == 0 ? NULL : text;  /* over 2000: sent */
+}
+
+/* A run of explanations in one fenced transaction: the leader row is
+ * entered once and held to the commit, then one UPDATE per changed text
+ * (no commit, no fence join each). */
+#define EXPLAIN_PER_TX 256
+struct explain_tx {
+	const struct mxq_power_lease *lease;
+	const struct mxq_power_db_snapshot *s;
+	const struct mxq_power_plan *plan;
+	size_t from, to, sent;
+};
+
+static int explain_body(struct mx_db *db, void *ctx)
+{
+	struct explain_tx *t = ctx;
+	int r = enter_fence(db, t->lease);
+
+	t->sent = 0;
+	if (r <= 0)
+		return r;
+	for (size_t i = t->from; i < t->to; i++) {
+		const char *text = explain_text_changed(t->s, t->plan, i);
+		int64_t n;
+
+		if (!text)
+			continue;
+		/* BINARY: a change in case or trailing blanks is a change too */
+		n = mx_db_exec(db, "UPDATE mxq_power SET explanation = LEFT(?, 2000)"
+			       " WHERE hostname = ? AND BINARY explanation <> BINARY LEFT(?, 2000)",
+			       "sss", text, t->s->hosts[i].hostname, text);
+		if (n < 0)
+			return (int)n;
+		t->sent++;
+	}
+	return 1;
 }
 
 int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const struct mxq_power_db_snapshot *s,
 			      const struct mxq_power_plan *plan, size_t *ret_sent)
 {
+	size_t n = plan->n_explanations < s->snap.n_nodes ? plan->n_explanations : s->snap.n_nodes;
 	size_t sent = 0;
 	int r = 0;
 
-	for (size_t i = 0; i < plan->n_explanations && i < s->snap.n_nodes; i++) {
-		const char *text = plan->explanations[i].text ? plan->explanations[i].text : "";
-		const char *had = s->hosts[i].explanation;
+	for (size_t i = 0; i < n && r >= 0;) {
+		struct explain_tx t = { .lease = lease, .s = s, .plan = plan, .from = i };
+		size_t k = 0;
 
-		if (had && strcmp(had, text) == 0)
-			continue;  /* as stored: no round trip (texts over 2000 go out) */
+		/* the next EXPLAIN_PER_TX changed texts, unchanged ones between */
+		for (t.to = i; t.to < n && k < EXPLAIN_PER_TX; t.to++)
+			k += explain_text_changed(s, plan, t.to) != NULL;
+		i = t.to;
+		if (!k)
+			break;
 		if (!mxq_power_lease_valid(lease))
 			break;
-		r = mxq_power_db_explain(db, lease, s->hosts[i].hostname, text);
-		sent++;
-		if (r < 0)
-			break;
+		r = mx_db_transaction(db, explain_body, &t);
+		if (r == 0)
+			break;  /* fenced off: another leader */
+		sent += t.sent;
 	}
 	if (ret_sent)
 		*ret_sent = sent;

@@ -224,7 +224,7 @@ static void format_duration(int64_t secs, char *buf, size_t len)
 	}
 }
 
-/* EPOCH as local time, "2026-12-02 04:00:34": explanations name points in
+/* EPOCH as local time with its offset, "2026-12-02 04:00:34 +0100": explanations name points in
  * time rather than durations up to now, so that a host's text stays the
  * same from one decision to the next and is written only when something
  * changed. */
@@ -234,7 +234,7 @@ static void format_when(int64_t epoch, char *buf, size_t len)
 	struct tm tm;
 
 	if (epoch <= 0 || !localtime_r(&t, &tm) ||
-	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S %z", &tm) == 0)
 		snprintf(buf, len, "@%" PRId64, epoch);
 }
 
@@ -1570,6 +1570,7 @@ struct decide_ctx {
 	size_t shadow_demand;           /* the first gang demand, NO_DEMAND = none */
 	int64_t shadow;                 /* when its nodes are all free */
 	uint64_t deferred;              /* pending jobs of deferred gangs */
+	int64_t deferred_wake;          /* the earliest of their wakes ahead; 0: none */
 	enum wake_limit wake_blocked;   /* why wakes stopped, if they did */
 	/* in the snapshot, so that passes over every node that would find
 	 * nothing to do are left out (a 5,000-node simulation asks often) */
@@ -2606,16 +2607,19 @@ static uint64_t wake_budget(struct decide_ctx *c, enum wake_limit *ret_why)
 	return budget;
 }
 
-static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, char *buf,
-				   size_t len)
+/* Why wakes stop. LIVE: with the powered nodes' draw now, which moves
+ * with every reading: only in the one text of the best candidate, not in
+ * every OFF host's (those would be rewritten at each decision). */
+static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, bool live,
+				   char *buf, size_t len)
 {
 	const struct mxq_power_config *cfg = c->cfg;
 	char a[32];
 
 	if (why == WAKE_LIMIT_BREAKER) {
-		dur(c->st.breaker_open_until - c->now, a, sizeof(a));
+		when(c->st.breaker_open_until, a, sizeof(a));
 		snprintf(buf, len, "automatic wakes stopped: breaker open after %" PRIu32
-			 " consecutive failed boots (%s of cooldown left)", c->st.boot_failures, a);
+			 " consecutive failed boots (until %s)", c->st.boot_failures, a);
 	} else if (why == WAKE_LIMIT_RESUME_RATE) {
 		char r[32];
 		format_double(cfg->resume_rate, r, sizeof(r));
@@ -2628,8 +2632,12 @@ static const char *wake_block_text(struct decide_ctx *c, enum wake_limit why, ch
 		format_double(c->powered_w, w, sizeof(w));
 		format_double(cfg->max_power_watts, m, sizeof(m));
 		format_double(cfg->busy_watts, b, sizeof(b));
-		snprintf(buf, len, "max_power_watts reached (powered nodes may draw %s W of %s W; "
-			 "a woken node may draw %s W)", w, m, b);
+		if (live)
+			snprintf(buf, len, "max_power_watts reached (powered nodes may draw %s W "
+				 "of %s W; a woken node may draw %s W)", w, m, b);
+		else
+			snprintf(buf, len, "max_power_watts reached (the powered nodes and one "
+				 "more woken at %s W could draw more than %s W)", b, m);
 	} else if (why == WAKE_LIMIT_MAX_POWERED_ON) {
 		snprintf(buf, len, "max_powered_on reached (%" PRIu32 " of %" PRIu32 " powered on)",
 			 c->powered, cfg->max_powered_on);
@@ -2961,6 +2969,8 @@ static void step_demand(struct decide_ctx *c)
 			out->unplaced = remaining;
 			c->unplaced += remaining;
 			c->deferred += remaining;
+			if (!c->deferred_wake || out->deferred_until < c->deferred_wake)
+				c->deferred_wake = out->deferred_until;
 			continue;
 		}
 		out->on_capacity = place_on_list(c, &c->open, d, &remaining, false);
@@ -3021,10 +3031,10 @@ static void step_demand(struct decide_ctx *c)
 				if (wake_budget(c, &why) == 0) {
 					/* the best candidate says why it stays off; stop here */
 					if (!wn->note) {
-						wake_block_text(c, why, blocked, sizeof(blocked));
-						wn->note = plan_printf(c, "off: would be woken for %" PRIu64
-								       " pending jobs of %s, but %s",
-								       remaining,
+						wake_block_text(c, why, true, blocked,
+								sizeof(blocked));
+						wn->note = plan_printf(c, "off: would be woken for "
+								       "pending jobs of %s, but %s",
 								       demand_label(c, d, label_buf,
 										    sizeof(label_buf)),
 								       blocked);
@@ -3262,8 +3272,10 @@ static void step_suspend(struct decide_ctx *c)
 		}
 		int64_t on_for = c->now - n->state_since;
 		if (on_for < cfg->min_on_time_s) {
-			when(n->state_since + cfg->min_on_time_s, a, sizeof(a));
-			EXPLAIN(c, wn, "min on-time: not suspended before %s", a);
+			if (explaining(c)) {
+				when(n->state_since + cfg->min_on_time_s, a, sizeof(a));
+				EXPLAIN(c, wn, "min on-time: not suspended before %s", a);
+			}
 			continue;
 		}
 		idle_since = n->last_job_end > n->state_since ? n->last_job_end : n->state_since;
@@ -3272,7 +3284,7 @@ static void step_suspend(struct decide_ctx *c)
 			int64_t due = idle_since + idle_time;
 			recheck_at(c, due);
 			if (explaining(c)) {
-				char at[32];
+				char at[40];
 				when(idle_since, a, sizeof(a));
 				dur(idle_time, b, sizeof(b));
 				when(due, at, sizeof(at));
@@ -3364,17 +3376,17 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 			return plan_str(c, "off: not needed: the pending demand fits on powered-on "
 					   "nodes and the nodes woken for it");
 		if (c->deferred == c->unplaced) {
-			when(c->plan.recheck_at, a, sizeof(a));
+			when(c->deferred_wake, a, sizeof(a));
 			return plan_printf(c, "off: the unplaced pending jobs need several nodes "
-					   "at once, not free before %s (expected ends of "
-					   "running jobs): woken ahead then", a);
+					   "at once, not free soon enough (expected ends of "
+					   "running jobs): woken ahead at %s", a);
 		}
 		/* no counts here: an OFF host's text is rewritten only when it
 		 * changes, and the queue changes at every decision (the counts
 		 * are in the tick's summary) */
 		if (c->wake_blocked != WAKE_LIMIT_NONE) {
 			char blocked[256];
-			wake_block_text(c, c->wake_blocked, blocked, sizeof(blocked));
+			wake_block_text(c, c->wake_blocked, false, blocked, sizeof(blocked));
 			return plan_printf(c, "off: pending jobs unplaced, but %s", blocked);
 		}
 		return plan_str(c, "off: not chosen for the unplaced pending jobs "
@@ -3484,6 +3496,12 @@ static void write_summary(struct decide_ctx *c)
 	if (pos < sizeof(text) && c->breaker_open) {
 		dur(c->st.breaker_open_until - c->now, a, sizeof(a));
 		pos += (size_t)snprintf(text + pos, sizeof(text) - pos, "; breaker open (%s left)", a);
+	}
+	if (pos < sizeof(text) && c->wake_blocked != WAKE_LIMIT_NONE) {
+		char blocked[256];
+		wake_block_text(c, c->wake_blocked, true, blocked, sizeof(blocked));
+		pos += (size_t)snprintf(text + pos, sizeof(text) - pos, "; wakes stopped: %s",
+					blocked);
 	}
 	if (pos < sizeof(text))
 		snprintf(text + pos, sizeof(text) - pos, "; %" PRIu64 " pending jobs unplaced; "
