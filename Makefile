@@ -61,8 +61,9 @@ GENERATED_SRCS := parser.c mxq_schema_sql.c
 LIB_SRCS := $(sort $(filter-out $(GENERATED_SRCS), \
 	$(wildcard mx_*.c mxq_*.c keywordset.c mxqd_control.c)) $(GENERATED_SRCS))
 # Objects and the library are built in obj/ (not build/: debian/rules has
-# a target of that name); programs, tests, benches and fuzz targets at the
-# top (the tests run ./mxqd and friends).
+# a target of that name); programs and unit tests at the top (the tests run
+# ./mxqd and friends), benchmarks in bench/ and fuzz targets in fuzz/, next
+# to their sources.
 B := obj
 LIB_OBJS := $(addprefix $(B)/,$(LIB_SRCS:.c=.o))
 LIB := $(B)/libmxq.a
@@ -70,9 +71,9 @@ prog_objs = $(addprefix $(B)/,$(1).o $(patsubst %.c,%.o,$(filter-out mxqd_contro
 
 TEST_SRCS  := $(wildcard test_*.c)
 TESTS      := $(TEST_SRCS:.c=)
-BENCH_SRCS := $(wildcard bench_*.c)
+BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCHES    := $(BENCH_SRCS:.c=)
-FUZZ_SRCS  := $(wildcard fuzz_*.c)
+FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 
 SQL_FILES := mysql/create_tables.sql mysql/create_triggers.sql mysql/schema.expected $(sort $(wildcard mysql/migrations/*.sql))
 
@@ -137,12 +138,12 @@ test_power_work: $(B)/mxqd_power_work.o
 test_cgroup: TEST_OBJS = $(B)/mxqd_cgroup.o
 test_cgroup: $(B)/mxqd_cgroup.o
 
-$(BENCHES): %: %.c $(LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJS) $(LIB) $(ALL_LDLIBS)
+$(BENCHES): %: %.c bench/bench.h $(LIB)
+	$(CC) $(ALL_CFLAGS) -I. -o $@ $< $(BENCH_OBJS) $(LIB) $(ALL_LDLIBS)
 
 # benchmarks of daemon modules link those objects too
-bench_cgroup: BENCH_OBJS = $(B)/mxqd_cgroup.o
-bench_cgroup: $(B)/mxqd_cgroup.o
+bench/bench_cgroup: BENCH_OBJS = $(B)/mxqd_cgroup.o
+bench/bench_cgroup: $(B)/mxqd_cgroup.o
 
 check: check-unit check-integration
 
@@ -164,7 +165,7 @@ tests/ipmi_sim_dcmi.so: tests/ipmi_sim_dcmi.c
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $$(pkg-config --cflags OpenIPMI) -shared -fPIC -o $@ $<
 
 bench: $(PROGRAMS) $(BENCHES)
-	@set -e; for b in $(BENCHES); do echo "== $$b"; ./$$b; done
+	@set -e; for b in $(BENCHES); do echo "== $${b#bench/}"; ./$$b; done
 	sh tests/bench_throughput.sh
 	sh tests/bench_dispatch.sh
 	sh tests/bench_tick.sh
@@ -210,13 +211,13 @@ bench-sim: mxq-power-sim
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
-	@set -e; for f in $(FUZZ_SRCS:.c=); do \
-		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-			$(MYSQL_CFLAGS) -o $$f $$f.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c \
+	@set -e; for p in $(FUZZ_SRCS:.c=); do f=$${p#fuzz/}; \
+		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+			$(MYSQL_CFLAGS) -o $$p $$p.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c \
 			mxq_power_policy.c mxq_power_index.c mxqd_control.c; \
 		mkdir -p fuzz-corpus/$$f; \
 		seeds=tests/fuzz-seeds/$${f#fuzz_}; [ -d $$seeds ] || seeds=; \
-		./$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
+		./$$p -max_total_time=$(FUZZ_TIME) -print_final_stats=1 fuzz-corpus/$$f $$seeds; \
 	done
 
 # Installed layout (README "Layout", debian/ packages the same):

@@ -3,7 +3,7 @@
 # queued jobs (benchmark for `make bench`; prints figures, never fails on
 # timing). Populates a private MariaDB: 10,000 managed nodes (half ON,
 # MXQ_BENCH_NODES overrides), 1,000 groups of 1,000 queued jobs
-# (MXQ_BENCH_JOBS_PER_GROUP overrides), then runs ./bench_tick against it.
+# (MXQ_BENCH_JOBS_PER_GROUP overrides), then runs bench/bench_tick against it.
 set -eu
 MXQ_SRC_DIR=$(cd "$(dirname -- "$0")/.." && pwd)
 MXQ_BUILD_DIR=${MXQ_BUILD_DIR:-$MXQ_SRC_DIR}
@@ -18,4 +18,4 @@ start=$(date +%s)
 bench_nodes "$nodes" $((nodes / 2))
 bench_queue_fill "$per_group"
 echo "populated in $(( $(date +%s) - start )) s: $(mxq_sql 'SELECT COUNT(*) FROM mxq_job') jobs"
-MXQ_BENCH_DB=$MXQ_MYSQL_DEFAULT_FILE "$MXQ_BUILD_DIR/bench_tick"
+MXQ_BENCH_DB=$MXQ_MYSQL_DEFAULT_FILE "$MXQ_BUILD_DIR/bench/bench_tick"
