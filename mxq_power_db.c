@@ -706,8 +706,11 @@ static const char *explain_text_changed(const struct mxq_power_db_snapshot *s,
 
 /* A run of explanations in one fenced transaction: the leader row is
  * entered once and held to the commit, then one UPDATE per changed text
- * (no commit, no fence join each). */
-#define EXPLAIN_PER_TX 256
+ * (no commit, no fence join each). Short runs: on Galera a transaction
+ * whose rows a node writes meanwhile (its energy counters, once a minute)
+ * fails certification and runs again, and the longer it is open the more
+ * often that happens; 64 already shares one commit among 64 UPDATEs. */
+#define EXPLAIN_PER_TX 64
 struct explain_tx {
 	const struct mxq_power_lease *lease;
 	const struct mxq_power_db_snapshot *s;
