@@ -224,10 +224,10 @@ static void format_duration(int64_t secs, char *buf, size_t len)
 	}
 }
 
-/* EPOCH as local time with its offset, "2026-12-02 04:00:34 +0100": explanations name points in
- * time rather than durations up to now, so that a host's text stays the
- * same from one decision to the next and is written only when something
- * changed. */
+/* EPOCH as local time with its offset, "2026-12-02 04:00:34 +0100":
+ * explanations name points in time rather than durations up to now, so
+ * that a host's text stays the same from one decision to the next and is
+ * written only when something changed. */
 static void format_when(int64_t epoch, char *buf, size_t len)
 {
 	time_t t = (time_t)epoch;
