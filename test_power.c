@@ -109,22 +109,27 @@ static const struct scenario scenarios[] = {
 	  { { "n1", "DRAIN", "idle 20m (idle time 10m)" } }, ANY },
 	{ "idle node not suspended before idle time", "warm_pool = 0\nidle_time = 10m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:43:40 +0000, suspended at 1970-01-12 13:53:40 +0000 (idle time 10m)" } }, ANY },
+	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:43:40 +0000, "
+	        "suspended at 1970-01-12 13:53:40 +0000 (idle time 10m)" } }, ANY },
 	{ "configured idle time", "warm_pool = 0\nidle_time = 30m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 20 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "idle since 1970-01-12 13:26:40 +0000, suspended at 1970-01-12 13:56:40 +0000 (idle time 30m)" } }, ANY },
+	  { { "n1", "NONE", "idle since 1970-01-12 13:26:40 +0000, suspended at "
+	        "1970-01-12 13:56:40 +0000 (idle time 30m)" } }, ANY },
 	/* B = 600 s; before anything is learned a quarter of it */
 	{ "auto idle time from break-even energy",
 	  "warm_pool = 0\nidle_time = auto\nboot_energy = 60000\nshutdown_energy = 0\n"
 	  "idle_watts = 100\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 3 * MIN),
 	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "DRAIN", "idle time 2m30s" }, { "n2", "NONE", "suspended at 1970-01-12 13:47:10 +0000 (idle time 2m30s, not learned" } }, ANY },
+	  { { "n1", "DRAIN", "idle time 2m30s" },
+	    { "n2", "NONE", "suspended at 1970-01-12 13:47:10 +0000 (idle time 2m30s, "
+	      "not learned" } }, ANY },
 	{ "auto idle time never below its floor",
 	  "warm_pool = 0\nidle_time = auto\nboot_energy = 1000\nshutdown_energy = 200\n"
 	  "idle_time_floor = 15m\n", FRESH,
 	  { N("n1", "ON", 2 * HOUR, 1, .idle_ago = 11 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "suspended at 1970-01-12 13:50:40 +0000 (idle time 15m, not learned" } }, ANY },
+	  { { "n1", "NONE", "suspended at 1970-01-12 13:50:40 +0000 (idle time 15m, not "
+	        "learned" } }, ANY },
 	{ "idle_time = never disables suspend", "warm_pool = 0\nidle_time = never\n", FRESH,
 	  { N("n1", "ON", 9 * HOUR, 1, .idle_ago = 8 * HOUR) }, { { 0 } },
 	  { { "n1", "NONE", "automatic suspend disabled" } }, ANY },
@@ -196,7 +201,8 @@ static const struct scenario scenarios[] = {
 	{ "min off-time protects a freshly stopped node", "min_off_time = 5m\n", FRESH,
 	  { N("n1", "OFF", 2 * MIN, 1), N("n2", "OFF", HOUR, 2) },
 	  { { .jobs = 4 } },
-	  { { "n1", "NONE", "min off-time: not woken before 1970-01-12 13:49:40 +0000 (off at least 5m)" }, { "n2", "WAKE", "rank 2" } }, ANY },
+	  { { "n1", "NONE", "min off-time: not woken before 1970-01-12 13:49:40 +0000 "
+	        "(off at least 5m)" }, { "n2", "WAKE", "rank 2" } }, ANY },
 	{ "the default min off-time: a host off for 40 s is taken back first", "", FRESH,
 	  { N("n1", "OFF", 40, 1), N("n2", "OFF", HOUR, 2) },
 	  { { .jobs = 4 } },
@@ -204,7 +210,8 @@ static const struct scenario scenarios[] = {
 	{ "the default min off-time: a host off for 20 s is not", "", FRESH,
 	  { N("n1", "OFF", 20, 1), N("n2", "OFF", HOUR, 2) },
 	  { { .jobs = 4 } },
-	  { { "n1", "NONE", "min off-time: not woken before 1970-01-12 13:46:50 +0000 (off at least 30s)" }, { "n2", "WAKE", "rank 2" } }, ANY },
+	  { { "n1", "NONE", "min off-time: not woken before 1970-01-12 13:46:50 +0000 "
+	        "(off at least 30s)" }, { "n2", "WAKE", "rank 2" } }, ANY },
 	{ "max cycles per day stops wakes", "max_cycles_per_day = 3\n", FRESH,
 	  { N("n1", "OFF", HOUR, 1, .cycles = 3), N("n2", "OFF", HOUR, 2, .cycles = 2) },
 	  { { .jobs = 4 } },
@@ -222,7 +229,9 @@ static const struct scenario scenarios[] = {
 	  { { "n1", "CANCEL_DRAIN", "not acknowledged within 5m drain timeout" } }, ANY },
 	{ "unacknowledged drain waits", "drain_timeout = 5m\n", FRESH,
 	  { N("n1", "DRAINING", 1 * MIN, 1) }, { { 0 } },
-	  { { "n1", "NONE", "draining since 1970-01-12 13:45:40 +0000: waiting for the node's acknowledgement (drain timeout at 1970-01-12 13:50:40 +0000)" } }, ANY },
+	  { { "n1", "NONE", "draining since 1970-01-12 13:45:40 +0000: waiting for the "
+	        "node's acknowledgement (drain timeout at 1970-01-12 "
+	        "13:50:40 +0000)" } }, ANY },
 	{ "acknowledged drain taken back for pending work instead of powered off", "", FRESH,
 	  { N("d1", "DRAINING", 30, 5, .acked = true), N("o1", "OFF", HOUR, 1) },
 	  { { .jobs = 2, .label = "group 9" } },
@@ -268,7 +277,8 @@ static const struct scenario scenarios[] = {
 	  { N("b1", "POWERING_ON", 11 * MIN, 2), N("o1", "OFF", HOUR, 1) },
 	  { { .jobs = 4 } },
 	  { { "b1", "MARK_FAILED", "boot deadline" },
-	    { "o1", "NONE", "breaker open after 2 consecutive failed boots (until 1970-01-12 14:16:40 +0000)" } },
+	    { "o1", "NONE", "breaker open after 2 consecutive failed boots (until "
+	          "1970-01-12 14:16:40 +0000)" } },
 	  .breaker_open = 1, .dry_run = -1, .soon_jobs = -1 },
 	{ "open breaker stops wakes", "breaker_failures = 3\n",
 	  { .boot_failures = 3, .last_boot_failure_at = NOW - 600, .breaker_open_until = NOW + 600 },
@@ -402,7 +412,8 @@ static const struct scenario scenarios[] = {
 	      .fence_in = 20), N("d1", "DRAINING", 30, 3, .acked = true, .admin_off = true,
 	      .fence_in = 20), N("o2", "OFF", HOUR, 4, .fence_in = -1) },
 	  { { .jobs = 20 } },
-	  { { "o1", "NONE", "previous leader's in-flight power calls: no wake or power-off before 1970-01-12 13:47:00 +0000" },
+	  { { "o1", "NONE", "previous leader's in-flight power calls: no wake or "
+	        "power-off before 1970-01-12 13:47:00 +0000" },
 	    { "n1", "NONE", "needed" }, { "d1", "NONE", "in-flight" },
 	    { "o2", "WAKE", "woken" } }, ANY },
 	{ "in-flight window keeps an idle node on", "warm_pool = 0\n", FRESH,
@@ -524,7 +535,9 @@ static const struct scenario scenarios[] = {
 	    N("o1", "OFF", HOUR, 3) },
 	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
 	  { { "n1", "DRAIN", "idle 10m" }, { "n2", "NONE", "busy" },
-	    { "o1", "NONE", "need several nodes at once, not free soon enough (expected ends of running jobs): woken ahead at 1970-01-12 15:38:40 +0000" } }, ANY },
+	    { "o1", "NONE", "need several nodes at once, not free soon enough (expected "
+	          "ends of running jobs): woken ahead at 1970-01-12 15:38:40 "
+	          "+0000" } }, ANY },
 	{ "gang whose last node frees within a boot plus the idle time: woken ahead",
 	  GANG_CONF, FRESH,
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
@@ -605,17 +618,23 @@ static const struct scenario scenarios[] = {
 	  { { "n1", "DRAIN", "idle 2m (idle time 1m2s)" } }, ANY },
 	{ "learned: a longer one waits", "warm_pool = 0\n", LEARNED("", 248, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 4 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:42:40 +0000, suspended at 1970-01-12 13:46:48 +0000 (idle time 4m8s, learned)" } }, ANY },
+	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:42:40 +0000, "
+	        "suspended at 1970-01-12 13:46:48 +0000 (idle time 4m8s, "
+	        "learned)" } }, ANY },
 	{ "learned: beyond the break-even time", "warm_pool = 0\n", LEARNED("", 660, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 6 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:40:40 +0000, suspended at 1970-01-12 13:51:40 +0000 (idle time 11m, learned)" } }, ANY },
+	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:40:40 +0000, "
+	        "suspended at 1970-01-12 13:51:40 +0000 (idle time 11m, "
+	        "learned)" } }, ANY },
 	{ "learned: 0 s, off at the first tick (floor 0)", "warm_pool = 0\n", LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
 	  { { "n1", "DRAIN", "idle 20s (idle time 0s)" } }, ANY },
 	{ "learned: a configured idle_time_floor still bounds it",
 	  "warm_pool = 0\nidle_time_floor = 1m\n", LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 20) }, { { 0 } },
-	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:46:20 +0000, suspended at 1970-01-12 13:47:20 +0000 (idle time 1m, learned)" } }, ANY },
+	  { { "n1", "NONE", "not idle long enough: idle since 1970-01-12 13:46:20 +0000, "
+	        "suspended at 1970-01-12 13:47:20 +0000 (idle time 1m, "
+	        "learned)" } }, ANY },
 	{ "learned: too few gaps yet, a quarter of the break-even time", "warm_pool = 0\n",
 	  LEARNED("", 0, 15),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN) }, { { 0 } },
@@ -626,11 +645,13 @@ static const struct scenario scenarios[] = {
 	  "warm_pool = 0\n", LEARNED("gpu", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = MIN),
 	    N("g1", "ON", HOUR, 2, .cls = "gpu", .idle_ago = MIN) }, { { 0 } },
-	  { { "n1", "NONE", "suspended at 1970-01-12 13:47:03 +0000 (idle time 1m23s, not learned" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
+	  { { "n1", "NONE", "suspended at 1970-01-12 13:47:03 +0000 (idle time 1m23s, "
+	        "not learned" }, { "g1", "DRAIN", "(idle time 0s)" } }, ANY },
 	{ "learned, but a fixed idle_time wins", "warm_pool = 0\nidle_time = 10m\n",
 	  LEARNED("", 0, 32),
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 2 * MIN) }, { { 0 } },
-	  { { "n1", "NONE", "idle since 1970-01-12 13:44:40 +0000, suspended at 1970-01-12 13:54:40 +0000 (idle time 10m)" } }, ANY },
+	  { { "n1", "NONE", "idle since 1970-01-12 13:44:40 +0000, suspended at "
+	        "1970-01-12 13:54:40 +0000 (idle time 10m)" } }, ANY },
 #undef LEARNED
 
 	/* max_power_watts: powered nodes at max(reading, busy_watts) */
