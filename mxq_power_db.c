@@ -678,23 +678,8 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 	return mx_db_transaction(db, transition_body, &t);
 }
 
-int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
-			 const char *hostname, const char *explanation)
-{
-	int64_t n;
-
-	if (!mxq_power_lease_valid(lease))
-		return 0;
-	n = mx_db_exec(db,
-		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.explanation = LEFT(?, 2000),"
-		FENCE_TOUCH " WHERE p.hostname = ? AND BINARY p.explanation <> BINARY LEFT(?, 2000)"
-		" AND" FENCE,
-		"sssUs", explanation ? explanation : "", hostname, explanation ? explanation : "",
-		lease->epoch, lease->holder);
-	return n < 0 ? (int)n : (n > 0);
-}
-
-/* The host's text as the snapshot read it, or NULL when it must be sent. */
+/* Host I's new text when it differs from the one the snapshot read (or
+ * the snapshot read none), NULL when it is stored already. */
 static const char *explain_text_changed(const struct mxq_power_db_snapshot *s,
 					const struct mxq_power_plan *plan, size_t i)
 {

@@ -153,14 +153,13 @@ int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, con
 int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const char *hostname, enum mxq_power_node_state state,
 			      const char *reason, uint64_t *ret_jobs);
-/* Leader: store the per-node explanation of this tick (fenced, no event). */
-int mxq_power_db_explain(struct mx_db *db, const struct mxq_power_lease *lease,
-			 const char *hostname, const char *explanation);
 /*
- * Leader: store PLAN's explanations of the hosts of snapshot S, sending an
- * UPDATE only for a host whose text differs from the one S read (a decision
- * that changed nothing sends none). Stops when the lease is no longer valid.
- * *ret_sent: how many UPDATEs went out. 0 or negative errno.
+ * Leader: store PLAN's explanations of the hosts of snapshot S (fenced, no
+ * event), sending an UPDATE only for a host whose text differs from the one
+ * S read (a decision that changed nothing sends none; a host S read no text
+ * of is always sent), in fenced transactions of a few dozen. Stops when the
+ * lease is no longer valid. *ret_sent: how many UPDATEs went out. 0 or
+ * negative errno.
  */
 int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const struct mxq_power_db_snapshot *s,
