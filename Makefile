@@ -210,7 +210,7 @@ bench-sim: mxq-power-sim
 				  proc, days, per_day, full, days >= 254 ? "measured" : "extrapolated", mb }' "$$d/out"
 
 FUZZ_TIME ?= 60
-fuzz: $(FUZZ_SRCS) $(LIB_SRCS) parser.h
+fuzz: $(FUZZ_SRCS) fuzz/fuzz.h $(LIB_SRCS) parser.h
 	@set -e; for p in $(FUZZ_SRCS:.c=); do f=$${p#fuzz/}; \
 		clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
 			$(MYSQL_CFLAGS) -o $$p $$p.c keywordset.c parser.c mx_html.c mx_url.c mx_util.c \

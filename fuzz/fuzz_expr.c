@@ -22,6 +22,7 @@
 
 #include "keywordset.h"
 #include "mxq_expr.h"
+#include "fuzz.h"
 
 /* Inputs much longer than the limit only test strnlen; keep runs fast. */
 #define MAX_INPUT (MXQ_EXPR_MAX_LEN + 64)
@@ -198,11 +199,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > MAX_INPUT)
 		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 
 	err[0] = '\0';
 	r = mxq_expr_parse(text, &expr, err, sizeof(err));

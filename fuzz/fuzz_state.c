@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mxq_power_policy.h"
+#include "fuzz.h"
 
 static void check_state(const struct mxq_power_state *st, const struct mxq_power_config *cfg)
 {
@@ -41,13 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mxq_power_config cfg;
 	struct mxq_power_state st, again;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	char one[1001], two[1001];
 
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	mxq_power_config_defaults(&cfg);
 	if (mxq_power_state_from_text(text, &st) == 0) {
 		check_state(&st, &cfg);

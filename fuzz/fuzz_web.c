@@ -17,6 +17,7 @@
 
 #include "mx_html.h"
 #include "mx_url.h"
+#include "fuzz.h"
 
 static void check_text(const char *s, bool is_segment)
 {
@@ -46,11 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > MX_URL_MAX + 64)
 		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	if (mx_url_parse(text, &u, err, sizeof(err)) < 0) {
 		if (!*err)
 			abort();
