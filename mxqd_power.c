@@ -852,6 +852,13 @@ int mxqd_power_node_tick(struct mxqd_server *server)
 
 /* ---------------------------------------------------------------- leader */
 
+/* Whether the leader looks for new pending jobs between its ticks now:
+ * polls on, and the lease valid by its local deadline. */
+static bool polling(void)
+{
+	return pm.opt.poll_s > 0 && mxq_power_lease_valid(&pm.lease);
+}
+
 uint64_t mxqd_power_next_tick_in_ms(void)
 {
 	uint64_t now = mx_now_monotonic_ms(), next;
@@ -859,9 +866,9 @@ uint64_t mxqd_power_next_tick_in_ms(void)
 	if (!pm.opt.manager)
 		return UINT64_MAX;
 	next = pm.next_tick_ms;
-	/* the condition poll_pending() looks at: a poll it would not make must
-	 * not wake the loop (it would find the poll still due, and spin) */
-	if (pm.opt.poll_s > 0 && mxq_power_lease_valid(&pm.lease) && pm.next_poll_ms < next)
+	/* as poll_pending(): a poll it would not make must not wake the loop
+	 * (it would find the poll still due, and spin) */
+	if (polling() && pm.next_poll_ms < next)
 		next = pm.next_poll_ms;
 	return next > now ? next - now : 0;
 }
@@ -1078,7 +1085,7 @@ static int poll_pending(struct mxqd_server *server, uint64_t now)
 	uint64_t newest = 0;
 	int r;
 
-	if (pm.opt.poll_s <= 0 || !mxq_power_lease_valid(&pm.lease) || now < pm.next_poll_ms)
+	if (!polling() || now < pm.next_poll_ms)
 		return 0;
 	pm.next_poll_ms = now + (uint64_t)(pm.opt.poll_s * 1000);
 	r = mxq_power_db_newest_pending(server->db, &newest);
