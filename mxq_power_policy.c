@@ -1583,6 +1583,19 @@ struct decide_ctx {
 	uint64_t *acted_pos;            /* the same by position, a bitmap */
 	size_t *reserved;               /* the nodes the first gang waits for */
 	size_t n_reserved;
+	uint64_t changes;               /* jobs placed and actions added so far */
+	uint32_t max_need;              /* nodes_at_once of the widest pending gang */
+	struct gang_memo {              /* the last later gang's candidates, by
+	                                   whether the reserved nodes are lent */
+		bool valid;
+		uint64_t changes;       /* c->changes then: no node changed since */
+		const struct mxq_group_reqs *reqs;
+		bool lent_qualified;    /* one of the lent nodes qualified */
+		uint32_t depth;         /* t holds at least the DEPTH earliest */
+		uint32_t early;
+		size_t n;
+		struct mxq_power_free_time *t;  /* n_nodes long, n sorted */
+	} memo[2];
 };
 
 /*
@@ -1681,6 +1694,7 @@ static void add_action(struct decide_ctx *c, size_t i, enum mxq_power_action_kin
 		c->plan.actions = na;
 		c->actions_cap = cap;
 	}
+	c->changes++;
 	c->plan.actions[c->plan.n_actions++] = (struct mxq_power_action) {
 		.hostname = plan_str(c, wn->n->hostname),
 		.node_index = i,
@@ -1927,6 +1941,7 @@ static void note_placed(struct decide_ctx *c, size_t i, size_t d, uint64_t jobs)
 {
 	struct work_node *wn = work(c, i);
 
+	c->changes++;
 	wn->placed += jobs;
 	wn->placed_this += jobs;
 	if (wn->placed_demand == NO_DEMAND)
@@ -2781,6 +2796,22 @@ static void gang_candidate(struct decide_ctx *c, size_t i, size_t d, int64_t soo
 		(*early)++;
 }
 
+static int cmp_free_time(const void *a, const void *b)
+{
+	return free_time_less(a, b) ? -1 : free_time_less(b, a) ? 1 : 0;
+}
+
+/* The end of a later gang's deferral from its candidates T[0..n) sorted,
+ * EARLY of them free soon enough; 0 when it is served now. */
+static int64_t deferral_end(struct decide_ctx *c, const struct mxq_power_free_time *t, size_t n,
+			    uint32_t need, uint32_t early)
+{
+	if (early >= need || n < need)
+		return 0;     /* served now, or it can never fit as far as we know */
+	int64_t until = t[need - 1].t - c->cfg->boot_time_s - c->idle_time_s;
+	return until > c->now ? until : 0;
+}
+
 static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 {
 	const struct mxq_power_demand *dm = &c->snap->demand[d];
@@ -2793,6 +2824,29 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 
 	if (need <= 1 || c->idle_time_s < 0 || !dm->jobs_pending)
 		return 0;
+	/*
+	 * A later gang of the same needs as the one before it, with nothing
+	 * placed or acted on in between, has the same candidates at the same
+	 * times: only how many of them it needs differs. An overloaded
+	 * cluster queues hundreds of such gangs, and a pass over the nodes
+	 * for each was most of a decision's time. The pass after the first
+	 * of a kind looks as deep as the widest gang needs, once.
+	 */
+	struct gang_memo *m = NULL;
+	uint32_t depth = need;
+	if (c->shadow_demand != NO_DEMAND) {
+		int64_t run = dm->run_s ? dm->run_s : (int64_t)dm->reqs->time_min * 60;
+		m = &c->memo[run && c->now + run <= c->shadow];
+		if (m->valid && m->changes == c->changes && m->reqs == dm->reqs) {
+			if (need <= m->depth) {
+				if (m == &c->memo[1] && m->lent_qualified)
+					change_at(c, c->shadow - run + 1);
+				return deferral_end(c, m->t, m->n, need, m->early);
+			}
+			if (c->max_need > depth)
+				depth = c->max_need;
+		}
+	}
 	if (!c->gang_t) {
 		c->gang_t = malloc((n_nodes ? n_nodes : 1) * sizeof(*c->gang_t));
 		if (!c->gang_t) {
@@ -2801,10 +2855,11 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		}
 	}
 	/* a reserved node lent to later demand brings its own time of change */
+	bool lent_qualified = false;
 	for (size_t r = 0; c->shadow_demand != NO_DEMAND && r < c->n_reserved; r++) {
 		struct work_node *wn = work(c, c->reserved[r]);
 		if (wn->managed && wn->n->caps && !wn->n->admin_off)
-			qualified_for(c, c->reserved[r], d);
+			lent_qualified |= qualified_for(c, c->reserved[r], d);
 	}
 
 	/*
@@ -2839,7 +2894,7 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 			gang_candidate(c, ix->off_since[k], d, soon_enough, &n, &early);
 	uint32_t ready = 0;
 	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0);
-	     k < n_nodes && (ready < need || !ix->in_order);
+	     k < n_nodes && (ready < depth || !ix->in_order);
 	     k = mx_bitmap_next(ix->off, n_nodes, k + 1)) {
 		size_t i = ix->order[k];
 		size_t before = n;
@@ -2857,13 +2912,13 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 			gang_candidate(c, ix->full[kf], d, soon_enough, &n, &early);
 	int64_t kth = INT64_MAX;
 	bool late_seen = false;
-	if (n >= need) {
-		mxq_power_select_earliest(c->gang_t, n, need);
-		kth = c->gang_t[need - 1].t;
+	if (n >= depth) {
+		mxq_power_select_earliest(c->gang_t, n, depth);
+		kth = c->gang_t[depth - 1].t;
 	}
 	for (; kf < ix->n_full; kf++) {
 		size_t i = ix->full[kf], before = n;
-		if (late_seen && n >= need && ix->node[i].max_end > kth)
+		if (late_seen && n >= depth && ix->node[i].max_end > kth)
 			break;
 		if (work(c, i)->acted)
 			continue;
@@ -2871,16 +2926,24 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		if (n == before)
 			continue;
 		late_seen = true;
-		if (n >= need && c->gang_t[n - 1].t < kth) {
-			mxq_power_select_earliest(c->gang_t, n, need);
-			kth = c->gang_t[need - 1].t;
+		if (n >= depth && c->gang_t[n - 1].t < kth) {
+			mxq_power_select_earliest(c->gang_t, n, depth);
+			kth = c->gang_t[depth - 1].t;
 		}
 	}
 
 	/* a later gang needs no reservation: it is served now as soon as
 	 * NEED nodes are free soon enough */
-	if (early >= need && c->shadow_demand != NO_DEMAND)
-		return 0;
+	if (m) {
+		/* kept sorted for the next gang like it; the scratch array
+		 * becomes the memo's and the memo's old one the scratch */
+		struct mxq_power_free_time *t = c->gang_t;
+		qsort(t, n, sizeof(*t), cmp_free_time);
+		c->gang_t = m->t;
+		*m = (struct gang_memo) { true, c->changes, dm->reqs, lent_qualified, depth,
+					  early, n, t };
+		return deferral_end(c, t, n, need, early);
+	}
 	if (n < need)
 		return 0;             /* it can never fit as far as we know: as before */
 	mxq_power_select_earliest(c->gang_t, n, need);
@@ -2937,6 +3000,9 @@ static void step_demand(struct decide_ctx *c)
 	}
 
 	build_lists(c);
+	for (size_t d = 0; d < snap->n_demand; d++)
+		if (snap->demand[d].jobs_pending && snap->demand[d].nodes_at_once > c->max_need)
+			c->max_need = snap->demand[d].nodes_at_once;
 
 	soon.v = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*soon.v));
 	if (!soon.v) {
@@ -3068,6 +3134,10 @@ static void step_demand(struct decide_ctx *c)
 	free(soon.v);
 	free(c->gang_t);
 	c->gang_t = NULL;
+	for (size_t k = 0; k < ARRAY_SIZE(c->memo); k++) {
+		free(c->memo[k].t);
+		c->memo[k] = (struct gang_memo) { 0 };
+	}
 	free(c->smallest_from);
 	c->smallest_from = NULL;
 }

@@ -1432,6 +1432,160 @@ START_TEST(test_full_cycle)
 }
 END_TEST
 
+/*
+ * Later gangs of one kind share a pass over the nodes within a decision
+ * (gang_deferral()'s memo). The plan must be the same as when every gang
+ * has needs of its own (its own mxq_group_reqs, so nothing is shared): a
+ * differential check over random gang-heavy snapshots, with jobs placed
+ * and nodes woken between gangs, and reserved nodes lent to some.
+ */
+#define MEMO_NODES 24
+#define MEMO_DEMAND 14
+
+struct memo_case {
+	struct mxq_power_config cfg;
+	struct mxq_server_caps caps[MEMO_NODES];
+	struct mxq_power_running_job running[MEMO_NODES];
+	struct mxq_power_node nodes[MEMO_NODES];
+	char hosts[MEMO_NODES][8];
+	struct mxq_group_reqs reqs[MEMO_DEMAND];   /* one per demand */
+	struct mxq_power_demand demand[MEMO_DEMAND];
+	struct mxq_power_snapshot snap;
+};
+
+static uint32_t memo_rand(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 8) & 0xffffff;
+}
+
+/* Snapshot number SEED; with SHARED, demands of one kind point to one
+ * mxq_group_reqs (the simulator's way), else each to its own copy. */
+static void memo_build(struct memo_case *m, uint32_t seed, bool shared)
+{
+	static const char *const states[] = { "ON", "ON", "ON", "OFF", "OFF", "POWERING_ON",
+					      "DRAINING" };
+	char err[256], white[MEMO_NODES * 8] = "";
+	size_t kind_first[2] = { SIZE_MAX, SIZE_MAX };
+
+	memset(m, 0, sizeof(*m));
+	mxq_power_config_defaults(&m->cfg);
+	ck_assert_int_eq(mxq_power_config_parse(&m->cfg, "warm_pool = 0\nidle_time = 5m\n"
+						"boot_time = 3m\n", "memo.conf", err, sizeof(err)), 0);
+	for (size_t i = 0; i < MEMO_NODES; i++) {
+		struct mxq_power_node *pn = &m->nodes[i];
+		int st = mxq_power_state_from_string(states[memo_rand(&seed) % 7]);
+		bool busy = st == MXQ_POWER_ON && memo_rand(&seed) % 3 != 0;
+
+		snprintf(m->hosts[i], sizeof(m->hosts[i]), "h%zu", i);
+		ck_assert_int_eq(mxq_server_caps_init(&m->caps[i], m->hosts[i], NULL, NULL, 1, 65536,
+						      0, 0, 0, err, sizeof(err)), 0);
+		if (memo_rand(&seed) % 2) {
+			strcat(white, white[0] ? " " : "");
+			strcat(white, m->hosts[i]);
+		}
+		/* booting and draining nodes within their deadlines */
+		int64_t ago = (int64_t)(memo_rand(&seed) % (st == MXQ_POWER_ON || st == MXQ_POWER_OFF ?
+							    2 * HOUR : 3 * MIN));
+		*pn = (struct mxq_power_node) {
+			.hostname = m->hosts[i],
+			.state = (enum mxq_power_node_state)st,
+			.state_since = NOW - ago,
+			.efficiency_rank = (int32_t)i + 1,
+			.caps = &m->caps[i],
+			.last_job_end = NOW - (int64_t)(memo_rand(&seed) % HOUR),
+			.seen_up = st == MXQ_POWER_ON || st == MXQ_POWER_DRAINING,
+		};
+		if (busy) {
+			m->running[i] = (struct mxq_power_running_job) {
+				.expected_end = NOW - 5 * MIN + (int64_t)(memo_rand(&seed) % (3 * HOUR)),
+				.slots = 1, .memory_mib = 1024,
+			};
+			pn->running = &m->running[i];
+			pn->n_running = pn->jobs_running = 1;
+			pn->used_slots = 1;
+			pn->used_memory_mib = 1024;
+		}
+	}
+	for (size_t d = 0; d < MEMO_DEMAND; d++) {
+		size_t kind = memo_rand(&seed) % 2;
+		bool gang = memo_rand(&seed) % 4 != 0;
+		size_t r = shared && kind_first[kind] != SIZE_MAX ? kind_first[kind] : d;
+
+		if (r == d) {
+			ck_assert_int_eq(mxq_group_reqs_init(&m->reqs[d], NULL, NULL,
+							     kind ? white : NULL, NULL, 1, 1024,
+							     60, 0, 0), 0);
+			if (kind_first[kind] == SIZE_MAX)
+				kind_first[kind] = d;
+		}
+		m->demand[d] = (struct mxq_power_demand) {
+			.reqs = &m->reqs[r],
+			.jobs_pending = gang ? 1 : 1 + memo_rand(&seed) % 3,
+			.max_per_node = gang ? 1 : 0,
+			.nodes_at_once = gang ? 2 + memo_rand(&seed) % 9 : 0,
+			.run_s = (int64_t)(5 * MIN + memo_rand(&seed) % (4 * HOUR)),
+		};
+	}
+	m->snap = (struct mxq_power_snapshot) { .nodes = m->nodes, .n_nodes = MEMO_NODES,
+						.demand = m->demand, .n_demand = MEMO_DEMAND };
+}
+
+static void memo_free(struct memo_case *m)
+{
+	for (size_t i = 0; i < MEMO_NODES; i++)
+		mxq_server_caps_done(&m->caps[i]);
+	for (size_t d = 0; d < MEMO_DEMAND; d++)
+		if (m->reqs[d].tags || m->reqs[d].whitelist)
+			mxq_group_reqs_done(&m->reqs[d]);
+	mxq_power_config_done(&m->cfg);
+}
+
+START_TEST(test_gang_memo_same_plans)
+{
+	size_t deferred = 0, woken = 0;
+
+	for (uint32_t seed = 1; seed <= 400; seed++) {
+		static struct memo_case a, b;
+		struct mxq_power_state sa = { 0 }, sb = { 0 };
+		struct mxq_power_plan pa = { 0 }, pb = { 0 };
+
+		memo_build(&a, seed, false);
+		memo_build(&b, seed, true);
+		ck_assert_int_ge(mxq_power_decide(&a.snap, NOW, &a.cfg, &sa, &pa), 0);
+		ck_assert_int_ge(mxq_power_decide(&b.snap, NOW, &b.cfg, &sb, &pb), 0);
+		ck_assert_msg(pa.n_actions == pb.n_actions, "seed %u: %zu actions, shared %zu",
+			      seed, pa.n_actions, pb.n_actions);
+		for (size_t k = 0; k < pa.n_actions; k++) {
+			ck_assert_str_eq(pa.actions[k].hostname, pb.actions[k].hostname);
+			ck_assert_int_eq(pa.actions[k].kind, pb.actions[k].kind);
+			ck_assert_str_eq(pa.actions[k].reason ? pa.actions[k].reason : "",
+					 pb.actions[k].reason ? pb.actions[k].reason : "");
+			woken += pa.actions[k].kind == MXQ_POWER_ACTION_WAKE;
+		}
+		for (size_t d = 0; d < MEMO_DEMAND; d++) {
+			const struct mxq_power_demand_outcome *x = &pa.outcomes[d], *y = &pb.outcomes[d];
+			ck_assert_msg(memcmp(x, y, sizeof(*x)) == 0,
+				      "seed %u demand %zu: deferred until %" PRId64 ", shared %" PRId64,
+				      seed, d, x->deferred_until, y->deferred_until);
+			deferred += x->deferred_until != 0;
+		}
+		ck_assert_int_eq(pa.next_change_at, pb.next_change_at);
+		ck_assert_int_eq(pa.recheck_at, pb.recheck_at);
+		ck_assert_str_eq(pa.summary, pb.summary);
+		for (size_t i = 0; i < pa.n_explanations; i++)
+			ck_assert_str_eq(pa.explanations[i].text, pb.explanations[i].text);
+		mxq_power_plan_free(&pa);
+		mxq_power_plan_free(&pb);
+		memo_free(&a);
+		memo_free(&b);
+	}
+	/* the snapshots exercise both deferral and wakes */
+	ck_assert_uint_gt(deferred, 400);
+	ck_assert_uint_gt(woken, 100);
+}
+END_TEST
+
 START_TEST(test_decide_bad_arguments)
 {
 	struct mxq_power_config cfg;
@@ -1742,6 +1896,7 @@ static Suite *power_suite(void)
 	tcase_add_test(tc, test_gap_on_busy_host);
 	tcase_add_test(tc, test_gap_power_off_matched);
 	tcase_add_test(tc, test_full_cycle);
+	tcase_add_test(tc, test_gang_memo_same_plans);
 	tcase_add_test(tc, test_decide_bad_arguments);
 	tcase_add_test(tc, test_state_strings);
 	tcase_add_test(tc, test_state_predicates);
