@@ -1594,7 +1594,8 @@ struct decide_ctx {
 		uint32_t depth;         /* t holds at least the DEPTH earliest */
 		uint32_t early;
 		size_t n;
-		struct mxq_power_free_time *t;  /* n_nodes long, n sorted */
+		struct mxq_power_free_time *t;  /* n_nodes long, the DEPTH
+		                                   earliest of n first, sorted */
 	} memo[2];
 };
 
@@ -2935,10 +2936,16 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	/* a later gang needs no reservation: it is served now as soon as
 	 * NEED nodes are free soon enough */
 	if (m) {
-		/* kept sorted for the next gang like it; the scratch array
-		 * becomes the memo's and the memo's old one the scratch */
+		/* its DEPTH earliest kept sorted for the next gang like it;
+		 * the scratch array becomes the memo's, the memo's old one
+		 * the scratch */
 		struct mxq_power_free_time *t = c->gang_t;
-		qsort(t, n, sizeof(*t), cmp_free_time);
+		size_t sorted = n;
+		if (n > depth) {
+			mxq_power_select_earliest(t, n, depth);
+			sorted = depth;
+		}
+		qsort(t, sorted, sizeof(*t), cmp_free_time);
 		c->gang_t = m->t;
 		*m = (struct gang_memo) { true, c->changes, dm->reqs, lent_qualified, depth,
 					  early, n, t };
