@@ -1223,6 +1223,8 @@ struct sim_node {
 	/* what node_sets() last made of it */
 	int64_t max_end;                 /* latest expected end of its running jobs, 0: none */
 	uint8_t hold_kind;               /* how hold_for() counts it (HOLD_*) */
+	bool in_up;                      /* in up_sorted, by up_end */
+	int64_t up_end;
 	bool c_unsettled;                /* recorded DRAINING, UNKNOWN or FAILED */
 	int64_t offq_since;              /* the rec_since last queued on offq */
 };
@@ -1324,6 +1326,9 @@ struct mxq_sim {
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
+	uint64_t *m_vwake;               /* what vlist_build() lists */
+	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
+	size_t n_up;
 	size_t n_unsettled;              /* nodes with c_unsettled */
 	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
 	size_t offq_head, offq_tail, offq_cap;
@@ -1522,6 +1527,46 @@ static int64_t due_next(struct mxq_sim *s)
 	return s->dueq.n ? s->dueq.v[0].t : INT64_MAX;
 }
 
+/* Where node I with expected end END goes in up_sorted: (END, I) order. */
+static size_t up_pos(const struct mxq_sim *s, int64_t end, size_t i)
+{
+	size_t lo = 0, hi = s->n_up;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sim_node *m = &s->nodes[s->up_sorted[mid]];
+		if (m->up_end < end || (m->up_end == end && s->up_sorted[mid] < i))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Keep node I in up_sorted while it is HOLD_UP, by its max_end. */
+static void up_update(struct mxq_sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	bool up = n->hold_kind == HOLD_UP;
+
+	if (n->in_up && (!up || n->up_end != n->max_end)) {
+		size_t k = up_pos(s, n->up_end, i);
+		memmove(s->up_sorted + k, s->up_sorted + k + 1,
+			(s->n_up - k - 1) * sizeof(*s->up_sorted));
+		s->n_up--;
+		n->in_up = false;
+	}
+	if (up && !n->in_up) {
+		size_t k = up_pos(s, n->max_end, i);
+		memmove(s->up_sorted + k + 1, s->up_sorted + k,
+			(s->n_up - k) * sizeof(*s->up_sorted));
+		s->up_sorted[k] = (uint32_t)i;
+		s->n_up++;
+		n->up_end = n->max_end;
+		n->in_up = true;
+	}
+}
+
 /* Re-derive the sets node I is in; after every change to it. */
 static int node_sets(struct mxq_sim *s, size_t i)
 {
@@ -1542,6 +1587,9 @@ static int node_sets(struct mxq_sim *s, size_t i)
 		n->hold_kind = kind;
 	}
 	mx_bitmap_set(s->m_hold[kind], i);
+	up_update(s, i);
+	mx_bitmap_put(s->m_vwake, i, (n->rec == MXQ_POWER_POWERING_ON && n->phys == PHYS_BOOTING) ||
+		      n->rec == MXQ_POWER_OFF);
 	mx_bitmap_put(s->m_rtrans, i, n->rec == MXQ_POWER_POWERING_ON ||
 		      n->rec == MXQ_POWER_POWERING_OFF);
 	mx_bitmap_put(s->m_onidle, i, n->rec == MXQ_POWER_ON && !n->jobs);
@@ -1989,13 +2037,10 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 	const struct sim_job *j = &s->c->jobs[job];
 	const struct sim_sig *sig = &s->c->sigs[j->sig];
 	bool policy = s->p.policy == MXQ_SIM_POLICY;
-	size_t n = 0, nn = s->n_nodes, le = 0;
-	int64_t bound = s->now + s->max_boot_s;
+	size_t n = 0, nn = s->n_nodes;
 
 #define HOLD_ADD(i) do { \
-		int64_t t_ = hold_time(s, &s->nodes[i]); \
-		s->sel[n++] = (struct mxq_power_free_time) { t_, (i) }; \
-		le += t_ <= bound; \
+		s->sel[n++] = (struct mxq_power_free_time) { hold_time(s, &s->nodes[i]), (i) }; \
 	} while (0)
 	s->hold_job = job;
 	s->shadow = INT64_MAX;
@@ -2029,12 +2074,20 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 		if (++s->hold_taken[ci] == j->parts)
 			classes_done++;
 	}
-	/* up: at the expected ends of their jobs; once PARTS nodes are free
-	 * by the latest boot from now, a later one cannot be among the first */
-	for (size_t i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, 0); i < nn;
-	     i = mx_bitmap_next(s->m_hold[HOLD_UP], nn, i + 1))
-		if (sig->qual[i] && (le < j->parts || hold_time(s, &s->nodes[i]) <= bound))
-			HOLD_ADD(i);
+	/* up: at the expected ends of their jobs, in that order; those with
+	 * none left (idle, or overdue) are all free now and all count; after
+	 * PARTS of them no later one can be among the first */
+	size_t u = 0, up = 0;
+	for (; u < s->n_up && s->nodes[s->up_sorted[u]].max_end <= s->now; u++)
+		if (sig->qual[s->up_sorted[u]]) {
+			HOLD_ADD(s->up_sorted[u]);
+			up++;
+		}
+	for (; u < s->n_up && up < j->parts; u++)
+		if (sig->qual[s->up_sorted[u]]) {
+			HOLD_ADD(s->up_sorted[u]);
+			up++;
+		}
 #undef HOLD_ADD
 	if (n > j->parts) {
 		mxq_power_select_earliest(s->sel, n, j->parts);
@@ -2058,12 +2111,9 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 static void vlist_build(struct mxq_sim *s)
 {
 	s->n_vlist = 0;
-	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct sim_node *n = &s->nodes[i];
-		if ((n->rec == MXQ_POWER_POWERING_ON && n->phys == PHYS_BOOTING) ||
-		    n->rec == MXQ_POWER_OFF)
-			s->vlist[s->n_vlist++] = (uint32_t)i;
-	}
+	for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0); i < s->n_nodes;
+	     i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1))
+		s->vlist[s->n_vlist++] = (uint32_t)i;
 	s->vlist_ready = true;
 }
 
@@ -2715,6 +2765,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->pass_heap);
 	free(s->cand);
 	free(s->vlist);
+	free(s->up_sorted);
 	free(s->held);
 	free(s->sel);
 	free(s->job_start);
@@ -2778,9 +2829,11 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
 	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
 	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
-	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle */
+	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle,
+	 * m_vwake */
 	size_t words = mx_bitmap_words(nn);
-	s->m_free = calloc((3 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	s->m_free = calloc((4 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
 	if (params->self_check) {
 		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
 		s->ref_mark = calloc(nn, 1);
@@ -2789,12 +2842,13 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	}
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_free)
+	    !s->hold_taken || !s->m_free || !s->up_sorted)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
 		s->m_hold[k] = s->m_free + (1 + (size_t)k) * words;
 	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
 	s->m_onidle = s->m_rtrans + words;
+	s->m_vwake = s->m_onidle + words;
 	for (size_t k = 0; k < c->n_classes; k++)
 		if (c->classes[k].boot_s > s->max_boot_s)
 			s->max_boot_s = c->classes[k].boot_s;
