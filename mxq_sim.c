@@ -1549,7 +1549,22 @@ static void up_update(struct mxq_sim *s, size_t i)
 	struct sim_node *n = &s->nodes[i];
 	bool up = n->hold_kind == HOLD_UP;
 
-	if (n->in_up && (!up || n->up_end != n->max_end)) {
+	if (n->in_up && up && n->up_end != n->max_end) {
+		/* a move: shift only what lies between the two places */
+		size_t from = up_pos(s, n->up_end, i), to = up_pos(s, n->max_end, i);
+		if (to > from) {
+			to--;
+			memmove(s->up_sorted + from, s->up_sorted + from + 1,
+				(to - from) * sizeof(*s->up_sorted));
+		} else {
+			memmove(s->up_sorted + to + 1, s->up_sorted + to,
+				(from - to) * sizeof(*s->up_sorted));
+		}
+		s->up_sorted[to] = (uint32_t)i;
+		n->up_end = n->max_end;
+		return;
+	}
+	if (n->in_up && !up) {
 		size_t k = up_pos(s, n->up_end, i);
 		memmove(s->up_sorted + k, s->up_sorted + k + 1,
 			(s->n_up - k - 1) * sizeof(*s->up_sorted));
