@@ -17,7 +17,7 @@
 
 #include "mxqd_control.h"
 
-/* --- the two sorted arrays ---------------------------------------------- */
+/* --- the sorted arrays ---------------------------------------------- */
 
 static int64_t off_key(const struct mxq_power_index *ix, uint32_t i)
 {
@@ -27,6 +27,11 @@ static int64_t off_key(const struct mxq_power_index *ix, uint32_t i)
 static int64_t full_key(const struct mxq_power_index *ix, uint32_t i)
 {
 	return ix->node[i].max_end;
+}
+
+static int64_t busy_key(const struct mxq_power_index *ix, uint32_t i)
+{
+	return ix->node[i].min_end;
 }
 
 /* First place in V[0..n) whose (key, index) is not below (KEY, I). */
@@ -138,8 +143,10 @@ static void take_out(struct mxq_power_index *ix, size_t i)
 		mx_bitmap_clear(ix->cap, k);
 	if (x->sets & IX_DRAIN)
 		mx_bitmap_clear(ix->drain, k);
-	if (x->sets & IX_BUSY)
+	if (x->sets & IX_BUSY) {
 		mx_bitmap_clear(ix->busy, k);
+		sorted_remove(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i);
+	}
 	if (x->sets & IX_IDLE)
 		mx_bitmap_clear(ix->idle, k);
 	if (x->sets & IX_OFF) {
@@ -217,8 +224,10 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 		mx_bitmap_set(ix->cap, k);
 	if (sets & IX_DRAIN)
 		mx_bitmap_set(ix->drain, k);
-	if (sets & IX_BUSY)
+	if (sets & IX_BUSY) {
 		mx_bitmap_set(ix->busy, k);
+		sorted_insert(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i);
+	}
 	if (sets & IX_IDLE)
 		mx_bitmap_set(ix->idle, k);
 	if (sets & IX_OFF) {
@@ -263,10 +272,11 @@ static void release(struct mxq_power_index *ix)
 	free(ix->trans);
 	free(ix->off_since);
 	free(ix->full);
+	free(ix->busy_first);
 	ix->node = NULL;
 	ix->order = ix->pos = NULL;
 	ix->trans = NULL;
-	ix->off_since = ix->full = NULL;
+	ix->off_since = ix->full = ix->busy_first = NULL;
 	ix->cap = ix->drain = ix->off = ix->busy = ix->idle = NULL;
 }
 
@@ -289,7 +299,9 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->trans = calloc(6 * words, sizeof(*ix->trans));  /* the six bitmaps in one block */
 	ix->off_since = malloc((n ? n : 1) * sizeof(*ix->off_since));
 	ix->full = malloc((n ? n : 1) * sizeof(*ix->full));
-	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->full) {
+	ix->busy_first = malloc((n ? n : 1) * sizeof(*ix->busy_first));
+	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->full ||
+	    !ix->busy_first) {
 		release(ix);
 		return -ENOMEM;
 	}
@@ -298,7 +310,7 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->off = ix->drain + words;
 	ix->busy = ix->off + words;
 	ix->idle = ix->busy + words;
-	ix->n_off = ix->n_full = 0;
+	ix->n_off = ix->n_full = ix->n_busy_first = 0;
 	ix->powered = ix->booting = 0;
 	ix->admin_requests = ix->nodes_without_caps = 0;
 	memset(ix->off_max, 0, sizeof(ix->off_max));

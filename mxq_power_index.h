@@ -16,7 +16,9 @@
  * decision, = index when the snapshot has nodes_in_order): cap, drain, off,
  * busy, idle. Two arrays keep the off nodes by state_since and the full
  * busy nodes by the last expected end of their running jobs, so that the
- * gang planner finds the earliest-free nodes without looking at all.
+ * gang planner finds the earliest-free nodes without looking at all; a
+ * third keeps every busy node by its first expected end, for the capacity
+ * that frees within a boot.
  */
 #ifndef MXQ_POWER_INDEX_H
 #define MXQ_POWER_INDEX_H
@@ -68,6 +70,8 @@ struct mxq_power_index {
 	size_t n_off;
 	uint32_t *full;              /* IX_FULL nodes by (max_end, index) */
 	size_t n_full;
+	uint32_t *busy_first;        /* IX_BUSY nodes by (min_end, index) */
+	size_t n_busy_first;
 
 	/* counts over every node */
 	uint32_t powered, booting;

@@ -2980,6 +2980,28 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	return until > c->now ? until : 0;
 }
 
+/* Node I has room a boot from now when its jobs end as expected? */
+static void soon_candidate(struct decide_ctx *c, size_t i, int64_t horizon, struct index_vec *soon)
+{
+	const struct mxq_power_index_node *x = &c->ix->node[i];
+
+	if (!c->snap->nodes[i].n_running || x->min_end > horizon ||
+	    x->max_end < c->now - c->cfg->boot_time_s)
+		return;
+	capacity_of(c, i);
+	if (work(c, i)->capacity && !room_empty(&work(c, i)->soon))
+		soon->v[soon->n++] = i;
+}
+
+static int cmp_position(const void *a, const void *b, void *arg)
+{
+	const struct mxq_power_index *ix = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t px = ix->in_order ? x : ix->pos[x], py = ix->in_order ? y : ix->pos[y];
+
+	return px < py ? -1 : px > py;
+}
+
 static void step_demand(struct decide_ctx *c)
 {
 	const struct mxq_power_index *ix = c->ix;
@@ -3016,19 +3038,16 @@ static void step_demand(struct decide_ctx *c)
 		c->nomem = true;
 		return;
 	}
-	/* capacity with a job ending within a boot from now: nodes busy in the
-	 * snapshot and nodes this plan acted on (a cancelled drain, say) */
-	for (size_t k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, 0); k < snap->n_nodes;
-	     k = mx_bitmap_next2(ix->busy, c->acted_pos, snap->n_nodes, k + 1)) {
-		size_t i = ix->order[k];
-		const struct mxq_power_index_node *x = &ix->node[i];
-		if (!snap->nodes[i].n_running || x->min_end > horizon ||
-		    x->max_end < c->now - c->cfg->boot_time_s)
-			continue;
-		capacity_of(c, i);
-		if (work(c, i)->capacity && !room_empty(&work(c, i)->soon))
-			soon.v[soon.n++] = i;
-	}
+	/* capacity with a job ending within a boot from now, in efficiency
+	 * order: busy nodes by their first expected end, as far as that is
+	 * within a boot, and nodes this plan acted on (a cancelled drain) */
+	for (size_t k = 0; k < ix->n_busy_first && ix->node[ix->busy_first[k]].min_end <= horizon;
+	     k++)
+		soon_candidate(c, ix->busy_first[k], horizon, &soon);
+	for (size_t k = 0; k < c->n_acted; k++)
+		if (!(ix->node[c->acted[k]].sets & IX_BUSY))
+			soon_candidate(c, c->acted[k], horizon, &soon);
+	qsort_r(soon.v, soon.n, sizeof(*soon.v), cmp_position, (void *)ix);
 
 	for (size_t d = 0; d < snap->n_demand; d++) {
 		const struct mxq_power_demand *dm = &snap->demand[d];
