@@ -62,14 +62,58 @@ static void sorted_insert(const struct mxq_power_index *ix, uint32_t *v, size_t 
 	(*n)++;
 }
 
-static void sorted_remove(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
+/* Where node I is in V[0..n), by its key as it is now; N if not there. */
+static size_t sorted_find(const struct mxq_power_index *ix, const uint32_t *v, size_t n,
 			  int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i)
 {
-	size_t at = lower_bound(ix, v, *n, key, key(ix, i), i);
+	size_t at = lower_bound(ix, v, n, key, key(ix, i), i);
 
-	if (at < *n && v[at] == i) {
-		memmove(v + at, v + at + 1, (*n - at - 1) * sizeof(*v));
-		(*n)--;
+	return at < n && v[at] == i ? at : n;
+}
+
+static void sorted_remove_at(uint32_t *v, size_t *n, size_t at)
+{
+	memmove(v + at, v + at + 1, (*n - at - 1) * sizeof(*v));
+	(*n)--;
+}
+
+/* V[at]'s key has changed: move it to its place with one shift of what
+ * lies between (a node's expected end or state_since moves a little). */
+static void sorted_fix(const struct mxq_power_index *ix, uint32_t *v, size_t n,
+		       int64_t (*key)(const struct mxq_power_index *, uint32_t), size_t at)
+{
+	uint32_t i = v[at];
+	int64_t k = key(ix, i);
+	size_t to;
+
+	if (at > 0 && lower_bound(ix, v + at - 1, 1, key, k, i) == 0) {
+		/* below its left neighbour: its place is in v[0..at) */
+		to = lower_bound(ix, v, at, key, k, i);
+		memmove(v + to + 1, v + to, (at - to) * sizeof(*v));
+	} else {
+		to = at + lower_bound(ix, v + at + 1, n - at - 1, key, k, i);
+		memmove(v + at, v + at + 1, (to - at) * sizeof(*v));
+	}
+	v[to] = i;
+}
+
+/*
+ * Node I was in V (at AT, N if not) and is to be there now or not (IN),
+ * under the key it has now. A node that stays moves rather than leaving
+ * and coming back: two shifts of up to the whole array were most of a
+ * sync on a large busy cluster.
+ */
+static void sorted_keep(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
+			int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i,
+			size_t at, int64_t old_key, bool in)
+{
+	if (at < *n && in) {
+		if (key(ix, i) != old_key)
+			sorted_fix(ix, v, *n, key, at);
+	} else if (at < *n) {
+		sorted_remove_at(v, n, at);
+	} else if (in) {
+		sorted_insert(ix, v, n, key, i);
 	}
 }
 
@@ -132,7 +176,14 @@ static size_t pos_of(const struct mxq_power_index *ix, size_t i)
 	return ix->in_order ? i : ix->pos[i];
 }
 
-static void take_out(struct mxq_power_index *ix, size_t i)
+/* Where a node was in the sorted arrays before it is put in again (N: not
+ * there), and its keys then. */
+struct kept_places {
+	size_t off, full, busy;
+	int64_t since, max_end, min_end;
+};
+
+static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *kp)
 {
 	struct mxq_power_index_node *x = &ix->node[i];
 	size_t k = pos_of(ix, i);
@@ -143,20 +194,25 @@ static void take_out(struct mxq_power_index *ix, size_t i)
 		mx_bitmap_clear(ix->cap, k);
 	if (x->sets & IX_DRAIN)
 		mx_bitmap_clear(ix->drain, k);
-	if (x->sets & IX_BUSY) {
+	*kp = (struct kept_places) {
+		.off = x->sets & IX_OFF ?
+		       sorted_find(ix, ix->off_since, ix->n_off, off_key, (uint32_t)i) : ix->n_off,
+		.full = x->sets & IX_FULL ?
+			sorted_find(ix, ix->full, ix->n_full, full_key, (uint32_t)i) : ix->n_full,
+		.busy = x->sets & IX_BUSY ?
+			sorted_find(ix, ix->busy_first, ix->n_busy_first, busy_key, (uint32_t)i) :
+			ix->n_busy_first,
+		.since = x->since, .max_end = x->max_end, .min_end = x->min_end,
+	};
+	if (x->sets & IX_BUSY)
 		mx_bitmap_clear(ix->busy, k);
-		sorted_remove(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i);
-	}
 	if (x->sets & IX_IDLE)
 		mx_bitmap_clear(ix->idle, k);
 	if (x->sets & IX_OFF) {
 		mx_bitmap_clear(ix->off, k);
-		sorted_remove(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
 		if (!x->no_caps)
 			off_max_remove(ix, x->room);
 	}
-	if (x->sets & IX_FULL)
-		sorted_remove(ix, ix->full, &ix->n_full, full_key, (uint32_t)i);
 	ix->powered -= x->powered;
 	ix->booting -= x->booting;
 	ix->admin_requests -= x->admin_request;
@@ -164,7 +220,9 @@ static void take_out(struct mxq_power_index *ix, size_t i)
 	x->sets = 0;
 }
 
-static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg, size_t i)
+/* Put node I into the sets; KP: where take_out() found it, NULL: in none. */
+static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg, size_t i,
+		  const struct kept_places *kp)
 {
 	const struct mxq_power_node *n = &ix->nodes[i];
 	struct mxq_power_index_node *x = &ix->node[i];
@@ -224,20 +282,24 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 		mx_bitmap_set(ix->cap, k);
 	if (sets & IX_DRAIN)
 		mx_bitmap_set(ix->drain, k);
-	if (sets & IX_BUSY) {
+	if (sets & IX_BUSY)
 		mx_bitmap_set(ix->busy, k);
-		sorted_insert(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i);
-	}
 	if (sets & IX_IDLE)
 		mx_bitmap_set(ix->idle, k);
 	if (sets & IX_OFF) {
 		mx_bitmap_set(ix->off, k);
-		sorted_insert(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i);
 		if (!x->no_caps)
 			off_max_add(ix, x->room);
 	}
-	if (sets & IX_FULL)
-		sorted_insert(ix, ix->full, &ix->n_full, full_key, (uint32_t)i);
+	struct kept_places none = { ix->n_off, ix->n_full, ix->n_busy_first, 0, 0, 0 };
+	if (!kp)
+		kp = &none;
+	sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off, kp->since,
+		    sets & IX_OFF);
+	sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full, kp->max_end,
+		    sets & IX_FULL);
+	sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i, kp->busy,
+		    kp->min_end, sets & IX_BUSY);
 	ix->powered += x->powered;
 	ix->booting += x->booting;
 	ix->admin_requests += x->admin_request;
@@ -341,7 +403,7 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 		free(keys);
 	}
 	for (size_t i = 0; i < n; i++) {
-		int r = put_in(ix, cfg, i);
+		int r = put_in(ix, cfg, i, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -375,8 +437,9 @@ int mxq_power_index_sync(struct mxq_power_index *ix, const struct mxq_power_snap
 				r = -EINVAL;
 				break;
 			}
-			take_out(ix, i);
-			r = put_in(ix, cfg, i);
+			struct kept_places kp;
+			take_out(ix, i, &kp);
+			r = put_in(ix, cfg, i, &kp);
 		}
 		if (r < 0)
 			ix->valid = false;
