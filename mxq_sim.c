@@ -1273,9 +1273,6 @@ struct mxq_sim {
 	uint32_t pass_id;
 	uint32_t *cand;                  /* nodes with free slots, per pass */
 	size_t n_cand;
-	uint32_t *vlist;                 /* booting and OFF nodes, per pass */
-	size_t n_vlist;
-	bool vlist_ready;
 	uint32_t *held;                  /* the reservation */
 	size_t n_held;
 	size_t n_held_idle;              /* reserved nodes idle now */
@@ -1326,7 +1323,8 @@ struct mxq_sim {
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
-	uint64_t *m_vwake;               /* what vlist_build() lists */
+	uint64_t *m_vwake;               /* booting and OFF: what a timeout can wake
+	                                    (or count as booting) for a job */
 	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
 	size_t n_up;
 	size_t n_unsettled;              /* nodes with c_unsettled */
@@ -2123,15 +2121,6 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 	}
 }
 
-static void vlist_build(struct mxq_sim *s)
-{
-	s->n_vlist = 0;
-	for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0); i < s->n_nodes;
-	     i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1))
-		s->vlist[s->n_vlist++] = (uint32_t)i;
-	s->vlist_ready = true;
-}
-
 static void vroom_init(struct mxq_sim *s, struct sim_node *n)
 {
 	if (n->vpass != s->pass_id) {
@@ -2154,16 +2143,15 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	int r;
 
 	*ret_ok = false;
-	if (!s->vlist_ready)
-		vlist_build(s);
 	if (job == s->hold_job)
 		need = s->n_held_idle >= need ? 0 : need - (uint32_t)s->n_held_idle;
 	if (need == 0)
 		return 0;
 	/* count what there is: booting nodes first, then OFF ones */
-	for (size_t k = 0; k < s->n_vlist && booting + off < need; k++) {
-		struct sim_node *n = &s->nodes[s->vlist[k]];
-		if (!sig->qual[s->vlist[k]])
+	for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0);
+	     i < s->n_nodes && booting + off < need; i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1)) {
+		struct sim_node *n = &s->nodes[i];
+		if (!sig->qual[i])
 			continue;
 		vroom_init(s, n);
 		if (n->vslots < j->threads || n->vmem < j->memory_mib)
@@ -2178,8 +2166,8 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	if (booting + off < need)
 		return 0;
 	for (int want_off = 0; want_off <= 1 && need; want_off++) {
-		for (size_t k = 0; k < s->n_vlist && need; k++) {
-			uint32_t i = s->vlist[k];
+		for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0); i < s->n_nodes && need;
+		     i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1)) {
 			struct sim_node *n = &s->nodes[i];
 			if (!sig->qual[i] || (n->rec == MXQ_POWER_OFF) != (bool)want_off)
 				continue;
@@ -2296,7 +2284,6 @@ static int dispatch(struct mxq_sim *s)
 		return 0;
 
 	s->pass_id++;
-	s->vlist_ready = false;
 	s->n_cand = 0;
 	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes;
 	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1))
@@ -2779,7 +2766,6 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->active);
 	free(s->pass_heap);
 	free(s->cand);
-	free(s->vlist);
 	free(s->up_sorted);
 	free(s->held);
 	free(s->sel);
@@ -2836,7 +2822,6 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
 	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
 	s->cand = calloc(nn, sizeof(*s->cand));
-	s->vlist = calloc(nn, sizeof(*s->vlist));
 	s->held = calloc(nn, sizeof(*s->held));
 	s->sel = calloc(nn, sizeof(*s->sel));
 	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
@@ -2855,7 +2840,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		if (!s->ref_sel || !s->ref_mark)
 			goto nomem;
 	}
-	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand || !s->vlist ||
+	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
 	    !s->hold_taken || !s->m_free || !s->up_sorted)
 		goto nomem;
