@@ -1271,8 +1271,6 @@ struct mxq_sim {
 	size_t n_active;
 	struct pass_entry *pass_heap;
 	uint32_t pass_id;
-	uint32_t *cand;                  /* nodes with free slots, per pass */
-	size_t n_cand;
 	uint32_t *held;                  /* the reservation */
 	size_t n_held;
 	size_t n_held_idle;              /* reserved nodes idle now */
@@ -1972,7 +1970,7 @@ static bool fits_now(const struct sim_node *n, const struct sim_job *j)
 }
 
 /* First fit on the dispatchable nodes; false if the job cannot start now. */
-static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *ret_started)
+static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 {
 	const struct sim_job *j = &s->c->jobs[job];
 	const struct sim_sig *sig = &s->c->sigs[j->sig];
@@ -1981,16 +1979,15 @@ static int try_start(struct mxq_sim *s, uint32_t job, size_t *cand_first, bool *
 	int r = 0;
 
 	*ret_started = false;
-	while (*cand_first < s->n_cand &&
-	       s->nodes[s->cand[*cand_first]].used_slots == s->nodes[s->cand[*cand_first]].cls->cores)
-		(*cand_first)++;
 	if (j->parts > MX_ARRAY_SIZE(pick)) {
 		picks = malloc(j->parts * sizeof(*picks));
 		if (!picks)
 			return -ENOMEM;
 	}
-	for (size_t k = *cand_first; k < s->n_cand && got < j->parts; k++) {
-		uint32_t i = s->cand[k];
+	/* the dispatch candidates as node_sets() keeps them: a job started in
+	 * this pass takes a node out once it is full */
+	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes && got < j->parts;
+	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1)) {
 		const struct sim_node *n = &s->nodes[i];
 		if (!sig->qual[i] || !fits_now(n, j))
 			continue;
@@ -2249,15 +2246,13 @@ static bool hold_matches(struct mxq_sim *s, uint32_t job)
 	return same && n == s->n_held && shadow == s->shadow;
 }
 
-/* The dispatch candidates as a pass over every node lists them? */
-static bool cand_matches(const struct mxq_sim *s)
+/* The dispatch candidates (m_free) as a pass over every node finds them? */
+static bool free_set_matches(const struct mxq_sim *s)
 {
-	size_t k = 0;
-
 	for (size_t i = 0; i < s->n_nodes; i++)
-		if (s->nodes[i].c_free && (k >= s->n_cand || s->cand[k++] != i))
+		if ((s->nodes[i].c_free > 0) != mx_bitmap_has(s->m_free, i))
 			return false;
-	return k == s->n_cand;
+	return true;
 }
 
 /*
@@ -2269,7 +2264,7 @@ static bool cand_matches(const struct mxq_sim *s)
 static int dispatch(struct mxq_sim *s)
 {
 	bool can_wake = s->p.policy == MXQ_SIM_TIMEOUT && s->n_off > 0;
-	size_t cand_first = 0, n_pe = 0;
+	size_t n_pe = 0;
 	bool hold_done = false;
 	int r;
 
@@ -2284,11 +2279,7 @@ static int dispatch(struct mxq_sim *s)
 		return 0;
 
 	s->pass_id++;
-	s->n_cand = 0;
-	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes;
-	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1))
-		s->cand[s->n_cand++] = (uint32_t)i;
-	if (s->p.self_check && !cand_matches(s))
+	if (s->p.self_check && !free_set_matches(s))
 		return -ENOTRECOVERABLE;
 
 	for (size_t a = 0; a < s->n_active; a++) {
@@ -2305,7 +2296,7 @@ static int dispatch(struct mxq_sim *s)
 		bool ok = false;
 
 		if (!sq->real_failed) {
-			r = try_start(s, e.job, &cand_first, &ok);
+			r = try_start(s, e.job, &ok);
 			if (r < 0)
 				return r;
 			if (ok) {
@@ -2765,7 +2756,6 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->queues);
 	free(s->active);
 	free(s->pass_heap);
-	free(s->cand);
 	free(s->up_sorted);
 	free(s->held);
 	free(s->sel);
@@ -2821,7 +2811,6 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
 	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
-	s->cand = calloc(nn, sizeof(*s->cand));
 	s->held = calloc(nn, sizeof(*s->held));
 	s->sel = calloc(nn, sizeof(*s->sel));
 	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
@@ -2840,7 +2829,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		if (!s->ref_sel || !s->ref_mark)
 			goto nomem;
 	}
-	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->cand ||
+	if (!s->nodes || !s->queues || !s->active || !s->pass_heap ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
 	    !s->hold_taken || !s->m_free || !s->up_sorted)
 		goto nomem;
