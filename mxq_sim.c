@@ -1335,7 +1335,6 @@ struct mxq_sim {
 	uint32_t *hold_taken;            /* per class, scratch of hold_for() */
 	struct mxq_power_free_time *ref_sel; /* params.self_check: scratch of the full passes */
 	uint8_t *ref_mark;
-	int64_t max_boot_s;              /* of the classes */
 
 	/* time series: node-seconds per bucket and the seconds it covers,
 	 * turned into means when the books are closed */
@@ -2838,9 +2837,6 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
 	s->m_onidle = s->m_rtrans + words;
 	s->m_vwake = s->m_onidle + words;
-	for (size_t k = 0; k < c->n_classes; k++)
-		if (c->classes[k].boot_s > s->max_boot_s)
-			s->max_boot_s = c->classes[k].boot_s;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
 		s->stale = calloc(nn, sizeof(*s->stale));
