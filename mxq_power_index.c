@@ -15,86 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mx_sorted.h"
 #include "mxqd_control.h"
 
-/* --- the sorted arrays ---------------------------------------------- */
+/* --- the sorted arrays (mx_sorted.h), keyed by the index's own record -- */
 
-static int64_t off_key(const struct mxq_power_index *ix, uint32_t i)
+static int64_t off_key(const void *ix, uint32_t i)
 {
-	return ix->node[i].since;
+	return ((const struct mxq_power_index *)ix)->node[i].since;
 }
 
-static int64_t full_key(const struct mxq_power_index *ix, uint32_t i)
+static int64_t full_key(const void *ix, uint32_t i)
 {
-	return ix->node[i].max_end;
+	return ((const struct mxq_power_index *)ix)->node[i].max_end;
 }
 
-static int64_t busy_key(const struct mxq_power_index *ix, uint32_t i)
+static int64_t busy_key(const void *ix, uint32_t i)
 {
-	return ix->node[i].min_end;
-}
-
-/* First place in V[0..n) whose (key, index) is not below (KEY, I). */
-static size_t lower_bound(const struct mxq_power_index *ix, const uint32_t *v, size_t n,
-			  int64_t (*key)(const struct mxq_power_index *, uint32_t),
-			  int64_t k, uint32_t i)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int64_t km = key(ix, v[mid]);
-		if (km < k || (km == k && v[mid] < i))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static void sorted_insert(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
-			  int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i)
-{
-	size_t at = lower_bound(ix, v, *n, key, key(ix, i), i);
-
-	memmove(v + at + 1, v + at, (*n - at) * sizeof(*v));
-	v[at] = i;
-	(*n)++;
-}
-
-/* Where node I is in V[0..n), by its key as it is now; N if not there. */
-static size_t sorted_find(const struct mxq_power_index *ix, const uint32_t *v, size_t n,
-			  int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i)
-{
-	size_t at = lower_bound(ix, v, n, key, key(ix, i), i);
-
-	return at < n && v[at] == i ? at : n;
-}
-
-static void sorted_remove_at(uint32_t *v, size_t *n, size_t at)
-{
-	memmove(v + at, v + at + 1, (*n - at - 1) * sizeof(*v));
-	(*n)--;
-}
-
-/* V[at]'s key has changed: move it to its place with one shift of what
- * lies between (a node's expected end or state_since moves a little). */
-static void sorted_fix(const struct mxq_power_index *ix, uint32_t *v, size_t n,
-		       int64_t (*key)(const struct mxq_power_index *, uint32_t), size_t at)
-{
-	uint32_t i = v[at];
-	int64_t k = key(ix, i);
-	size_t to;
-
-	if (at > 0 && lower_bound(ix, v + at - 1, 1, key, k, i) == 0) {
-		/* below its left neighbour: its place is in v[0..at) */
-		to = lower_bound(ix, v, at, key, k, i);
-		memmove(v + to + 1, v + to, (at - to) * sizeof(*v));
-	} else {
-		to = at + lower_bound(ix, v + at + 1, n - at - 1, key, k, i);
-		memmove(v + at, v + at + 1, (to - at) * sizeof(*v));
-	}
-	v[to] = i;
+	return ((const struct mxq_power_index *)ix)->node[i].min_end;
 }
 
 /*
@@ -104,16 +42,15 @@ static void sorted_fix(const struct mxq_power_index *ix, uint32_t *v, size_t n,
  * sync on a large busy cluster.
  */
 static void sorted_keep(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
-			int64_t (*key)(const struct mxq_power_index *, uint32_t), uint32_t i,
-			size_t at, int64_t old_key, bool in)
+			mx_sorted_key key, uint32_t i, size_t at, int64_t old_key, bool in)
 {
 	if (at < *n && in) {
 		if (key(ix, i) != old_key)
-			sorted_fix(ix, v, *n, key, at);
+			mx_sorted_fix(v, *n, key, ix, at);
 	} else if (at < *n) {
-		sorted_remove_at(v, n, at);
+		mx_sorted_remove_at(v, n, at);
 	} else if (in) {
-		sorted_insert(ix, v, n, key, i);
+		mx_sorted_insert(v, n, key, ix, i);
 	}
 }
 
@@ -196,11 +133,11 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 		mx_bitmap_clear(ix->drain, k);
 	*kp = (struct kept_places) {
 		.off = x->sets & IX_OFF ?
-		       sorted_find(ix, ix->off_since, ix->n_off, off_key, (uint32_t)i) : ix->n_off,
+		       mx_sorted_find(ix->off_since, ix->n_off, off_key, ix, (uint32_t)i) : ix->n_off,
 		.full = x->sets & IX_FULL ?
-			sorted_find(ix, ix->full, ix->n_full, full_key, (uint32_t)i) : ix->n_full,
+			mx_sorted_find(ix->full, ix->n_full, full_key, ix, (uint32_t)i) : ix->n_full,
 		.busy = x->sets & IX_BUSY ?
-			sorted_find(ix, ix->busy_first, ix->n_busy_first, busy_key, (uint32_t)i) :
+			mx_sorted_find(ix->busy_first, ix->n_busy_first, busy_key, ix, (uint32_t)i) :
 			ix->n_busy_first,
 		.since = x->since, .max_end = x->max_end, .min_end = x->min_end,
 	};

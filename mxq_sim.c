@@ -49,6 +49,7 @@
 #include <zlib.h>
 
 #include "mx_bitmap.h"
+#include "mx_sorted.h"
 #include "mx_util.h"
 #include "mxqd_control.h"
 
@@ -1522,20 +1523,9 @@ static int64_t due_next(struct mxq_sim *s)
 	return s->dueq.n ? s->dueq.v[0].t : INT64_MAX;
 }
 
-/* Where node I with expected end END goes in up_sorted: (END, I) order. */
-static size_t up_pos(const struct mxq_sim *s, int64_t end, size_t i)
+static int64_t up_key(const void *s, uint32_t i)
 {
-	size_t lo = 0, hi = s->n_up;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct sim_node *m = &s->nodes[s->up_sorted[mid]];
-		if (m->up_end < end || (m->up_end == end && s->up_sorted[mid] < i))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ((const struct mxq_sim *)s)->nodes[i].up_end;
 }
 
 /* Keep node I in up_sorted while it is HOLD_UP, by its max_end. */
@@ -1545,34 +1535,16 @@ static void up_update(struct mxq_sim *s, size_t i)
 	bool up = n->hold_kind == HOLD_UP;
 
 	if (n->in_up && up && n->up_end != n->max_end) {
-		/* a move: shift only what lies between the two places */
-		size_t from = up_pos(s, n->up_end, i), to = up_pos(s, n->max_end, i);
-		if (to > from) {
-			to--;
-			memmove(s->up_sorted + from, s->up_sorted + from + 1,
-				(to - from) * sizeof(*s->up_sorted));
-		} else {
-			memmove(s->up_sorted + to + 1, s->up_sorted + to,
-				(from - to) * sizeof(*s->up_sorted));
-		}
-		s->up_sorted[to] = (uint32_t)i;
+		size_t at = mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i);
 		n->up_end = n->max_end;
-		return;
-	}
-	if (n->in_up && !up) {
-		size_t k = up_pos(s, n->up_end, i);
-		memmove(s->up_sorted + k, s->up_sorted + k + 1,
-			(s->n_up - k - 1) * sizeof(*s->up_sorted));
-		s->n_up--;
+		mx_sorted_fix(s->up_sorted, s->n_up, up_key, s, at);
+	} else if (n->in_up && !up) {
+		mx_sorted_remove_at(s->up_sorted, &s->n_up,
+				    mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i));
 		n->in_up = false;
-	}
-	if (up && !n->in_up) {
-		size_t k = up_pos(s, n->max_end, i);
-		memmove(s->up_sorted + k + 1, s->up_sorted + k,
-			(s->n_up - k) * sizeof(*s->up_sorted));
-		s->up_sorted[k] = (uint32_t)i;
-		s->n_up++;
+	} else if (up && !n->in_up) {
 		n->up_end = n->max_end;
+		mx_sorted_insert(s->up_sorted, &s->n_up, up_key, s, (uint32_t)i);
 		n->in_up = true;
 	}
 }
