@@ -2995,9 +2995,8 @@ static void soon_candidate(struct decide_ctx *c, size_t i, int64_t horizon, stru
 
 static int cmp_position(const void *a, const void *b, void *arg)
 {
-	const struct mxq_power_index *ix = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	size_t px = ix->in_order ? x : ix->pos[x], py = ix->in_order ? y : ix->pos[y];
+	const size_t *pos = ((const struct mxq_power_index *)arg)->pos;
+	size_t px = pos[*(const size_t *)a], py = pos[*(const size_t *)b];
 
 	return px < py ? -1 : px > py;
 }
