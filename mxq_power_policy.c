@@ -2442,6 +2442,13 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
  * plan has it so far) and the room its running jobs free before a boot
  * would finish; once per decision, at the node's first use as capacity.
  */
+/* How many of node N's running jobs the snapshot details (none when
+ * running is NULL: the detail is unknown, whatever n_running says). */
+static size_t running_known(const struct mxq_power_node *n)
+{
+	return n->running ? n->n_running : 0;
+}
+
 static void capacity_of(struct decide_ctx *c, size_t i)
 {
 	struct work_node *wn = work(c, i);
@@ -2460,7 +2467,7 @@ static void capacity_of(struct decide_ctx *c, size_t i)
 		return;
 	}
 	wn->free = room_left(n);
-	for (size_t j = 0; j < n->n_running; j++) {
+	for (size_t j = 0; j < running_known(n); j++) {
 		const struct mxq_power_running_job *rj = &n->running[j];
 		/* an overdue job is about to be killed by its mxqd; one overdue
 		 * longer than a boot is not (limits not enforced): don't wait
@@ -2750,10 +2757,10 @@ static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
 	case MXQ_POWER_ON:
 		if (wn->capacity && jobs_fitting(&wn->free, q, wn->tmpdir_known) > 0)
 			return c->now;
-		if (!n->n_running)
+		if (!running_known(n))
 			return INT64_MAX;
 		t = c->now;
-		for (size_t j = 0; j < n->n_running; j++)
+		for (size_t j = 0; j < running_known(n); j++)
 			if (n->running[j].expected_end > t)
 				t = n->running[j].expected_end;
 		return t;
@@ -2985,7 +2992,7 @@ static void soon_candidate(struct decide_ctx *c, size_t i, int64_t horizon, stru
 {
 	const struct mxq_power_index_node *x = &c->ix->node[i];
 
-	if (!c->snap->nodes[i].n_running || x->min_end > horizon ||
+	if (!running_known(&c->snap->nodes[i]) || x->min_end > horizon ||
 	    x->max_end < c->now - c->cfg->boot_time_s)
 		return;
 	capacity_of(c, i);
@@ -2993,12 +3000,11 @@ static void soon_candidate(struct decide_ctx *c, size_t i, int64_t horizon, stru
 		soon->v[soon->n++] = i;
 }
 
-static int cmp_position(const void *a, const void *b, void *arg)
+static int cmp_size(const void *a, const void *b)
 {
-	const size_t *pos = ((const struct mxq_power_index *)arg)->pos;
-	size_t px = pos[*(const size_t *)a], py = pos[*(const size_t *)b];
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	return px < py ? -1 : px > py;
+	return x < y ? -1 : x > y;
 }
 
 static void step_demand(struct decide_ctx *c)
@@ -3046,7 +3052,13 @@ static void step_demand(struct decide_ctx *c)
 	for (size_t k = 0; k < c->n_acted; k++)
 		if (!(ix->node[c->acted[k]].sets & IX_BUSY))
 			soon_candidate(c, c->acted[k], horizon, &soon);
-	qsort_r(soon.v, soon.n, sizeof(*soon.v), cmp_position, (void *)ix);
+	/* into efficiency order: sort their places in it, then map back */
+	for (size_t k = 0; k < soon.n; k++)
+		soon.v[k] = ix->pos[soon.v[k]];
+	if (soon.n)
+		qsort(soon.v, soon.n, sizeof(*soon.v), cmp_size);
+	for (size_t k = 0; k < soon.n; k++)
+		soon.v[k] = ix->order[soon.v[k]];
 
 	for (size_t d = 0; d < snap->n_demand; d++) {
 		const struct mxq_power_demand *dm = &snap->demand[d];
@@ -3265,7 +3277,8 @@ static void step_learn_gaps(struct decide_ctx *c)
 			continue;  /* counted by the last decision, in this second */
 		seen[n_seen++] = (struct gap_seen) { i, g, first, h };
 	}
-	qsort(seen, n_seen, sizeof(*seen), cmp_gap_seen);
+	if (n_seen)
+		qsort(seen, n_seen, sizeof(*seen), cmp_gap_seen);
 	if (c->now != c->st.gaps_at)
 		c->st.n_gap_edge = 0;
 	for (size_t k = 0; k < n_seen; k++) {

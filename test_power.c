@@ -40,6 +40,7 @@ struct t_node {
 	uint32_t gpus;
 	uint32_t jobs;           /* running jobs, each 1 slot and 1024 MiB */
 	int64_t end_in;          /* running jobs all expected to end in this many s; 0 = unknown */
+	bool undetailed;         /* with end_in: n_running = jobs but running = NULL (unknown) */
 	int64_t idle_ago;        /* last_job_end = NOW - idle_ago; 0 = none */
 	int64_t started_ago;     /* with end_in: the running jobs started then; 0 = unknown */
 	int64_t boot_ok_ago;     /* last_boot_ok_at = NOW - boot_ok_ago; 0 = never */
@@ -527,6 +528,13 @@ static const struct scenario scenarios[] = {
 	  { { .jobs = 3 } },
 	  { { "o1", "WAKE", "no powered-on node has room" } },
 	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
+	{ "jobs counted but not detailed (running NULL) do not hold back a wake",
+	  "boot_time = 3m\n", FRESH,
+	  { N("n1", "ON", HOUR, 1, .slots = 4, .jobs = 3, .end_in = 60, .undetailed = true),
+	    N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 3 } },
+	  { { "o1", "WAKE", "no powered-on node has room" } },
+	  .breaker_open = -1, .dry_run = -1, .soon_jobs = 0 },
 	/* gangs: nodes_at_once > 1 (the simulator's wide jobs) */
 #define GANG_CONF "warm_pool = 0\nidle_time = 5m\nboot_time = 3m\n"
 	{ "gang whose last node frees late: its idle node is not held, no wake", GANG_CONF, FRESH,
@@ -538,6 +546,14 @@ static const struct scenario scenarios[] = {
 	    { "o1", "NONE", "need several nodes at once, not free soon enough (expected "
 	          "ends of running jobs): woken ahead at 1970-01-12 15:38:40 "
 	          "+0000" } }, ANY },
+	{ "gang beside a busy node whose jobs are not detailed: that node is not waited for",
+	  GANG_CONF, FRESH,
+	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
+	    N("n2", "ON", HOUR, 2, .slots = 1, .jobs = 1, .end_in = 60, .undetailed = true),
+	    N("o1", "OFF", HOUR, 3) },
+	  { { .jobs = 3, .max_per_node = 1, .at_once = 3 } },
+	  { { "n1", "NONE", "needed: 1 pending jobs" }, { "n2", "NONE", "busy" },
+	    { "o1", "WAKE", "no powered-on node has room" } }, ANY },
 	{ "gang whose last node frees within a boot plus the idle time: woken ahead",
 	  GANG_CONF, FRESH,
 	  { N("n1", "ON", HOUR, 1, .idle_ago = 10 * MIN),
@@ -816,8 +832,8 @@ static void build(const struct scenario *s, struct built *b)
 				.memory_mib = (uint64_t)t->jobs * 1024,
 				.started_at = t->started_ago ? NOW - t->started_ago : 0,
 			};
-			pn->running = b->running[n];
-			pn->n_running = 1;
+			pn->running = t->undetailed ? NULL : b->running[n];
+			pn->n_running = t->undetailed ? t->jobs : 1;
 		}
 	}
 	for (; d < MAX_DEMAND && s->demand[d].jobs; d++) {
