@@ -166,8 +166,18 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 	size_t k = pos_of(ix, i);
 	uint32_t sets = 0;
 
-	if (!n->hostname || (unsigned)n->state >= _MXQ_POWER_STATE_MAX)
+	if (!n->hostname || (unsigned)n->state >= _MXQ_POWER_STATE_MAX) {
+		/* in no set, so in none of the sorted arrays take_out() kept it in */
+		if (kp) {
+			sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off,
+				    kp->since, false);
+			sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full,
+				    kp->max_end, false);
+			sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i,
+				    kp->busy, kp->min_end, false);
+		}
 		return -EINVAL;
+	}
 	x->managed = !n->excluded && !mxq_power_config_excludes(cfg, n->hostname) &&
 		     !(n->unmanaged_why && n->unmanaged_why[0]);
 	x->since = n->state_since;
