@@ -105,6 +105,7 @@ char *mx_buf_take(struct mx_buf *b, size_t *ret_len)
 		b->failed = false;
 		return NULL;
 	}
+	b->data[b->len] = '\0';   /* nothing added yet: reserve() left it unset */
 	p = b->data;
 	*ret_len = b->len;
 	mx_buf_init(b, b->max);
