@@ -242,8 +242,7 @@ install: all
 	fi; \
 	for d in $(INSTALL_DIRS); do install -d $(DESTDIR)$$d; done; \
 	if [ -n "$$u" ]; then \
-		install -o "$$u" -g "$$u" -m 6755 $(CLIENT_TOOLS) $(DESTDIR)$(BINDIR); \
-		install -o root -g "$$u" -m 2755 mxqadmin $(DESTDIR)$(BINDIR); \
+		install -o root -g "$$u" -m 2755 $(CLIENT_TOOLS) mxqadmin $(DESTDIR)$(BINDIR); \
 	else \
 		install -m 0755 $(CLIENT_TOOLS) mxqadmin $(DESTDIR)$(BINDIR); \
 	fi; \

@@ -26,6 +26,10 @@ enum mxq_identity_verdict mxq_identity_decide(const struct mxq_identity_claim *c
 		return MXQ_IDENTITY_ROOT;
 	if (!policy->allow_root_jobs && claim->uid < policy->min_uid)
 		return MXQ_IDENTITY_BELOW_MIN;
+	/* nobody is above any --min-uid, but it is a system account that
+	 * daemons share: a job as nobody could signal or trace them */
+	if (!policy->allow_root_jobs && (claim->uid == 65534 || claim->uid == UINT32_MAX))
+		return MXQ_IDENTITY_NOBODY;
 	if (!facts || !facts->found)
 		return MXQ_IDENTITY_NO_SUCH_USER;
 	if (!claim->user_name || !facts->name || strcmp(claim->user_name, facts->name) != 0)
@@ -45,6 +49,7 @@ const char *mxq_identity_verdict_name(enum mxq_identity_verdict v)
 		[MXQ_IDENTITY_NAME_MISMATCH] = "name-mismatch",
 		[MXQ_IDENTITY_GID_MISMATCH] = "gid-mismatch",
 		[MXQ_IDENTITY_LOOKUP_FAILED] = "lookup-failed",
+		[MXQ_IDENTITY_NOBODY] = "nobody",
 	};
 
 	return (unsigned)v < MX_ARRAY_SIZE(names) ? names[v] : "unknown";
@@ -87,7 +92,7 @@ enum mxq_identity_verdict mxq_identity_verify(const struct mxq_identity_claim *c
 	int r;
 
 	v = mxq_identity_decide(claim, policy, NULL);
-	if (v == MXQ_IDENTITY_ROOT || v == MXQ_IDENTITY_BELOW_MIN)
+	if (v == MXQ_IDENTITY_ROOT || v == MXQ_IDENTITY_BELOW_MIN || v == MXQ_IDENTITY_NOBODY)
 		goto out;
 	r = getpwuid_r((uid_t)claim->uid, &pwbuf, buf, sizeof(buf), &pw);
 	if (r != 0 && r != ENOENT && r != ESRCH) {
@@ -123,6 +128,10 @@ out:
 	case MXQ_IDENTITY_BELOW_MIN:
 		snprintf(reason, reason_len, "refused: uid %u is below mxqd's --min-uid %u",
 			 claim->uid, policy->min_uid);
+		break;
+	case MXQ_IDENTITY_NOBODY:
+		snprintf(reason, reason_len, "refused: uid %u (nobody) is shared by system daemons "
+			 "and runs no jobs (mxqd without --allow-root-jobs)", claim->uid);
 		break;
 	case MXQ_IDENTITY_NO_SUCH_USER:
 		snprintf(reason, reason_len, "refused: uid %u is not a user on this node", claim->uid);

@@ -46,6 +46,8 @@ enum mxq_identity_verdict {
 	MXQ_IDENTITY_NAME_MISMATCH, /* stored name is not the uid's name */
 	MXQ_IDENTITY_GID_MISMATCH,  /* gid neither primary nor a member group */
 	MXQ_IDENTITY_LOOKUP_FAILED, /* the user database could not be read */
+	MXQ_IDENTITY_NOBODY,        /* uid 65534 (nobody, the kernel's overflow uid) or
+	                               (uint32_t)-1 without allow_root_jobs */
 };
 
 /* Pure decision; checks in the order of the enum. FACTS may be NULL only

@@ -59,10 +59,21 @@ for t in /usr/sbin/mxqd /usr/bin/mxqsub /usr/bin/mxqdump /usr/bin/mxqkill /usr/b
 	is "$t --version" "$("$t" --version 2>&1)" "${t##*/} $version"
 done
 is "set-id modes" "$(stat -c '%n %U:%G %a' /usr/bin/mxqsub /usr/bin/mxqdump /usr/bin/mxqkill /usr/bin/mxqadmin)" \
-"/usr/bin/mxqsub mxq:mxq 6755
-/usr/bin/mxqdump mxq:mxq 6755
-/usr/bin/mxqkill mxq:mxq 6755
+"/usr/bin/mxqsub root:mxq 2755
+/usr/bin/mxqdump root:mxq 2755
+/usr/bin/mxqkill root:mxq 2755
 /usr/bin/mxqadmin root:mxq 2755"
+# an upgrade from a version that set mxq:mxq 6755: the old default goes,
+# a mode the site chose stays
+dpkg-statoverride --remove /usr/bin/mxqsub
+dpkg-statoverride --update --add mxq mxq 6755 /usr/bin/mxqsub
+dpkg-statoverride --remove /usr/bin/mxqkill
+dpkg-statoverride --update --add root mxq 0750 /usr/bin/mxqkill
+/var/lib/dpkg/info/mxq-clients.postinst configure 0.8.0 >/dev/null 2>&1
+is "upgrade: the old setuid default replaced, the site's mode kept" \
+	"$(stat -c '%n %U:%G %a' /usr/bin/mxqsub /usr/bin/mxqkill)" \
+"/usr/bin/mxqsub root:mxq 2755
+/usr/bin/mxqkill root:mxq 750"
 is "credential file modes" "$(cd /etc/mxq && stat -c '%n %U:%G %a' mysql.cnf mxqd.cnf mxqadmin.cnf power.conf power-secrets)" \
 "mysql.cnf root:mxq 640
 mxqd.cnf root:root 600

@@ -133,6 +133,7 @@ j_name=$(job_as "$uid_a" root "$gid_a" name --callback "$W/cb.sh" -o "$W/cb/pwne
 j_gid=$(job_as "$uid_a" "$UA" 0 gid -o "$W/cb/pwned-gid" -- /usr/bin/id)
 j_ghost=$(job_as 3999999 ghost 3999999 ghost -o "$W/cb/pwned-ghost" -- /usr/bin/id)
 j_low=$(job_as 1 daemon 1 low -o "$W/cb/pwned-low" -- /usr/bin/id)
+j_nobody=$(job_as 65534 nobody 65534 nobody -o "$W/cb/pwned-nobody" -- /usr/bin/id)
 j_other=$(job_as "$uid_b" "$UB" "$gid_s" other -o "$W/cb/pwned-other" -- /usr/bin/id)
 j_ok=$(job_as "$uid_a" "$UA" "$gid_a" ok --callback "$W/cb.sh" -o "$W/a/ok.out" -- /usr/bin/id)
 j_supp=$(job_as "$uid_a" "$UA" "$gid_s" supp -o "$W/a/supp.out" -- /usr/bin/id -g)
@@ -150,10 +151,10 @@ ln -s "$W/target" "$T1/mxq_job_$j_sym"
 mkdir -m 700 "$T1/mxq_job_$j_dir"
 mxqd_start tnode1 --slots 4 --memory 4G --pid-file "$W/pidlink" --tmpdir "$T1" ||
 	{ not_ok "start mxqd tnode1"; tap_done; exit 1; }
-ALL="$j_root,$j_name,$j_gid,$j_ghost,$j_low,$j_other,$j_ok,$j_supp,$j_sym,$j_dir,$j_rm"
-wait_for 60 "SELECT COUNT(*) = 11 FROM mxq_job WHERE job_id IN ($ALL) AND job_status IN (750, 1000)"
+ALL="$j_root,$j_name,$j_gid,$j_ghost,$j_low,$j_nobody,$j_other,$j_ok,$j_supp,$j_sym,$j_dir,$j_rm"
+wait_for 60 "SELECT COUNT(*) = 12 FROM mxq_job WHERE job_id IN ($ALL) AND job_status IN (750, 1000)"
 for j in "$j_root:uid 0" "$j_name:is not the name of uid $uid_a" "$j_gid:gid 0 is not a group of user $UA" \
-	"$j_ghost:uid 3999999 is not a user" "$j_low:below mxqd's --min-uid 1000" \
+	"$j_ghost:uid 3999999 is not a user" "$j_low:below mxqd's --min-uid 1000" "$j_nobody:uid 65534 (nobody) is shared by system daemons" \
 	"$j_other:gid $gid_s is not a group of user $UB"; do
 	is "forged row (${j#*:}): job FAILED" "$(status_of "${j%%:*}")" 750
 	contains "forged row (${j#*:}): the reason says so" "$(reason_of "${j%%:*}")" "${j#*:}"
@@ -308,10 +309,38 @@ out=$(make -s -C "$MXQ_SRC_DIR" install DESTDIR="$R" PREFIX=/usr SYSCONFDIR=/etc
 is "make install into a DESTDIR root" "$?" 0
 printf '%s\n' "$out" | diag
 check "make install created the set-id account $UM" getent passwd "$UM" >/dev/null
-is "mxqsub: $UM:$UM 6755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqsub")" "$UM:$UM 6755"
-is "mxqkill: $UM:$UM 6755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqkill")" "$UM:$UM 6755"
+# setgid only: a binary owned by the account could be rewritten by
+# anything running as it, and every user and root run these tools
+for t in mxqsub mxqdump mxqkill; do
+	is "$t: root:$UM 2755" "$(stat -c '%U:%G %a' "$R/usr/bin/$t")" "root:$UM 2755"
+done
 is "mxqadmin: root:$UM 2755" "$(stat -c '%U:%G %a' "$R/usr/bin/mxqadmin")" "root:$UM 2755"
 chmod 755 "$R"   # mktemp-like parents must let the users reach the tools
+
+# mxq-metrics.service: the query runs as the account, root only renames a
+# file it made itself (a root copy out of a directory of the account's
+# followed a symlink the account planted there: /etc/shadow readable by all)
+unit=$R/usr/lib/systemd/system/mxq-metrics.service
+cmd=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$unit" | sed -n 's/^ExecStart=//p' | sed 's/\$\$/$/g')
+check "mxq-metrics.service: no User= (root runs the steps, the query drops to mxq)" \
+	sh -c "! grep -q '^User=' '$unit'"
+mkdir -p "$W/ne" && printf 'old 1\n' >"$W/ne/mxq.prom"
+printf '#!/bin/sh\necho "# run as $(id -un):$(id -gn)"\n' >"$W/metrics_ok"
+printf '#!/bin/sh\necho partial; exit 1\n' >"$W/metrics_fail"
+chmod 755 "$W/metrics_ok" "$W/metrics_fail"
+metrics_unit() { # the unit's command with the test's directory, account and tool
+	c=$(printf '%s' "$cmd" | sed -e "s#/var/lib/prometheus/node-exporter#$W/ne#" \
+		-e "s#--reuid=mxq --regid=mxq#--reuid=$UM --regid=$UM#" -e "s#/usr/bin/mxqadmin power metrics#$1#")
+	eval "$c"
+}
+metrics_unit "$W/metrics_fail"
+is "metrics unit: a failed query keeps the old file, leaves no temporary" \
+	"$(cat "$W/ne/mxq.prom"; ls -A "$W/ne")" "old 1
+mxq.prom"
+metrics_unit "$W/metrics_ok"
+is "metrics unit: the query ran as $UM, the file is root's, 0644" \
+	"$(cat "$W/ne/mxq.prom"; stat -c '%U %a' "$W/ne/mxq.prom")" "# run as $UM:$UM
+root 644"
 
 CPW=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 for h in localhost 127.0.0.1; do
