@@ -551,9 +551,11 @@ static int install_triggers(struct mx_db *db)
 {
 	int r;
 
-	/* no job row may change while its triggers are missing */
+	/* no job row may change while its triggers are missing; the script's
+	 * reconciliation names the tables by these aliases too */
 	r = run_script(db, "locking mxq_job and mxq_group",
-		       "LOCK TABLES mxq_job WRITE, mxq_group WRITE");
+		       "LOCK TABLES mxq_job WRITE, mxq_group WRITE,"
+		       " mxq_job AS j WRITE, mxq_group AS g WRITE");
 	if (r < 0)
 		return r;
 	r = run_script(db, "create_triggers.sql", mxq_schema_create_triggers.sql);

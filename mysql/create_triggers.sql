@@ -6,7 +6,11 @@
 -- MXQ's own triggers are dropped (migration 0001 and here). Every job status
 -- belongs to exactly one counter (see create_tables.sql). GREATEST(..., 0)
 -- keeps a counter that was already wrong before the upgrade from making a
--- statement fail; the upgrade recomputes all counters once anyway.
+-- statement fail. Between dropping and creating the triggers (all under
+-- LOCK TABLES, see mxqadmin_db.c install_triggers()) the counters are
+-- reconciled with the job rows and the hiding below is reapplied: an
+-- upgrade that stopped half way left a database without triggers that
+-- upstream mxqsub may have written to meanwhile.
 --
 -- Mixed clusters (README.md): upstream daemons move jobs INQ -> ASSIGNED ->
 -- LOADED -> RUNNING, ours INQ -> ASSIGNED -> RUNNING; both paths keep
@@ -24,7 +28,8 @@
 -- with server_id = '', so an old daemon can never start them. Ours claims
 -- INQ jobs whatever their server_id (mxqd_job.c claim_one()); requeued
 -- jobs (server_id reset to '') are marked again by the BEFORE UPDATE
--- trigger. Such groups also carry group_flags CLOSED | NEW_ONLY (3): upstream
+-- trigger. A job with a callback (mxqsub --callback) is marked too: an
+-- upstream daemon would run it and never run the callback. Such groups also carry group_flags CLOSED | NEW_ONLY (3): upstream
 -- mxqsub joins only groups without CLOSED, ours treats CLOSED together with
 -- NEW_ONLY as open (mxq_status.h).
 
@@ -40,6 +45,48 @@ DROP TRIGGER IF EXISTS mxq_job_before_insert;
 DROP TRIGGER IF EXISTS mxq_job_before_update;
 DROP TRIGGER IF EXISTS mxq_group_before_insert;
 DROP TRIGGER IF EXISTS mxq_group_before_update;
+
+-- reconcile, with no trigger in place to rewrite group_mtime or the stats
+UPDATE mxq_group g
+LEFT JOIN (
+    SELECT group_id,
+           COUNT(*)                                                AS jobs,
+           SUM(job_status IN (0))                                  AS inq,
+           SUM(job_status IN (100,150,200,250,300,350,399,989))    AS running,
+           SUM(job_status IN (1000))                               AS finished,
+           SUM(job_status IN (400,750,1024))                       AS failed,
+           SUM(job_status IN (990))                                AS cancelled,
+           SUM(job_status IN (755,999))                            AS unknown,
+           SUM(IF(job_status IN (100,150,200,250,300,350,399,989), host_slots, 0))
+                                                                   AS slots_running
+    FROM mxq_job
+    GROUP BY group_id
+) c ON c.group_id = g.group_id
+SET g.group_jobs           = COALESCE(c.jobs, 0),
+    g.group_jobs_inq       = COALESCE(c.inq, 0),
+    g.group_jobs_running   = COALESCE(c.running, 0),
+    g.group_jobs_finished  = COALESCE(c.finished, 0),
+    g.group_jobs_failed    = COALESCE(c.failed, 0),
+    g.group_jobs_cancelled = COALESCE(c.cancelled, 0),
+    g.group_jobs_unknown   = COALESCE(c.unknown, 0),
+    g.group_slots_running  = COALESCE(c.slots_running, 0),
+    g.group_mtime          = g.group_mtime
+WHERE g.group_jobs <> COALESCE(c.jobs, 0) OR g.group_jobs_inq <> COALESCE(c.inq, 0)
+   OR g.group_jobs_running <> COALESCE(c.running, 0)
+   OR g.group_jobs_finished <> COALESCE(c.finished, 0)
+   OR g.group_jobs_failed <> COALESCE(c.failed, 0)
+   OR g.group_jobs_cancelled <> COALESCE(c.cancelled, 0)
+   OR g.group_jobs_unknown <> COALESCE(c.unknown, 0)
+   OR g.group_slots_running <> COALESCE(c.slots_running, 0);
+
+UPDATE mxq_group g SET g.group_flags = g.group_flags | 3, g.group_mtime = g.group_mtime
+WHERE (g.tags <> '' OR g.prerequisites <> '' OR g.job_gpu > 0 OR g.group_whitelist <> ''
+       OR g.group_blacklist <> '' OR g.job_tmpdir_size > 0) AND (g.group_flags & 3) <> 3;
+
+UPDATE mxq_job j SET j.server_id = 'mxq-needs-0.9'
+WHERE j.job_status = 0 AND j.server_id = '' AND j.daemon_id = 0
+  AND (j.job_callback <> '' OR EXISTS (SELECT 1 FROM mxq_group g
+        WHERE g.group_id = j.group_id AND (g.group_flags & 2) <> 0));
 
 DELIMITER //
 CREATE TRIGGER mxq_group_before_insert BEFORE INSERT ON mxq_group FOR EACH ROW
@@ -62,6 +109,12 @@ CREATE TRIGGER mxq_group_before_update BEFORE UPDATE ON mxq_group FOR EACH ROW
 BEGIN
     DECLARE since BIGINT;
     SET NEW.group_mtime = NOW();
+    -- as on INSERT: upstream mxqadmin --reopen clears CLOSED, and upstream
+    -- mxqsub would then join a group whose requirements hide its jobs
+    IF NEW.tags <> '' OR NEW.prerequisites <> '' OR NEW.job_gpu > 0
+       OR NEW.group_whitelist <> '' OR NEW.group_blacklist <> '' OR NEW.job_tmpdir_size > 0 THEN
+        SET NEW.group_flags = NEW.group_flags | 3;
+    END IF;
     SET since = GREATEST(UNIX_TIMESTAMP(NEW.group_mtime) - UNIX_TIMESTAMP(OLD.group_mtime), 0);
     IF OLD.group_jobs_running > 0 THEN
         SET NEW.stats_run_sec = OLD.stats_run_sec + since;
@@ -83,8 +136,8 @@ END//
 
 CREATE TRIGGER mxq_job_before_insert BEFORE INSERT ON mxq_job FOR EACH ROW
 BEGIN
-    IF NEW.job_status = 0 AND NEW.server_id = '' AND EXISTS (SELECT 1 FROM mxq_group g
-            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0) THEN
+    IF NEW.job_status = 0 AND NEW.server_id = '' AND (NEW.job_callback <> '' OR EXISTS (SELECT 1 FROM mxq_group g
+            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0)) THEN
         SET NEW.server_id = 'mxq-needs-0.9';
     END IF;
 END//
@@ -101,8 +154,8 @@ BEGIN
             SET NEW.date_end = NEW.date_start;
         END IF;
     END IF;
-    IF NEW.job_status = 0 AND NEW.server_id = '' AND NEW.daemon_id = 0 AND EXISTS (SELECT 1 FROM mxq_group g
-            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0) THEN
+    IF NEW.job_status = 0 AND NEW.server_id = '' AND NEW.daemon_id = 0 AND (NEW.job_callback <> '' OR EXISTS (SELECT 1 FROM mxq_group g
+            WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0)) THEN
         SET NEW.server_id = 'mxq-needs-0.9';
     END IF;
 END//

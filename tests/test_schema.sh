@@ -388,6 +388,46 @@ for variant in $upstream_variants; do
 	contains "$variant upgrade after kills: db status finds no difference" "$out" "schema: as expected"
 done
 
+# An upgrade stopped where upstream's triggers are gone and ours are not
+# there yet, while upstream mxqsub goes on submitting: the next upgrade
+# must bring the counters of those jobs right, or mxqd (which dispatches
+# on group_jobs_inq) never starts them.
+upstream_db mxq_gap 0.22.3 || not_ok "load the fixture for the stopped upgrade"
+MXQ_TEST_UPGRADE_STOP_AFTER=20 "$mxqadmin" -M "$MXQ_TEST_DIR/mxq_gap.cnf" db upgrade \
+	>"$MXQ_TEST_DIR/gap.out" 2>&1
+is "stopped upgrade: killed before the triggers" \
+	"$(mxq_sql_db mxq_gap "SELECT COUNT(*) FROM information_schema.TRIGGERS
+		WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'mxq_job_after%'")" 0
+old_client_insert mxq_gap >/dev/null 2>&1
+mxq_sql_db mxq_gap "INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,
+		job_stdout, job_stderr, job_umask, host_submit)
+	SELECT 127, MIN(group_id), '/tmp', 1, 'true\\0', '/dev/null', '/dev/null', 18, 'login3'
+	FROM mxq_group" >/dev/null 2>&1
+check "stopped upgrade: the old client's writes left counters wrong" \
+	test -n "$(counter_mismatches mxq_gap)"
+admin "$MXQ_TEST_DIR/mxq_gap.cnf" db upgrade
+is "stopped upgrade run again: exit 0" "$rc" 0
+is "stopped upgrade run again: counters equal the job rows" "$(counter_mismatches mxq_gap)" ""
+
+# Hiding from upstream daemons (server_id 'mxq-needs-0.9' while INQ):
+# a job with a callback, whatever its group; a group upstream mxqadmin
+# --reopen opened (group_flags & ~CLOSED) keeps CLOSED | NEW_ONLY.
+mxq_sql "DELETE FROM mxq_job; DELETE FROM mxq_group;
+	INSERT INTO mxq_group (group_id, user_uid, user_name, user_gid, user_group, job_command, tags)
+	VALUES (21, 1001, 'alice', 100, 'users', 'a', ''), (22, 1001, 'alice', 100, 'users', 'a', 'ssd');
+	INSERT INTO mxq_job (job_id, group_id, job_workdir, job_argc, job_argv, job_umask, job_callback)
+	VALUES (31, 21, '/', 1, 'a', 18, '/bin/cb'), (32, 21, '/', 1, 'a', 18, '')"
+is "a queued job with a callback is hidden from upstream daemons, its neighbour is not" \
+	"$(mxq_sql "SELECT GROUP_CONCAT(job_id, ':', server_id ORDER BY job_id) FROM mxq_job")" \
+	"31:mxq-needs-0.9,32:"
+mxq_sql "UPDATE mxq_job SET job_status = 750, server_id = 'n1', daemon_id = 3 WHERE job_id = 31;
+	UPDATE mxq_job SET job_status = 0, server_id = '', daemon_id = 0 WHERE job_id = 31"
+is "... and hidden again when requeued" \
+	"$(mxq_sql "SELECT server_id FROM mxq_job WHERE job_id = 31")" "mxq-needs-0.9"
+mxq_sql "UPDATE mxq_group SET group_flags = group_flags & ~1 WHERE group_id = 22 AND group_flags & 4 = 0"
+is "upstream --reopen of a group with tags: still CLOSED | NEW_ONLY" \
+	"$(mxq_sql "SELECT group_flags FROM mxq_group WHERE group_id = 22")" 3
+
 # A database of ours from before the upstream migration (simulated: its
 # record removed, triggers of that time that did not mark anything) with a
 # queued job in a group with tags: the migration marks both.
