@@ -2437,11 +2437,6 @@ static bool off_wake_blocker(struct decide_ctx *c, size_t i, char *buf, size_t l
 	return false;
 }
 
-/*
- * The free room of capacity node I (ON or POWERING_ON with caps, as the
- * plan has it so far) and the room its running jobs free before a boot
- * would finish; once per decision, at the node's first use as capacity.
- */
 /* How many of node N's running jobs the snapshot details (none when
  * running is NULL: the detail is unknown, whatever n_running says). */
 static size_t running_known(const struct mxq_power_node *n)
@@ -2449,6 +2444,11 @@ static size_t running_known(const struct mxq_power_node *n)
 	return n->running ? n->n_running : 0;
 }
 
+/*
+ * The free room of capacity node I (ON or POWERING_ON with caps, as the
+ * plan has it so far) and the room its running jobs free before a boot
+ * would finish; once per decision, at the node's first use as capacity.
+ */
 static void capacity_of(struct decide_ctx *c, size_t i)
 {
 	struct work_node *wn = work(c, i);
