@@ -11,6 +11,12 @@
  * NULL and its "? IS NULL OR ..." clause is true, so no SQL is ever built
  * from user input.
  *
+ * Upstream MXQ's options map onto these filters: -a is --inactive, -u
+ * without a name is --all, -q/-r/-f/-F/-K/-C/-U are --status of jobs (of
+ * groups: groups with such a job; -r: groups with queued or running jobs,
+ * upstream's "running groups"), --groups is the default listing; -v and
+ * --debug change nothing.
+ *
  * Configuration: -M/-S, else $MXQ_MYSQL_DEFAULT_FILE/$MXQ_MYSQL_DEFAULT_GROUP,
  * else the defaults of mx_db.h. Errors: one line "mxqdump: ..."; exit 0 on
  * success (also when nothing matched), 1 on database errors, 2 on bad usage.
@@ -52,6 +58,9 @@ struct filters {
 	const char *job_id;      /* --job-id */
 	const char *status;      /* --status, normalized to a decimal code */
 	char status_buf[16];
+	const char *has_job_status; /* -q/-f/...: groups with a job in this status (code) */
+	char job_status_buf[16];
+	bool only_active;        /* -r on groups: only groups with queued or running jobs */
 	char uid_buf[16];        /* the current user's uid, the default filter */
 	char *active_codes;      /* "0,100,..." job codes that are not terminal */
 	const char *defaults_file;
@@ -65,15 +74,21 @@ static void usage(FILE *f)
 "       mxqdump --jobs [OPTIONS]     list jobs\n"
 "\n"
 "  -j, --jobs               list jobs instead of groups\n"
+"      --groups             list groups (the default)\n"
 "  -A, --all                every user (default: only your own)\n"
-"  -u, --user NAME|UID      only this user\n"
+"  -u, --user[=NAME|UID]    only this user; -u alone: every user (alias: --users)\n"
 "  -g, --group-id ID        only this group\n"
 "  -J, --job-id ID          only this job (implies --jobs)\n"
 "  -s, --status STATUS      only this status: a name (INQ, RUNNING, FINISHED, ...,\n"
 "                           for groups OK or CANCELLED) or its number\n"
+"  -q, --inq, -r, --running, -f, --finished, -F, --failed, -K, --killed,\n"
+"  -C, --cancelled, -U, --unknown\n"
+"                           jobs: --status with that name; groups: only groups with\n"
+"                           such a job (-r: with queued or running jobs)\n"
 "  -i, --inactive           also groups without queued or running jobs,\n"
-"                           and jobs that have ended\n"
+"                           and jobs that have ended (alias: -a)\n"
 "      --json               one JSON array of objects instead of a table\n"
+"  -v, --verbose, --debug   accepted for upstream scripts (mxqdump prints no more)\n"
 "  -M, --mysql-default-file FILE   MySQL defaults file (default: $MXQ_MYSQL_DEFAULT_FILE or %s)\n"
 "  -S, --mysql-default-group NAME  group in that file (default: $MXQ_MYSQL_DEFAULT_GROUP or %s)\n"
 "  -h, --help               show this help\n"
@@ -149,6 +164,14 @@ static const char *group_status_name(int code, char *buf, size_t len)
 	return buf;
 }
 
+/* mxqsub -r as upstream mxqdump names it: job_flags bit 1 requeue, bit 0 restart */
+static const char *restart_mode(uint64_t job_flags)
+{
+	if (job_flags & 2)
+		return "always";
+	return job_flags & 1 ? "samehost" : "never";
+}
+
 static const char *dash(const char *s)
 {
 	return s && *s ? s : "-";
@@ -177,6 +200,8 @@ static const char group_sql[] =
 	"   AND (? IS NULL OR BINARY user_name = ?)"
 	"   AND (? IS NULL OR group_id = CAST(? AS UNSIGNED))"
 	"   AND (? IS NULL OR group_status = CAST(? AS UNSIGNED))"
+	"   AND (? IS NULL OR EXISTS (SELECT 1 FROM mxq_job j WHERE j.group_id = mxq_group.group_id"
+	"                             AND j.job_status = CAST(? AS UNSIGNED)))"
 	"   AND (? IS NOT NULL OR group_jobs_inq > 0 OR group_jobs_running > 0)"
 	" ORDER BY group_id";
 
@@ -250,7 +275,7 @@ enum job_col {
 	J_ID, J_GROUP, J_USER, J_GROUP_NAME, J_COMMAND, J_STATUS, J_PRIORITY,
 	J_HOST, J_SERVER, J_PID, J_SLOTS, J_SUBMIT, J_START, J_END, J_NOW,
 	J_WSTATUS, J_WORKDIR, J_ARGV, J_CALLBACK, J_ENERGY, J_ENERGY_METHOD, J_ENERGY_COMPLETE,
-	J_REASON,
+	J_REASON, J_FLAGS,
 };
 
 /* The active-status list is bound as one text parameter: FIND_IN_SET. */
@@ -260,7 +285,7 @@ static const char job_sql[] =
 	" j.host_slots, UNIX_TIMESTAMP(j.date_submit), UNIX_TIMESTAMP(j.date_start),"
 	" UNIX_TIMESTAMP(j.date_end), UNIX_TIMESTAMP(), j.stats_status,"
 	" j.job_workdir, j.job_argv, j.job_callback, p.energy_j, p.method, p.completeness,"
-	" j.job_reason"
+	" j.job_reason, j.job_flags"
 	" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
 	" LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
 	" WHERE (? IS NULL OR g.user_uid = CAST(? AS UNSIGNED))"
@@ -358,6 +383,7 @@ static json_t *job_json(const struct mx_db_result *res)
 	json_object_set_new(o, "job_argv", argv_json);
 	json_object_set_new(o, "job_callback", mxq_json_text(mx_db_str(res, J_CALLBACK)));
 	json_object_set_new(o, "job_reason", mxq_json_text(mx_db_str(res, J_REASON)));
+	json_object_set_new(o, "job_restart", json_string(restart_mode(mx_db_u64(res, J_FLAGS))));
 	return o;
 }
 
@@ -409,33 +435,70 @@ static int normalize_status(struct filters *f, const char *arg)
 	return 0;
 }
 
+/* Upstream mxqdump's status options: each is --status NAME of a job. */
+static const struct {
+	char opt;
+	int status;
+} status_aliases[] = {
+	{ 'q', MXQ_JOB_STATUS_INQ },      { 'r', MXQ_JOB_STATUS_RUNNING },
+	{ 'f', MXQ_JOB_STATUS_FINISHED }, { 'F', MXQ_JOB_STATUS_FAILED },
+	{ 'K', MXQ_JOB_STATUS_KILLED },   { 'C', MXQ_JOB_STATUS_CANCELLED },
+	{ 'U', MXQ_JOB_STATUS_UNKNOWN },
+};
+
+enum { OPT_JSON = 256, OPT_GROUPS, OPT_DEBUG };
+
 /* 0 go on, 1 exit successfully, negative: usage error (already reported). */
 static int parse_args(int argc, char **argv, struct filters *f)
 {
 	static const struct option opts[] = {
 		{ "jobs",                no_argument,       NULL, 'j' },
+		{ "groups",              no_argument,       NULL, OPT_GROUPS },
 		{ "all",                 no_argument,       NULL, 'A' },
-		{ "user",                required_argument, NULL, 'u' },
+		{ "user",                optional_argument, NULL, 'u' },
+		{ "users",               optional_argument, NULL, 'u' },
 		{ "group-id",            required_argument, NULL, 'g' },
 		{ "job-id",              required_argument, NULL, 'J' },
 		{ "status",              required_argument, NULL, 's' },
+		{ "inq",                 no_argument,       NULL, 'q' },
+		{ "running",             no_argument,       NULL, 'r' },
+		{ "finished",            no_argument,       NULL, 'f' },
+		{ "failed",              no_argument,       NULL, 'F' },
+		{ "killed",              no_argument,       NULL, 'K' },
+		{ "cancelled",           no_argument,       NULL, 'C' },
+		{ "unknown",             no_argument,       NULL, 'U' },
 		{ "inactive",            no_argument,       NULL, 'i' },
-		{ "json",                no_argument,       NULL, 'x' },
+		{ "json",                no_argument,       NULL, OPT_JSON },
+		{ "verbose",             no_argument,       NULL, 'v' },
+		{ "debug",               no_argument,       NULL, OPT_DEBUG },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "help",                no_argument,       NULL, 'h' },
 		{ "version",             no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* the last --status, the last status option (index into status_aliases)
+	 * and which of them came last */
 	const char *status_arg = NULL;
+	int alias = -1;
+	bool alias_last = false;
+	bool groups = false;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jAu:g:J:s:iM:S:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jAu::g:J:s:iaqrfFKCUvM:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': f->jobs = true; break;
+		case OPT_GROUPS: groups = true; break;
 		case 'A': f->all_users = true; break;
 		case 'u':
+			/* upstream: -u NAME, and -u alone for every user */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			if (!optarg) {
+				f->all_users = true;
+				break;
+			}
 			if (!*optarg) {
 				mxq_complain("--user: empty name");
 				return -EINVAL;
@@ -453,9 +516,16 @@ static int parse_args(int argc, char **argv, struct filters *f)
 			f->job_id = optarg;
 			f->jobs = true;
 			break;
-		case 's': status_arg = optarg; break;
-		case 'i': f->inactive = true; break;
-		case 'x': f->json = true; break;
+		case 's': status_arg = optarg; alias_last = false; break;
+		case 'q': case 'r': case 'f': case 'F': case 'K': case 'C': case 'U':
+			for (size_t i = 0; i < MX_ARRAY_SIZE(status_aliases); i++)
+				if (status_aliases[i].opt == c)
+					alias = (int)i;
+			alias_last = true;
+			break;
+		case 'i': case 'a': f->inactive = true; break;
+		case 'v': case OPT_DEBUG: break; /* upstream's log levels: we print no more */
+		case OPT_JSON: f->json = true; break;
 		case 'M': f->defaults_file = optarg; break;
 		case 'S': f->db_group = optarg; break;
 		case 'h': usage(stdout); return 1;
@@ -469,7 +539,24 @@ static int parse_args(int argc, char **argv, struct filters *f)
 		mxq_complain("unexpected argument '%s' (try 'mxqdump --help')", argv[optind]);
 		return -EINVAL;
 	}
-	/* after the loop: whether --status names a job or group status depends on --jobs */
+	if (groups && f->jobs) {
+		mxq_complain("--groups and --jobs/--job-id exclude each other");
+		return -EINVAL;
+	}
+	/* after the loop: whether --status names a job or group status depends
+	 * on --jobs. For jobs a status option is --status (the last one counts);
+	 * for groups it asks for groups with such a job, beside --status. */
+	if (f->jobs && alias >= 0 && (alias_last || !status_arg)) {
+		status_arg = mxq_job_status_to_name(status_aliases[alias].status);
+	} else if (!f->jobs && alias >= 0) {
+		if (status_aliases[alias].status == MXQ_JOB_STATUS_RUNNING) {
+			f->only_active = true;
+		} else {
+			snprintf(f->job_status_buf, sizeof(f->job_status_buf), "%d",
+				 status_aliases[alias].status);
+			f->has_job_status = f->job_status_buf;
+		}
+	}
 	if (status_arg && normalize_status(f, status_arg) < 0)
 		return -EINVAL;
 	if (f->job_id && !f->jobs) {
@@ -485,8 +572,10 @@ static int dump(struct mx_db *db, const struct filters *f)
 	/* naming a group, job or user replaces the "only mine" default */
 	const char *uid = f->all_users || f->user || f->group_id || f->job_id ? NULL : f->uid_buf;
 	const char *user_uid = uid, *user_name = NULL;
-	/* and naming a status, group or job replaces the "only active" default */
-	bool everything = f->inactive || f->status || f->group_id || f->job_id;
+	/* and naming a status, group or job replaces the "only active" default
+	 * (not for groups with -r, upstream's "running groups") */
+	bool everything = (f->inactive || f->status || f->has_job_status || f->group_id ||
+			   f->job_id) && !f->only_active;
 	struct mx_db_result *res = NULL;
 	struct mxq_table *table = NULL;
 	json_t *array = NULL;
@@ -508,9 +597,10 @@ static int dump(struct mx_db *db, const struct filters *f)
 				   everything ? NULL : f->active_codes,
 				   everything ? NULL : f->active_codes);
 	else
-		rows = mx_db_query(db, &res, group_sql, "sssssssss",
+		rows = mx_db_query(db, &res, group_sql, "sssssssssss",
 				   user_uid, user_uid, user_name, user_name,
 				   f->group_id, f->group_id, f->status, f->status,
+				   f->has_job_status, f->has_job_status,
 				   everything ? "1" : NULL);
 	if (rows < 0) {
 		mxq_complain("query failed: %s", mx_db_error(db));

@@ -5,6 +5,14 @@
  * all of it is known to be good), then in one transaction find the newest
  * open group of this user with identical group attributes or create one, and
  * insert the job. Prints mxq_group_id=, mxq_group_name= and mxq_job_id=.
+ * Upstream's -g ID (join exactly that group, which must be found by the same
+ * lookup; never create one) and -n (join only a group with work left or no
+ * jobs yet) narrow that lookup.
+ *
+ * Upstream MXQ options are accepted with upstream's meaning: -r sets the
+ * job_flags bits upstream sets (no daemon acts on them), -v, --debug and -D
+ * change nothing, and the long forms upstream deprecated (--group-id and
+ * --group_id for --group-name, --group_priority) work with a warning line.
  *
  * Configuration: the MySQL defaults file and group come from -M/-S, else
  * $MXQ_MYSQL_DEFAULT_FILE / $MXQ_MYSQL_DEFAULT_GROUP, else the built-in
@@ -12,15 +20,17 @@
  *
  * Errors: one line "mxqsub: ..." on stderr. Exit status 0 on success, 2 for
  * usage errors and bad option values (nothing was written), 1 when the
- * database could not be reached or refused the submission (the transaction
- * is rolled back).
+ * database could not be reached or refused the submission, also when the
+ * group of -g cannot take the job (the transaction is rolled back).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +92,16 @@ struct submission {
 	char *job_argv;             /* mx_argv_encode() of COMMAND ARGS... */
 	char host_submit[MAX_HOST_COL + 1];
 	const char *callback;       /* --callback, "" = none */
+	uint64_t job_flags;         /* -r: upstream's MXQ_JOB_FLAGS_*_ON_HOSTFAIL bits */
+
+	/* which group: automatic (the newest open one with equal attributes) */
+	uint64_t join_group_id;     /* -g ID: only this group, never a new one; 0 = any */
+	bool with_work_only;        /* -n: only a group with queued/running jobs or none yet */
 };
+
+/* job_flags bits of upstream mxq_job.h (mxqsub -r); stored, acted on by no daemon */
+#define JOB_FLAG_RESTART_ON_HOSTFAIL (1ULL << 0)
+#define JOB_FLAG_REQUEUE_ON_HOSTFAIL (1ULL << 1)
 
 /* How to reach the database. */
 struct db_options {
@@ -104,6 +123,8 @@ static void usage(FILE *f)
 "  -u, --umask MASK             octal umask for the job (default: current umask)\n"
 "  -p, --priority N             job priority within its group, 0-65535 (default: 127)\n"
 "      --callback EXECUTABLE    run EXECUTABLE (absolute path) after the job ended\n"
+"  -r, --restartable[=MODE]     upstream's restart mode: always (default), samehost or never;\n"
+"                               stored only, no daemon restarts jobs after a host failure\n"
 "\n"
 "Resources (jobs with equal resources and names share a group):\n"
 "  -j, --threads N              processors per job (alias: --processors; default: 1)\n"
@@ -111,13 +132,17 @@ static void usage(FILE *f)
 "  -t, --runtime TIME           run time, e.g. 90, 2h30m, 1d (bare number: minutes;\n"
 "                               units y w d h m s; default: 15m)\n"
 "      --tmpdir SIZE            private scratch space (bare number: GiB)\n"
-"  -g, --gpu                    the job needs one GPU\n"
+"      --gpu                    the job needs one GPU\n"
 "      --max-jobs-per-node N    at most N jobs of the group per node (default: 0 = no limit)\n"
 "\n"
 "Grouping and placement:\n"
 "  -N, --group-name NAME        group name (default: default)\n"
 "  -P, --group-priority N       group priority, 0-65535 (default: 127)\n"
-"  -a, --command-alias NAME     command name shown for the group (default: basename of COMMAND)\n"
+"  -g ID                        add the job to group ID, which must be yours, open and\n"
+"                               have exactly this job's attributes (else: error)\n"
+"  -n, --new-group              join only a group with queued or running jobs or none\n"
+"                               yet, else start a new group\n"
+"  -a, --command-alias NAME     command name shown for the group (default: COMMAND as given)\n"
 "      --tags WORDS             tags of the job, matched by servers' prerequisites\n"
 "      --prerequisites EXPR     tag expression a server must satisfy, e.g. 'avx2 & !old'\n"
 "      --whitelist HOSTS        run only on these hosts\n"
@@ -127,6 +152,8 @@ static void usage(FILE *f)
 "  -M, --mysql-default-file FILE   MySQL defaults file (default: $MXQ_MYSQL_DEFAULT_FILE or %s)\n"
 "  -S, --mysql-default-group NAME  group in that file (default: $MXQ_MYSQL_DEFAULT_GROUP or %s)\n"
 "\n"
+"  -v, --verbose, --debug       accepted for upstream scripts (mxqsub prints no more)\n"
+"  -D, --define VALUE           accepted and ignored, as upstream does\n"
 "  -h, --help                   show this help\n"
 "  -V, --version                show the version\n",
 		MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
@@ -409,7 +436,31 @@ enum {
 	OPT_WHITELIST,
 	OPT_BLACKLIST,
 	OPT_CALLBACK,
+	OPT_GPU,
+	OPT_DEBUG,
+	OPT_GROUP_NAME_UPSTREAM_ID,     /* --group-id: upstream's deprecated --group-name */
+	OPT_GROUP_NAME_UPSTREAM_UNDER,  /* --group_id: likewise */
+	OPT_GROUP_PRIORITY_UPSTREAM,    /* --group_priority */
 };
+
+/* Upstream's -r modes and the job_flags they give; NULL (bare -r) is "always". */
+static const struct {
+	const char *name;
+	uint64_t flags;
+} restart_modes[] = {
+	{ "always",   JOB_FLAG_RESTART_ON_HOSTFAIL | JOB_FLAG_REQUEUE_ON_HOSTFAIL },
+	{ "samehost", JOB_FLAG_RESTART_ON_HOSTFAIL },
+	{ "never",    0 },
+};
+
+/* Index into restart_modes of MODE, or -1. */
+static int restart_mode_index(const char *mode)
+{
+	for (size_t i = 0; i < MX_ARRAY_SIZE(restart_modes); i++)
+		if (!strcmp(mode, restart_modes[i].name))
+			return (int)i;
+	return -1;
+}
 
 /*
  * Parse and validate the command line into SUB and DBO. Returns 0 to go on,
@@ -430,10 +481,20 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 		{ "runtime",             required_argument, NULL, 't' },
 		{ "time",                required_argument, NULL, 't' },
 		{ "tmpdir",              required_argument, NULL, OPT_TMPDIR },
-		{ "gpu",                 no_argument,       NULL, 'g' },
+		{ "gpu",                 no_argument,       NULL, OPT_GPU },
 		{ "max-jobs-per-node",   required_argument, NULL, OPT_MAX_PER_NODE },
 		{ "group-name",          required_argument, NULL, 'N' },
 		{ "group-priority",      required_argument, NULL, 'P' },
+		/* upstream mxqsub's spellings: its long --group-id is (deprecated)
+		 * --group-name, only the short -g takes a group id */
+		{ "group-id",            required_argument, NULL, OPT_GROUP_NAME_UPSTREAM_ID },
+		{ "group_id",            required_argument, NULL, OPT_GROUP_NAME_UPSTREAM_UNDER },
+		{ "group_priority",      required_argument, NULL, OPT_GROUP_PRIORITY_UPSTREAM },
+		{ "new-group",           no_argument,       NULL, 'n' },
+		{ "restartable",         optional_argument, NULL, 'r' },
+		{ "verbose",             no_argument,       NULL, 'v' },
+		{ "debug",               no_argument,       NULL, OPT_DEBUG },
+		{ "define",              required_argument, NULL, 'D' },
 		{ "command-alias",       required_argument, NULL, 'a' },
 		{ "tags",                required_argument, NULL, OPT_TAGS },
 		{ "prerequisites",       required_argument, NULL, OPT_PREREQUISITES },
@@ -447,6 +508,7 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *workdir = NULL, *out = NULL, *err = NULL;
+	const char *deprecated = NULL, *replacement = NULL;
 	mode_t old_umask;
 	uint64_t v;
 	int c, r;
@@ -457,7 +519,8 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 
 	opterr = 0;
 	/* '+': options end at COMMAND, whose own options are left alone */
-	while ((c = getopt_long(argc, argv, "+:w:o:e:u:p:j:m:t:gN:P:a:M:S:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:o:e:u:p:j:m:t:g:nr::vD:N:P:a:M:S:hV",
+				opts, NULL)) != -1) {
 		switch (c) {
 		case 'w': workdir = optarg; break;
 		case 'o': out = optarg; break;
@@ -470,6 +533,10 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 			if (parse_uint_option("priority", optarg, 0, 65535, &sub->job_priority) < 0)
 				return -EINVAL;
 			break;
+		case OPT_GROUP_PRIORITY_UPSTREAM:
+			deprecated = "--group_priority";
+			replacement = "--group-priority";
+			/* fall through */
 		case 'P':
 			if (parse_uint_option("group-priority", optarg, 0, 65535,
 					      &sub->group_priority) < 0)
@@ -516,7 +583,38 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 			}
 			sub->job_tmpdir_size = (unsigned)((v + 1023) / 1024);
 			break;
-		case 'g': sub->job_gpu = 1; break;
+		case OPT_GPU: sub->job_gpu = 1; break;
+		case 'g':
+			if (mx_strtou64(optarg, &v) < 0 || v == 0) {
+				mxq_complain("-g: '%s' is not a group id (a positive number)", optarg);
+				return -EINVAL;
+			}
+			sub->join_group_id = v;
+			break;
+		case 'n': sub->with_work_only = true; break;
+		case 'r': {
+			const char *mode = optarg;
+			int i;
+
+			/* "-r MODE" as upstream writes it; any other word is the command */
+			if (!mode && optind < argc && restart_mode_index(argv[optind]) >= 0)
+				mode = argv[optind++];
+			i = mode ? restart_mode_index(mode) : 0;
+			if (i < 0) {
+				mxq_complain("--restartable: unknown mode '%s' (always, samehost or never)",
+					     mode);
+				return -EINVAL;
+			}
+			sub->job_flags = restart_modes[i].flags;
+			break;
+		}
+		case 'v': case OPT_DEBUG: case 'D':
+			break; /* upstream's log levels and its ignored --define */
+		case OPT_GROUP_NAME_UPSTREAM_ID:
+		case OPT_GROUP_NAME_UPSTREAM_UNDER:
+			deprecated = c == OPT_GROUP_NAME_UPSTREAM_ID ? "--group-id" : "--group_id";
+			replacement = "--group-name";
+			/* fall through */
 		case 'N':
 			if (!*optarg || strlen(optarg) > MAX_GROUP_NAME) {
 				mxq_complain("--group-name: must be 1 to %d characters", MAX_GROUP_NAME);
@@ -560,6 +658,10 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 		mxq_complain("no command given (try 'mxqsub --help')");
 		return -EINVAL;
 	}
+	if (sub->join_group_id && sub->with_work_only) {
+		mxq_complain("-g ID and -n/--new-group exclude each other");
+		return -EINVAL;
+	}
 	if (resolve_paths(sub, workdir, out, err) < 0)
 		return -EINVAL;
 	if (set_command(sub, argv + optind, argc - optind) < 0)
@@ -569,18 +671,105 @@ static int parse_args(int argc, char **argv, struct submission *sub, struct db_o
 	if (gethostname(sub->host_submit, sizeof(sub->host_submit)) < 0)
 		snprintf(sub->host_submit, sizeof(sub->host_submit), "localhost");
 	sub->host_submit[sizeof(sub->host_submit) - 1] = '\0';
+	/* only now: a usage error stays the one line it must be */
+	if (deprecated)
+		mxq_complain("warning: %s is deprecated (upstream MXQ), using it as %s%s", deprecated,
+			     replacement, strcmp(deprecated, "--group-id") ? ""
+			     : "; to add the job to group ID use -g ID");
 	return 0;
 }
 
 struct submit_tx {
 	const struct submission *sub;
 	uint64_t group_id, job_id;
+	char refusal[256];          /* why -g's group cannot take the job; "" = not refused */
 };
+
+/*
+ * The group attributes automatic grouping compares, in this order both in
+ * GROUP_ATTR_COLUMNS and in attr_labels[] (for the -g complaint).
+ */
+#define GROUP_ATTR_COLUMNS \
+	"group_name, job_command, job_threads, job_memory, job_time, job_max_per_node," \
+	" group_priority, job_tmpdir_size, job_gpu, tags, prerequisites," \
+	" group_whitelist, group_blacklist"
+static const char *const attr_labels[] = {
+	"group name (-N)", "command alias (-a)", "threads (-j)", "memory (-m)", "run time (-t)",
+	"--max-jobs-per-node", "group priority (-P)", "--tmpdir", "--gpu", "--tags",
+	"--prerequisites", "--whitelist", "--blacklist",
+};
+#define N_ATTRS MX_ARRAY_SIZE(attr_labels)
+
+/* Index of the first attribute in which row RES (GROUP_ATTR_COLUMNS from
+ * column FIRST on) differs from SUB, or -1. */
+static int first_differing_attr(const struct mx_db_result *res, unsigned first,
+				const struct submission *sub)
+{
+	const uint64_t nums[N_ATTRS] = {
+		[2] = sub->job_threads, [3] = sub->job_memory, [4] = sub->job_time,
+		[5] = sub->job_max_per_node, [6] = sub->group_priority, [7] = sub->job_tmpdir_size,
+		[8] = sub->job_gpu,
+	};
+	const char *texts[N_ATTRS] = {
+		[0] = sub->group_name, [1] = sub->job_command, [9] = sub->tags,
+		[10] = sub->prerequisites, [11] = sub->whitelist, [12] = sub->blacklist,
+	};
+
+	for (unsigned i = 0; i < N_ATTRS; i++) {
+		const char *cell = mx_db_str(res, first + i);
+		char num[24];
+
+		if (!texts[i])
+			snprintf(num, sizeof(num), "%" PRIu64, nums[i]);
+		if (strcmp(cell ? cell : "", texts[i] ? texts[i] : num) != 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Why group ID, which the lookup did not return, cannot take SUB's job: one
+ * line into BUF. Reads inside the caller's transaction. 0 or negative errno.
+ */
+static int explain_refusal(struct mx_db *db, const struct submission *sub, uint64_t id,
+			   char *buf, size_t len)
+{
+	struct mx_db_result *res = NULL;
+	int r, attr;
+
+	r = mx_db_query_first(db, &res,
+		"SELECT user_uid, user_gid, group_status, group_flags, " GROUP_ATTR_COLUMNS
+		" FROM mxq_group WHERE group_id = ?", "U", id);
+	if (r == 0) {
+		snprintf(buf, len, "-g: there is no group %" PRIu64, id);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	attr = first_differing_attr(res, 4, sub);
+	if (mx_db_u64(res, 0) != sub->user_uid || mx_db_u64(res, 1) != sub->user_gid)
+		snprintf(buf, len, "-g: group %" PRIu64 " is not yours (another user or primary group)",
+			 id);
+	else if (mx_db_u64(res, 2) != MXQ_GROUP_STATUS_OK)
+		snprintf(buf, len, "-g: group %" PRIu64 " is cancelled", id);
+	else if (mxq_group_flags_closed(mx_db_u64(res, 3)))
+		snprintf(buf, len, "-g: group %" PRIu64 " is closed", id);
+	else if (attr >= 0)
+		snprintf(buf, len, "-g: group %" PRIu64 " does not match this job: its %s differs"
+			 " (see mxqdump -g %" PRIu64 " --json)", id, attr_labels[attr], id);
+	else
+		snprintf(buf, len, "-g: group %" PRIu64 " does not match this job", id);
+	mx_db_result_free(res);
+	return 0;
+}
 
 /*
  * Group and job, the body of one transaction (mx_db_transaction() runs it
  * again after a deadlock). The SELECT ... FOR UPDATE keeps the chosen group
  * from being closed or cancelled under us before the job row exists.
+ * With -g the lookup is confined to that group and a miss is a refusal
+ * (tx->refusal says why, -EPERM); with -n to groups with work left or no
+ * jobs yet (upstream's "running or waiting" groups).
  * Returns 0 or a negative errno.
  */
 static int submit_body(struct mx_db *db, void *ctx)
@@ -591,10 +780,14 @@ static int submit_body(struct mx_db *db, void *ctx)
 	int64_t n;
 	int r;
 
-	/* BINARY: the column collation would call "Foo" and "foo " equal */
+	tx->refusal[0] = '\0';
+	/* BINARY: the column collation would call "Foo" and "foo " equal;
+	 * the attributes compared are GROUP_ATTR_COLUMNS (keep them in step) */
 	r = mx_db_query_u64(db, &group_id,
 		"SELECT group_id FROM mxq_group"
-		" WHERE user_uid = ? AND user_gid = ?"
+		" WHERE (? = 0 OR group_id = ?)"
+		"   AND (? = 0 OR group_jobs_running > 0 OR group_jobs_inq > 0 OR group_jobs = 0)"
+		"   AND user_uid = ? AND user_gid = ?"
 		/* open, or CLOSED only to upstream mxqsub (MXQ_GROUP_FLAG_NEW_ONLY) */
 		"   AND group_status = ? AND (group_flags & ?) IN (0, ?)"
 		"   AND BINARY group_name = ? AND BINARY job_command = ?"
@@ -604,7 +797,8 @@ static int submit_body(struct mx_db *db, void *ctx)
 		"   AND BINARY tags = ? AND BINARY prerequisites = ?"
 		"   AND BINARY group_whitelist = ? AND BINARY group_blacklist = ?"
 		" ORDER BY group_id DESC LIMIT 1 FOR UPDATE",
-		"uuuUUssuUUuuuussss",
+		"UUuuuuUUssuUUuuuussss",
+		sub->join_group_id, sub->join_group_id, (unsigned)sub->with_work_only,
 		(unsigned)sub->user_uid, (unsigned)sub->user_gid,
 		(unsigned)MXQ_GROUP_STATUS_OK,
 		(uint64_t)(MXQ_GROUP_FLAG_CLOSED | MXQ_GROUP_FLAG_NEW_ONLY),
@@ -614,6 +808,10 @@ static int submit_body(struct mx_db *db, void *ctx)
 		sub->job_max_per_node, sub->group_priority,
 		sub->job_tmpdir_size, sub->job_gpu,
 		sub->tags, sub->prerequisites, sub->whitelist, sub->blacklist);
+	if (r == -ENOENT && sub->join_group_id) {
+		r = explain_refusal(db, sub, sub->join_group_id, tx->refusal, sizeof(tx->refusal));
+		return r < 0 ? r : -EPERM;
+	}
 	if (r == -ENOENT) {
 		n = mx_db_exec(db,
 			"INSERT INTO mxq_group (group_name, group_priority,"
@@ -638,12 +836,12 @@ static int submit_body(struct mx_db *db, void *ctx)
 
 	n = mx_db_exec(db,
 		"INSERT INTO mxq_job (job_priority, group_id, job_workdir, job_argc, job_argv,"
-		" job_stdout, job_stderr, job_umask, host_submit, job_callback)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		"uUsisssuss",
+		" job_stdout, job_stderr, job_umask, host_submit, job_callback, job_flags)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"uUsisssussU",
 		sub->job_priority, group_id, sub->workdir, sub->job_argc, sub->job_argv,
 		sub->job_stdout, sub->job_stderr, sub->job_umask, sub->host_submit,
-		sub->callback);
+		sub->callback, sub->job_flags);
 	if (n < 0)
 		return (int)n;
 	tx->job_id = mx_db_insert_id(db);
@@ -702,7 +900,10 @@ int main(int argc, char **argv)
 	tx.sub = &sub;
 	r = mx_db_transaction(db, submit_body, &tx);
 	if (r < 0) {
-		mxq_complain("submitting the job failed: %s", mx_db_error(db));
+		if (tx.refusal[0])
+			mxq_complain("%s", tx.refusal);
+		else
+			mxq_complain("submitting the job failed: %s", mx_db_error(db));
 		goto out;
 	}
 	group_id = tx.group_id;

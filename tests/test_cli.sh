@@ -172,7 +172,7 @@ comp mxqadmin power ev
 comp mxqadmin power events --si
 comp mxqsub --thr
 comp mxqd --check-c
-comp mxqdump --ver
+comp mxqdump --vers
 comp mxqkill --group-i
 comp mxq-power-sim --ti
 comp mxq-web --lis

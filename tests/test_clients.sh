@@ -8,6 +8,11 @@
 # line on stderr, a non-zero exit and no new rows, mxqdump's table and JSON,
 # and mxqkill on queued and running jobs, on whole groups, and by a user who
 # does not own the group (run as nobody via setpriv when we are root).
+# Upstream MXQ's options: mxqsub -g ID (joins exactly that group; a foreign,
+# cancelled, closed or mismatching group is refused with exit 1 and nothing
+# written), -n, -r, -v/--debug/-D and the deprecated long spellings; mxqdump
+# -a, -u without a name, --groups and the status options -q/-r/-f/-F/-K/-C/-U
+# for jobs and for groups.
 #
 # Prints TAP lines; exits non-zero when any check failed.
 
@@ -160,7 +165,7 @@ is "resource options are stored in their units" \
 		job_max_per_node, group_priority, prerequisites, group_whitelist, group_blacklist
 		FROM mxq_group WHERE group_id = $gid")" \
 	"$(printf '4\t1536\t90\t1\t1\t2\t200\t(a | b) & !c\tn1 n2\tn3')"
-submit --processors 4 -m 1.5G -t 90 --tmpdir 1 -g --max-jobs-per-node 2 -P 200 \
+submit --processors 4 -m 1.5G -t 90 --tmpdir 1 --gpu --max-jobs-per-node 2 -P 200 \
 	--prerequisites '(a | b) & !c' --whitelist "n1 n2" --blacklist n3 true
 res_gid=$(mxq_sql "SELECT group_id FROM mxq_group WHERE job_threads = 4 ORDER BY group_id LIMIT 1")
 is "the same resources spelled differently join that group" "$gid" "$res_gid"
@@ -360,6 +365,144 @@ closed_gid=$gid
 mxq_sql "UPDATE mxq_group SET group_flags = group_flags | 1 WHERE group_id = $closed_gid"
 submit -N closeme true
 isnt "a closed group is not reused by mxqsub" "$gid" "$closed_gid"
+
+# ------------------------------------------------ upstream mxqsub options
+
+# ids KEY: the values of KEY in mxqdump's JSON on stdin, comma-separated
+ids() {
+	python3 -c 'import json, sys
+print(",".join(str(o[sys.argv[1]]) for o in json.load(sys.stdin)))' "$1"
+}
+me=$(id -u)
+
+submit -N upst true
+upst_a=$gid
+mxq_sql "UPDATE mxq_job SET job_status = 1000 WHERE job_id = $jid"
+is "a group whose only job finished has no work left" \
+	"$(mxq_sql "SELECT group_jobs, group_jobs_inq, group_jobs_running FROM mxq_group
+		WHERE group_id = $upst_a")" "$(printf '1\t0\t0')"
+submit -n -N upst true
+upst_b=$gid
+isnt "-n starts a new group when the matching one has no work left" "$upst_b" "$upst_a"
+submit --new-group -N upst true
+is "-n joins a matching group with queued jobs" "$gid" "$upst_b"
+submit -N upst true
+is "without -g the newest matching group is joined" "$gid" "$upst_b"
+submit -g "$upst_a" -N upst true 7
+is "-g ID adds the job to group ID, not to the newest match" "$gid" "$upst_a"
+is "the job row is in group ID" \
+	"$(mxq_sql "SELECT group_id, job_argc FROM mxq_job WHERE job_id = $jid")" \
+	"$(printf '%s\t2' "$upst_a")"
+
+submit -N upst-tagged --tags t1 true
+tagged_gid=$gid
+is "a group with new requirements is CLOSED|NEW_ONLY for upstream mxqsub" \
+	"$(mxq_sql "SELECT group_flags FROM mxq_group WHERE group_id = $tagged_gid")" 3
+submit -n -N upst-tagged --tags t1 true
+submit -g "$tagged_gid" -N upst-tagged --tags t1 true 1
+is "-g joins such a group: it is open to this mxqsub" "$gid:$sub_rc" "$tagged_gid:0"
+
+submit -N upst-foreign true
+foreign_gid=$gid
+mxq_sql "UPDATE mxq_group SET user_uid = user_uid + 4242, user_name = 'upst-other'
+	WHERE group_id = $foreign_gid"
+rejects "-g: another user's group is refused" "-g: group $foreign_gid is not yours" \
+	"$mxqsub" -g "$foreign_gid" -N upst-foreign true
+is "... with exit status 1" "$_rc" 1
+rejects "-g: a cancelled group is refused" "-g: group $kill_gid is cancelled" \
+	"$mxqsub" -g "$kill_gid" -N killme sleep 100
+is "... with exit status 1" "$_rc" 1
+rejects "-g: a closed group is refused" "-g: group $closed_gid is closed" \
+	"$mxqsub" -g "$closed_gid" -N closeme true
+is "... with exit status 1" "$_rc" 1
+rejects "-g: a group with other attributes is refused, naming the first" \
+	"-g: group $upst_a does not match this job: its memory (-m) differs" \
+	"$mxqsub" -g "$upst_a" -N upst -m 1G true
+is "... with exit status 1" "$_rc" 1
+rejects "-g: another command alias is refused" "its command alias (-a) differs" \
+	"$mxqsub" -g "$upst_a" -N upst -a other true
+rejects "-g: a group that does not exist" "-g: there is no group 999999" \
+	"$mxqsub" -g 999999 true
+is "... with exit status 1" "$_rc" 1
+rejects "-g without a group id is a usage error" "option '-g' needs a value" "$mxqsub" -g
+is "... with exit status 2" "$_rc" 2
+rejects "-g COMMAND (no id) is a usage error" "-g: 'true' is not a group id" "$mxqsub" -g true
+is "... with exit status 2" "$_rc" 2
+rejects "-g and -n together are a usage error" "exclude each other" \
+	"$mxqsub" -g "$upst_a" -n true
+is "... with exit status 2" "$_rc" 2
+
+submit -r samehost true
+is "-r samehost sets upstream's restart flag" \
+	"$(mxq_sql "SELECT job_flags, job_argv = CONCAT('true', CHAR(92), '0') FROM mxq_job
+		WHERE job_id = $jid")" "$(printf '1\t1')"
+submit -r sleep 2
+is "bare -r is 'always' (restart and requeue flags); the next word is the command" \
+	"$(mxq_sql "SELECT job_flags, job_argc FROM mxq_job WHERE job_id = $jid")" "$(printf '3\t2')"
+submit --restartable=never true
+is "--restartable=never sets no flag" \
+	"$(mxq_sql "SELECT job_flags FROM mxq_job WHERE job_id = $jid")" 0
+is "mxqdump --json names the restart mode" \
+	"$("$mxqdump" -J "$jid" --json | ids job_restart)" never
+rejects "an unknown restart mode" "--restartable: unknown mode 'often'" \
+	"$mxqsub" --restartable=often true
+submit -v --debug -D FOO=bar true
+is "-v, --debug and -D VALUE are accepted" "$sub_rc" 0
+
+sub_out=$("$mxqsub" --group-id legacy --group_priority 42 true 2>"$work/err")
+is "upstream's long --group-id is a deprecated --group-name" \
+	"$(field "$sub_out" mxq_group_name):$(mxq_sql "SELECT group_name, group_priority
+		FROM mxq_group WHERE group_id = $(field "$sub_out" mxq_group_id)")" \
+	"$(printf 'legacy:legacy\t42')"
+contains "... with a warning" "$(cat "$work/err")" "mxqsub: warning: --group_priority is deprecated"
+sub_out=$("$mxqsub" --group_id legacy true 2>"$work/err")
+is "--group_id is --group-name too" "$(field "$sub_out" mxq_group_name)" legacy
+contains "... with a warning" "$(cat "$work/err")" "--group_id is deprecated"
+
+# ------------------------------------------------ upstream mxqdump options
+
+submit -N upst-done true
+done_gid=$gid
+mxq_sql "UPDATE mxq_job SET job_status = 1000 WHERE job_id = $jid"
+default_ids=$("$mxqdump" --json | ids group_id)
+inactive_ids=$("$mxqdump" --inactive --json | ids group_id)
+isnt "(some own groups are inactive)" "$inactive_ids" "$default_ids"
+is "mxqdump -a is --inactive" "$("$mxqdump" -a --json | ids group_id)" "$inactive_ids"
+is "mxqdump --groups is the default listing" "$("$mxqdump" --groups --json | ids group_id)" \
+	"$default_ids"
+rejects "mxqdump --groups --jobs is a usage error" "exclude each other" \
+	"$mxqdump" --groups --jobs
+is "mxqdump -r (groups): only groups with queued or running jobs, even with -a" \
+	"$("$mxqdump" -r -a --json | ids group_id)" "$default_ids"
+is "mxqdump -f (groups): the groups with a finished job" \
+	"$("$mxqdump" -f --json | ids group_id)" \
+	"$(mxq_sql "SELECT GROUP_CONCAT(group_id ORDER BY group_id) FROM mxq_group g
+		WHERE user_uid = $me AND EXISTS (SELECT 1 FROM mxq_job j
+		WHERE j.group_id = g.group_id AND j.job_status = 1000)")"
+contains "... which include the inactive one" ",$("$mxqdump" -f --json | ids group_id)," \
+	",$done_gid,"
+for st in q:0 r:200 f:1000 F:750 K:400 C:990 U:999; do
+	want=$(mxq_sql "SELECT COALESCE(GROUP_CONCAT(j.job_id ORDER BY j.job_id), '')
+		FROM mxq_job j JOIN mxq_group g USING (group_id)
+		WHERE g.user_uid = $me AND j.job_status = ${st#*:}")
+	is "mxqdump -j -${st%%:*}: own jobs with status ${st#*:}" \
+		"$("$mxqdump" -j "-${st%%:*}" --json | ids job_id)" "$want"
+done
+check "(there is a KILLED job to show)" test -n "$("$mxqdump" -j -K --json | ids job_id)"
+is "mxqdump -j: the later of --status and a status option counts" \
+	"$("$mxqdump" -j -s inq -K --json | ids job_id)" "$("$mxqdump" -j -K --json | ids job_id)"
+is "mxqdump -u (no name) is every user" \
+	"$("$mxqdump" -u --json | ids group_id)" "$("$mxqdump" --all --json | ids group_id)"
+contains "... and shows the other user's group" ",$("$mxqdump" -u -j --json | ids group_id)," \
+	",$foreign_gid,"
+is "mxqdump -u NAME still takes the name" \
+	"$("$mxqdump" -u "$(id -un)" --json | ids group_id)" "$default_ids"
+is "mxqdump --users=NAME (upstream's spelling)" \
+	"$("$mxqdump" --users="$(id -un)" --json | ids group_id)" "$default_ids"
+"$mxqdump" -v --debug >/dev/null 2>&1
+is "mxqdump -v and --debug are accepted" "$?" 0
+# the other user's group was a pretence: give it back
+mxq_sql "UPDATE mxq_group SET user_uid = $me, user_name = '$(id -un)' WHERE group_id = $foreign_gid"
 
 # ----------------------------------------------------- another user
 
