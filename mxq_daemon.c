@@ -8,6 +8,7 @@
 #include "mxq_daemon.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "mx_db.h"
 #include "mxq_status.h"
@@ -77,4 +78,18 @@ int mxq_daemon_caps_from_row(struct mxq_server_caps *caps, const char *hostname,
 				    mx_db_u64(res, col + 3), mx_db_u64(res, col + 4),
 				    (uint32_t)mx_db_u64(res, col + 5),
 				    mx_db_u64(res, col + 6) >> BYTES_PER_MIB_SHIFT, errbuf, errlen);
+}
+
+bool mxq_daemon_version_is_upstream(const char *v)
+{
+	char *end;
+	unsigned long major, minor;
+
+	if (!v || *v < '0' || *v > '9')
+		return false;
+	major = strtoul(v, &end, 10);
+	if (*end != '.' || end[1] < '0' || end[1] > '9')
+		return false;
+	minor = strtoul(end + 1, &end, 10);
+	return major == 0 && minor >= 10 && (*end == '\0' || *end == '.' || *end == '-');
 }

@@ -16,6 +16,7 @@
 #ifndef MXQ_DAEMON_H
 #define MXQ_DAEMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,16 @@ int mxq_daemon_heartbeat(struct mx_db *db, uint64_t daemon_id, const struct mxq_
  * negative errno. */
 int mxq_daemon_unregister(struct mx_db *db, uint64_t daemon_id, uint32_t jobs_running,
 			  uint32_t slots_running);
+
+/*
+ * Was a daemon row with this mxq_version written by an upstream MXQ mxqd
+ * (which kills the running jobs of a CANCELLED group, but knows neither
+ * CANCELLING nor how to kill a single job)? Upstream numbers its releases
+ * 0.MINOR with MINOR >= 10 (0.22.x, 0.24.x; later site builds 0.25 and up),
+ * this tree 0.9.x (MXQ_VERSION, which test_rows.c checks is not taken for
+ * upstream's). Anything else (NULL, empty, unparsable) is not upstream's.
+ */
+bool mxq_daemon_version_is_upstream(const char *mxq_version);
 
 /* "LEFT JOIN mxq_daemon d ON <the newest row of host HOSTNAME_SQL>", where
  * HOSTNAME_SQL is a column of the outer query such as "p.hostname". */

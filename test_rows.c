@@ -1,7 +1,8 @@
 /*
  * test_rows - the row mappers of the row layer: mxq_group_reqs_from_row(),
  * mxq_group_queued_from_row(), mxq_daemon_caps_from_row(),
- * mxq_job_from_row() and mxq_energy_db_job_from_row(). No database: each
+ * mxq_job_from_row() and mxq_energy_db_job_from_row(), and which daemon
+ * versions are upstream's (mxq_daemon_version_is_upstream()). No database: each
  * case is a row of text cells (NULL = SQL NULL) in a result built by
  * mx_db_result_from_text(), with the struct it must give. Covers NULL
  * columns, the unit conversions (tmpdir GiB -> MiB, bytes -> MiB), the
@@ -361,6 +362,23 @@ START_TEST(result_from_text)
 }
 END_TEST
 
+/* mxq_daemon_version_is_upstream(): upstream's releases, and ours never */
+START_TEST(daemon_version)
+{
+	static const char *const upstream[] = { "0.22.3", "0.24.1", "0.10", "0.30.7-rc1", "0.22" };
+	static const char *const not_upstream[] = {
+		MXQ_VERSION, "0.9.0", "0.9.12", "0.9", "1.0.0", "", "unknown", "0.", "0.x", "v0.22.3",
+		"0.22x",
+	};
+
+	for (size_t i = 0; i < sizeof(upstream) / sizeof(*upstream); i++)
+		ck_assert_msg(mxq_daemon_version_is_upstream(upstream[i]), "%s", upstream[i]);
+	for (size_t i = 0; i < sizeof(not_upstream) / sizeof(*not_upstream); i++)
+		ck_assert_msg(!mxq_daemon_version_is_upstream(not_upstream[i]), "%s", not_upstream[i]);
+	ck_assert(!mxq_daemon_version_is_upstream(NULL));
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 int main(void)
@@ -377,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, job_row_offset);
 	tcase_add_loop_test(tc, energy_job_row, 0, N(energy_cases));
 	tcase_add_test(tc, result_from_text);
+	tcase_add_test(tc, daemon_version);
 	suite_add_tcase(s, tc);
 
 	sr = srunner_create(s);

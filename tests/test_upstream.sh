@@ -14,8 +14,15 @@
 #      (date_start, group_sum_starttime, daemon_*_running, stats_*)
 #   3. an old mxqsub (its INSERTs) and ours put the same command in one group
 #   4. our mxqd with the right tags, GPU and name runs the hidden jobs
-# The real upstream binaries were run by hand against the same databases
-# (README.md, "Upgrading from upstream MXQ 0.22"); they are not built here.
+#   5. our mxqkill on jobs the old daemon runs: -g leaves them as upstream
+#      expects (never CANCELLING, which its end UPDATE does not match) and
+#      upstream's end UPDATE ends them; -J says in one line that upstream
+#      cannot kill single jobs, exits 1 and leaves the job RUNNING; a job an
+#      earlier mxqkill left CANCELLING is put back
+#   6. the same with a real upstream mxqd, when MXQ_UPSTREAM_DIR names a
+#      build of it (else skipped)
+# The other real upstream binaries were run by hand against the same
+# databases (README.md, "Upgrading from upstream MXQ 0.22").
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 . "$(dirname -- "$0")/lib/upstream.sh"
@@ -60,10 +67,38 @@ old_daemon_load() {
 old_daemon_run() {
 	mxq_sql "UPDATE mxq_job SET job_status = 200, host_pid = 4242 WHERE job_id = $1 AND job_status = 150"
 }
+# $1 job id, $2 status: upstream's end-of-job UPDATE (mxq_set_job_status_exited)
+old_daemon_end() {
+	mxq_sql "UPDATE mxq_job SET job_status = $2, date_end = NOW(), stats_status = 15
+		WHERE job_status IN (150, 200, 399) AND job_id = $1 AND daemon_id = $old_id
+		  AND host_pid = 4242"
+}
 old_daemon_finish() {
 	mxq_sql "UPDATE mxq_job SET job_status = 1000, date_end = NOW(), stats_status = 0,
 		stats_utime_sec = 3, stats_stime_sec = 1, stats_real_sec = 5, stats_maxrss = 777
 		WHERE job_id = $1 AND job_status = 200"
+}
+
+# A real upstream mxqd (MXQ_UPSTREAM_DIR: a build of upstream MXQ made
+# outside this tree, see HACKING.md, with MXQ_FINISHED_JOBSDIR=$UP/finished)
+# on host uphost, 2 slots, on database mxq.
+UP=${MXQ_UPSTREAM_DIR:-}
+up_pid=
+up_start() {
+	mkdir -p "$W/up" "$UP/finished"
+	"$UP/mxqd" --no-log -M "$MXQ_MYSQL_DEFAULT_FILE" --hostname uphost --slots 2 \
+		--memory 1G --initial-tmpdir "$W/up" </dev/null >>"$W/up/mxqd.out" 2>&1 &
+	up_pid=$!
+}
+up_stop() {
+	[ -n "$up_pid" ] || return 0
+	kill -TERM "$up_pid" 2>/dev/null
+	wait "$up_pid" 2>/dev/null
+	up_pid=
+}
+mxq_test_cleanup_hook() {
+	[ -z "$up_pid" ] || kill -KILL "$up_pid" 2>/dev/null
+	mxqd_cleanup
 }
 
 for variant in $upstream_variants; do
@@ -198,6 +233,91 @@ for variant in $upstream_variants; do
 	is "$variant: daemon counters of our stopped daemons are 0" \
 		"$(mxq_sql "SELECT SUM(daemon_jobs_running + daemon_slots_running)
 			FROM mxq_daemon WHERE hostname IN ('new1', 'newnode')")" 0
+	# --------- 5. our mxqkill on jobs an old daemon runs (emulated)
+	# Upstream mxqd knows no CANCELLING: it kills the running jobs of a
+	# CANCELLED group itself and ends them with the UPDATE of upstream
+	# mxq_job.c (old_daemon_end), which matches LOADED, RUNNING, KILLING only.
+	kg=$(group_of "$(submit -w "$W" -m 64M -t 10m -N kill-g true)")
+	submit -w "$W" -m 64M -t 10m -N kill-g true >/dev/null
+	kjobs=$(old_daemon_claim_all oldnode "$old_id" | tr '\n' ' ')
+	for j in $kjobs; do old_daemon_load "$j"; old_daemon_run "$j"; done
+	is "$variant: the old daemon runs both jobs of the group" \
+		"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE group_id = $kg AND job_status = 200
+			AND daemon_id = $old_id")" 2
+	out=$("$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$kg" 2>&1)
+	is "$variant: mxqkill -g on the old daemon's group exits 0" "$?" 0
+	is "$variant: ... and says who terminates the jobs" "$out" \
+		"cancelled group $kg: 0 queued jobs cancelled, 2 running jobs being terminated (2 of them by upstream mxqd, which ends them itself)"
+	is "$variant: ... leaves them as upstream's daemon expects them, never CANCELLING" \
+		"$(mxq_sql "SELECT GROUP_CONCAT(DISTINCT job_status) FROM mxq_job WHERE group_id = $kg")" 200
+	for j in $kjobs; do old_daemon_end "$j" 400; done
+	is "$variant: the old daemon's end UPDATE records both as KILLED" \
+		"$(mxq_sql "SELECT GROUP_CONCAT(DISTINCT job_status) FROM mxq_job WHERE group_id = $kg")" 400
+	is "$variant: ... and the group's running counters return to 0" \
+		"$(mxq_sql "SELECT CONCAT(group_jobs_running, '/', group_slots_running, '/', group_jobs_failed)
+			FROM mxq_group WHERE group_id = $kg")" "0/0/2"
+	kj=$(submit -w "$W" -m 64M -t 10m -N kill-j true)
+	kjg=$(group_of "$kj")
+	is "$variant: the old daemon runs a job to cancel alone" \
+		"$(old_daemon_claim_all oldnode "$old_id")" "$kj"
+	old_daemon_load "$kj"
+	old_daemon_run "$kj"
+	"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$kj" >"$W/kill.out" 2>"$W/kill.err"
+	is "$variant: mxqkill -J on the old daemon's job exits 1" "$?" 1
+	is "$variant: ... prints nothing on stdout" "$(cat "$W/kill.out")" ""
+	is "$variant: ... one line on stderr" "$(wc -l <"$W/kill.err")" 1
+	contains "$variant: ... saying an upstream mxqd cannot kill single jobs" "$(cat "$W/kill.err")" \
+		"mxqkill: job $kj runs on an upstream mxqd (oldnode, MXQ 0.22.3) that cannot kill single jobs: left running"
+	is "$variant: ... and leaves the job RUNNING" "$(status_of "$kj")" 200
+	# a row an earlier mxqkill moved to CANCELLING is put back
+	mxq_sql "UPDATE mxq_job SET job_status = 989 WHERE job_id = $kj"
+	out=$("$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$kj" 2>&1)
+	is "$variant: mxqkill -J on an old daemon's CANCELLING job exits 1" "$?" 1
+	contains "$variant: ... says it put the job back" "$out" "it was CANCELLING, put back"
+	is "$variant: ... RUNNING again, as the old daemon holds it" "$(status_of "$kj")" 200
+	mxq_sql "UPDATE mxq_job SET job_status = 989 WHERE job_id = $kj"
+	"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$kjg" >/dev/null 2>&1
+	is "$variant: mxqkill -g puts an old daemon's CANCELLING job back too" "$(status_of "$kj")" 200
+	old_daemon_end "$kj" 1000
+	is "$variant: ... so the old daemon's end UPDATE finishes it" "$(status_of "$kj")" 1000
+	is "$variant: counters equal the job rows after the kills" "$(counter_mismatches mxq)" ""
+
+	# ------- 6. the same with a real upstream mxqd (MXQ_UPSTREAM_DIR)
+	if [ -z "$UP" ]; then
+		skip "$variant: real upstream mxqd: MXQ_UPSTREAM_DIR not set"
+	else
+		up_start
+		rg=$(group_of "$(submit -w "$W" -m 64M -t 10m -N kill-up sleep 300)")
+		submit -w "$W" -m 64M -t 10m -N kill-up sleep 300 >/dev/null
+		check "$variant: upstream mxqd runs both jobs of a group" \
+			wait_for 60 "SELECT COUNT(*) = 2 FROM mxq_job WHERE group_id = $rg AND job_status = 200
+			AND host_hostname = 'uphost'"
+		out=$("$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$rg" 2>&1)
+		is "$variant: mxqkill -g on upstream mxqd's group exits 0" "$?" 0
+		contains "$variant: ... 2 by upstream mxqd" "$out" "(2 of them by upstream mxqd"
+		check "$variant: upstream mxqd kills them and records a final status" \
+			wait_for 60 "SELECT COUNT(*) = 2 FROM mxq_job WHERE group_id = $rg
+			AND job_status IN (400, 750, 1000)"
+		is "$variant: ... the group's running counters are 0 again" \
+			"$(mxq_sql "SELECT CONCAT(group_jobs_running, '/', group_slots_running)
+				FROM mxq_group WHERE group_id = $rg")" "0/0"
+		rj=$(submit -w "$W" -m 64M -t 10m -N kill-up1 sleep 300)
+		check "$variant: upstream mxqd runs a job to cancel alone" \
+			wait_for 60 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $rj"
+		"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$rj" >/dev/null 2>"$W/kill.err"
+		is "$variant: mxqkill -J on it exits 1" "$?" 1
+		is "$variant: ... with one line on stderr" "$(wc -l <"$W/kill.err")" 1
+		contains "$variant: ... naming the upstream mxqd" "$(cat "$W/kill.err")" \
+			"runs on an upstream mxqd (uphost, MXQ 0.2"
+		sleep 2
+		is "$variant: ... the job still runs, not stranded at CANCELLING" "$(status_of "$rj")" 200
+		"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$(group_of "$rj")" >/dev/null
+		check "$variant: ... and ends for good when its group is cancelled" \
+			wait_for 60 "SELECT job_status IN (400, 750, 1000) FROM mxq_job WHERE job_id = $rj"
+		is "$variant: counters equal the job rows after upstream's kills" \
+			"$(counter_mismatches mxq)" ""
+		up_stop
+	fi
 	out=$("$mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" db status 2>&1)
 	contains "$variant: db status: schema as expected after the mixed run" "$out" "schema: as expected"
 done
