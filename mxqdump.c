@@ -453,7 +453,7 @@ static int parse_args(int argc, char **argv, struct filters *f)
 {
 	static const struct option opts[] = {
 		{ "jobs",                no_argument,       NULL, 'j' },
-		{ "groups",              no_argument,       NULL, OPT_GROUPS },
+		{ "groups",              optional_argument, NULL, OPT_GROUPS },
 		{ "all",                 no_argument,       NULL, 'A' },
 		{ "user",                optional_argument, NULL, 'u' },
 		{ "users",               optional_argument, NULL, 'u' },
@@ -489,7 +489,17 @@ static int parse_args(int argc, char **argv, struct filters *f)
 	while ((c = getopt_long(argc, argv, ":jAu::g:J:s:iaqrfFKCUvM:S:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': f->jobs = true; break;
-		case OPT_GROUPS: groups = true; break;
+		case OPT_GROUPS:
+			/* upstream: --groups[=ID], ID as -g; "--groups ID" too */
+			groups = true;
+			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+				optarg = argv[optind++];
+			if (!optarg)
+				break;
+			if (mxq_parse_id("groups", optarg, NULL) < 0)
+				return -EINVAL;
+			f->group_id = optarg;
+			break;
 		case 'A': f->all_users = true; break;
 		case 'u':
 			/* upstream: -u NAME, and -u alone for every user */

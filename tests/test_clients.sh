@@ -472,6 +472,10 @@ is "mxqdump --groups is the default listing" "$("$mxqdump" --groups --json | ids
 	"$default_ids"
 rejects "mxqdump --groups --jobs is a usage error" "exclude each other" \
 	"$mxqdump" --groups --jobs
+is "mxqdump --groups=ID is group ID, as upstream" \
+	"$("$mxqdump" -a --groups="$done_gid" --json | ids group_id)" "$done_gid"
+is "mxqdump --groups ID likewise" "$("$mxqdump" -a --groups "$done_gid" --json | ids group_id)" \
+	"$done_gid"
 is "mxqdump -r (groups): only groups with queued or running jobs, even with -a" \
 	"$("$mxqdump" -r -a --json | ids group_id)" "$default_ids"
 is "mxqdump -f (groups): the groups with a finished job" \
