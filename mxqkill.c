@@ -535,15 +535,16 @@ static int cancel_job_rounds(struct mx_db *db, struct cancel_job_tx *tx)
 		if (n < 0)
 			goto db_error;
 		if (tx->upstream && (tx->changed > 0 || is_terminable(tx->status))) {
-			char host[256], version[64];
+			char host[256], version[64], left[64];
 
+			snprintf(left, sizeof(left), "left %s", status_name(tx->status));
 			mxq_complain("job %llu runs on an upstream mxqd (%s, MXQ %s) that cannot kill"
 				     " single jobs: %s; cancel its group %llu with -g, or kill it there",
 				     (unsigned long long)job_id,
 				     mx_term_field(tx->host, host, sizeof(host)),
 				     mx_term_field(tx->version, version, sizeof(version)),
 				     tx->changed > 0 ? "it was CANCELLING, put back so that mxqd ends it"
-						     : "left running",
+						     : left,
 				     (unsigned long long)tx->group_id);
 			return -EOPNOTSUPP;
 		}

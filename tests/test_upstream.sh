@@ -267,7 +267,7 @@ for variant in $upstream_variants; do
 	is "$variant: ... prints nothing on stdout" "$(cat "$W/kill.out")" ""
 	is "$variant: ... one line on stderr" "$(wc -l <"$W/kill.err")" 1
 	contains "$variant: ... saying an upstream mxqd cannot kill single jobs" "$(cat "$W/kill.err")" \
-		"mxqkill: job $kj runs on an upstream mxqd (oldnode, MXQ 0.22.3) that cannot kill single jobs: left running"
+		"mxqkill: job $kj runs on an upstream mxqd (oldnode, MXQ 0.22.3) that cannot kill single jobs: left RUNNING"
 	is "$variant: ... and leaves the job RUNNING" "$(status_of "$kj")" 200
 	# a row an earlier mxqkill moved to CANCELLING is put back
 	mxq_sql "UPDATE mxq_job SET job_status = 989 WHERE job_id = $kj"
