@@ -157,6 +157,23 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 	x->sets = 0;
 }
 
+/* Node I into the sorted arrays that SETS name and out of the others; KP:
+ * where take_out() found it, NULL: in none. */
+static void sorted_place(struct mxq_power_index *ix, size_t i, const struct kept_places *kp,
+			 uint32_t sets)
+{
+	struct kept_places none = { ix->n_off, ix->n_full, ix->n_busy_first, 0, 0, 0 };
+
+	if (!kp)
+		kp = &none;
+	sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off, kp->since,
+		    sets & IX_OFF);
+	sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full, kp->max_end,
+		    sets & IX_FULL);
+	sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i, kp->busy,
+		    kp->min_end, sets & IX_BUSY);
+}
+
 /* Put node I into the sets; KP: where take_out() found it, NULL: in none. */
 static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg, size_t i,
 		  const struct kept_places *kp)
@@ -168,14 +185,7 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 
 	if (!n->hostname || (unsigned)n->state >= _MXQ_POWER_STATE_MAX) {
 		/* in no set, so in none of the sorted arrays take_out() kept it in */
-		if (kp) {
-			sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off,
-				    kp->since, false);
-			sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full,
-				    kp->max_end, false);
-			sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i,
-				    kp->busy, kp->min_end, false);
-		}
+		sorted_place(ix, i, kp, 0);
 		return -EINVAL;
 	}
 	x->managed = !n->excluded && !mxq_power_config_excludes(cfg, n->hostname) &&
@@ -238,15 +248,7 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 		if (!x->no_caps)
 			off_max_add(ix, x->room);
 	}
-	struct kept_places none = { ix->n_off, ix->n_full, ix->n_busy_first, 0, 0, 0 };
-	if (!kp)
-		kp = &none;
-	sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off, kp->since,
-		    sets & IX_OFF);
-	sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full, kp->max_end,
-		    sets & IX_FULL);
-	sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i, kp->busy,
-		    kp->min_end, sets & IX_BUSY);
+	sorted_place(ix, i, kp, sets);
 	ix->powered += x->powered;
 	ix->booting += x->booting;
 	ix->admin_requests += x->admin_request;
