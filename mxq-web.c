@@ -570,6 +570,11 @@ int main(int argc, char **argv)
 		return mxq_usage_error("--listen: '%s' is not ADDR:PORT with a numeric address "
 				       "(127.0.0.1:%d, [::1]:%d)", cfg.listen, DEFAULT_PORT, DEFAULT_PORT);
 
+	/* a missing or unreadable client configuration is no outage that
+	 * passes: say so and stop, as mxqd does */
+	const char *cnf = cfg.defaults_file ? cfg.defaults_file : MX_DB_DEFAULT_FILE;
+	if (access(cnf, R_OK) < 0)
+		return mxq_failure("database client configuration %s: %s", cnf, strerror(errno));
 	/* once in the main thread: initialises the client library before the
 	 * workers start, and says early when the credentials are wrong */
 	if (mx_db_connect(&db, cfg.defaults_file, cfg.db_group, err, sizeof(err)) < 0)

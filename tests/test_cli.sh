@@ -112,6 +112,8 @@ exits "mxqadmin: -S GROUP after the command is taken" 1 "group [othergroup]" \
 	"$MXQ_BUILD_DIR/mxqadmin" db status -S othergroup
 exits "mxqd: missing defaults file is a runtime error" 1 "absent.cnf" \
 	"$MXQ_BUILD_DIR/mxqd" --spool "$dir/spool" --tmpdir "$dir/tmp"
+exits "mxq-web: missing defaults file is a runtime error, not a wait" 1 "absent.cnf" \
+	"$MXQ_BUILD_DIR/mxq-web" --listen 127.0.0.1:1
 
 # --check-config of a file that is not there
 exits "mxqd --check-config: missing default file is not ok" 1 "nothing to check" \
