@@ -6,6 +6,9 @@
 #   ./dev.sh demo    deps + build + the demo (private database, daemons,
 #                    jobs, result; cleans up after itself)
 #   ./dev.sh test    deps + build + every test (make check)
+#   ./dev.sh deb     deps + the packaging tools + make check-deb (builds
+#                    the Debian packages in a clean clone, lintian,
+#                    installs, checks and purges them: on this machine)
 #
 # The package list is the single source of truth for what the build and
 # the tests need; .ci/run calls `./dev.sh test`.
@@ -18,10 +21,12 @@ openipmi libopenipmi-dev openssh-server openssh-client iproute2 procps python3 c
 galera-4 mariadb-backup socat libmicrohttpd-dev chromium prometheus curl jq
 libcurl4-openssl-dev redfishtool openssl
 gdb passwd util-linux systemd bash-completion"
+# only for ./dev.sh deb (make deb, make check-deb): not needed by CI
+DEB_PACKAGES="dpkg-dev debhelper devscripts fakeroot lintian git"
 
 deps() {
 	missing=
-	for p in $PACKAGES; do
+	for p in $PACKAGES ${1:-}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
 	done
@@ -53,5 +58,6 @@ case "${1:-}" in
 deps) deps ;;
 demo) deps; build; exec sh tests/demo.sh ;;
 test) deps; build; exec make check ;;
-*) echo "usage: ./dev.sh deps|demo|test" >&2; exit 2 ;;
+deb) deps "$DEB_PACKAGES"; exec make check-deb ;;
+*) echo "usage: ./dev.sh deps|demo|test|deb" >&2; exit 2 ;;
 esac
