@@ -93,7 +93,7 @@ static _Noreturn void exec_callback(const struct mxqd_server *server, const stru
 static _Noreturn void supervise(const struct mxqd_server *server, const struct mxqd_job *job,
 				int final_status)
 {
-	struct timespec timeout = { .tv_sec = server->callback_timeout_s, .tv_nsec = 0 };
+	uint64_t deadline_ms = mx_now_monotonic_ms() + (uint64_t)server->callback_timeout_s * 1000;
 	sigset_t chld, none;
 	struct mxqd_cgroup cg;
 	bool in_cg = false;
@@ -135,11 +135,17 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	}
 	setpgid(pid, pid); /* also done by the child: no race on who is first */
 
+	/* one deadline: every stop and continue of the callback is a SIGCHLD,
+	 * and a timeout started afresh at each would never end */
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
+		uint64_t now = mx_now_monotonic_ms(), left = deadline_ms > now ? deadline_ms - now : 0;
+		struct timespec timeout = { .tv_sec = (time_t)(left / 1000),
+					    .tv_nsec = (long)(left % 1000) * 1000000L };
+
 		if (w == pid)
 			break;
-		if (sigtimedwait(&chld, NULL, &timeout) < 0 && errno == EAGAIN) {
+		if (left == 0 || (sigtimedwait(&chld, NULL, &timeout) < 0 && errno == EAGAIN)) {
 			mx_log_warning("job %" PRIu64 ": callback %s still running after %u s: killed",
 				       job->job_id, job->callback, server->callback_timeout_s);
 			kill(-pid, SIGKILL);

@@ -9,6 +9,9 @@
 #      (the next jobs start promptly, measured with the jobs' own clock
 #      readings) and are killed with everything they started after
 #      --callback-timeout
+#   3. a callback that has a helper stop and continue it again and again
+#      (every stop and continue is a SIGCHLD to mxqd's supervisor) is
+#      still killed at --callback-timeout
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -169,6 +172,33 @@ if wait_for 10 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $d"; then
 else
 	not_ok "a later job runs"
 fi
+
+# ---------------------------------------- 3. timeout against SIGCHLD
+
+section "3. a callback cannot stretch its timeout"
+# The helper stops and continues the callback every 0.3 s: each is a state
+# change of the supervisor's child, so a timeout that starts again at every
+# SIGCHLD would never end.
+cat >"$CB/stopper.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/stopper.pgid"
+( while :; do sleep 0.3; kill -STOP \$\$; kill -CONT \$\$; done ) </dev/null &
+exec sleep 1000
+EOF
+chmod 755 "$CB/stopper.sh"
+e=$(submit -N stop -m 64M -w "$W/wd" --callback "$CB/stopper.sh" true)
+check "the stopping callback started" wait_until 10 test -s "$CB/stopper.pgid"
+stp=$(cat "$CB/stopper.pgid" 2>/dev/null)
+t_start=$(now_cs)
+if [ -n "$stp" ] && wait_until 12 pgroup_gone "$stp"; then
+	ok "a callback stopped and continued by its helper is killed after --callback-timeout" \
+		"($(( ($(now_cs) - t_start) / 100 )) s)"
+else
+	not_ok "a callback stopped and continued by its helper is killed after --callback-timeout"
+fi
+contains "the log says the stopping callback was killed" \
+	"$(cat "$(mxqd_dir cbnode1)/mxqd.log")" \
+	"job $e: callback $CB/stopper.sh still running after 3 s: killed"
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
