@@ -11,7 +11,8 @@
 #      --callback-timeout
 #   3. a callback that has a helper stop and continue it again and again
 #      (every stop and continue is a SIGCHLD to mxqd's supervisor) is
-#      still killed at --callback-timeout
+#      still killed at --callback-timeout; a callback starts with the
+#      default signal dispositions (nothing ignored), as a job does
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -173,9 +174,9 @@ else
 	not_ok "a later job runs"
 fi
 
-# ---------------------------------------- 3. timeout against SIGCHLD
+# ------------------------------ 3. timeout against SIGCHLD, signals
 
-section "3. a callback cannot stretch its timeout"
+section "3. a callback cannot stretch its timeout; its signal dispositions"
 # The helper stops and continues the callback every 0.3 s: each is a state
 # change of the supervisor's child, so a timeout that starts again at every
 # SIGCHLD would never end.
@@ -185,8 +186,15 @@ echo \$\$ > "$CB/stopper.pgid"
 ( while :; do sleep 0.3; kill -STOP \$\$; kill -CONT \$\$; done ) </dev/null &
 exec sleep 1000
 EOF
-chmod 755 "$CB/stopper.sh"
+# SigIgn as the callback's exec'd program sees it
+cat >"$CB/sigs.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/sigs.pgid"
+exec grep '^SigIgn:' /proc/self/status > "$CB/sigs.out"
+EOF
+chmod 755 "$CB/stopper.sh" "$CB/sigs.sh"
 e=$(submit -N stop -m 64M -w "$W/wd" --callback "$CB/stopper.sh" true)
+submit -N stop -m 64M -w "$W/wd" --callback "$CB/sigs.sh" true >/dev/null
 check "the stopping callback started" wait_until 10 test -s "$CB/stopper.pgid"
 stp=$(cat "$CB/stopper.pgid" 2>/dev/null)
 t_start=$(now_cs)
@@ -199,6 +207,9 @@ fi
 contains "the log says the stopping callback was killed" \
 	"$(cat "$(mxqd_dir cbnode1)/mxqd.log")" \
 	"job $e: callback $CB/stopper.sh still running after 3 s: killed"
+check "the signal callback ran" wait_until 10 test -s "$CB/sigs.out"
+is "the callback ignores no signal (SIGPIPE, SIGINT, SIGQUIT, SIGHUP at their defaults)" \
+	"$(cat "$CB/sigs.out" 2>/dev/null)" "SigIgn:	0000000000000000"
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
