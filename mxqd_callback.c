@@ -105,6 +105,9 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	bool in_cg = false;
 	int status = 0, r;
 	pid_t pid;
+	char shown[4096];
+	/* the name comes from the job's row: no control characters into the log */
+	const char *cb = mx_term_field(job->callback, shown, sizeof(shown));
 
 	setsid();
 	mx_log_close_other_fds(-1);
@@ -123,12 +126,12 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
 		if (r < 0)
 			mx_log_warning("job %" PRIu64 ": cannot create a cgroup for callback %s: %s",
-				       job->job_id, job->callback, strerror(-r));
+				       job->job_id, cb, strerror(-r));
 		in_cg = r == 0;
 	}
 	pid = fork();
 	if (pid < 0) {
-		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %m", job->job_id, job->callback);
+		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %m", job->job_id, cb);
 		if (in_cg)
 			mxqd_cgroup_remove(&cg);
 		_exit(1);
@@ -153,7 +156,7 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 			break;
 		if (left == 0 || (sigtimedwait(&chld, NULL, &timeout) < 0 && errno == EAGAIN)) {
 			mx_log_warning("job %" PRIu64 ": callback %s still running after %u s: killed",
-				       job->job_id, job->callback, server->callback_timeout_s);
+				       job->job_id, cb, server->callback_timeout_s);
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			break;
@@ -164,19 +167,19 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		/* also what left its process group (setsid) */
 		if (mxqd_cgroup_kill(&cg, 10000) < 0)
 			mx_log_err("job %" PRIu64 ": processes of callback %s survive SIGKILL",
-				   job->job_id, job->callback);
+				   job->job_id, cb);
 		mxqd_cgroup_remove(&cg);
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		mx_log_warning("job %" PRIu64 ": callback %s could not be executed", job->job_id, job->callback);
+		mx_log_warning("job %" PRIu64 ": callback %s could not be executed", job->job_id, cb);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 		mx_log_warning("job %" PRIu64 ": callback %s exited with status %d",
-			       job->job_id, job->callback, WEXITSTATUS(status));
+			       job->job_id, cb, WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
 		mx_log_warning("job %" PRIu64 ": callback %s ended by signal %d",
-			       job->job_id, job->callback, WTERMSIG(status));
+			       job->job_id, cb, WTERMSIG(status));
 	else
-		mx_log_debug("job %" PRIu64 ": callback %s done", job->job_id, job->callback);
+		mx_log_debug("job %" PRIu64 ": callback %s done", job->job_id, cb);
 	_exit(0);
 }
 
@@ -184,13 +187,13 @@ static void callback_job_ended(void *ctx, struct mxqd_server *server, const stru
 			       int final_status)
 {
 	pid_t pid;
-
-	char reason[1024];
+	char reason[1024], shown[4096];
 
 	if (!job->callback || !job->callback[0] || job->refused)
 		return;
 	if (!mxqd_job_identity_ok(server, job, reason, sizeof(reason))) {
-		mx_log_err("job %" PRIu64 ": callback %s not run: %s", job->job_id, job->callback, reason);
+		mx_log_err("job %" PRIu64 ": callback %s not run: %s", job->job_id,
+			   mx_term_field(job->callback, shown, sizeof(shown)), reason);
 		return;
 	}
 	pid = fork();

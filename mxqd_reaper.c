@@ -114,6 +114,7 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	const char *home = "/", *shell = "/bin/sh";
 	struct passwd *pw;
 	int fd_out, fd_err, fd_in;
+	char shown[4096];   /* a name from the job's row, escaped for the log */
 
 	setsid();
 	pw = getpwuid(job->uid);
@@ -136,7 +137,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	umask(job->umask); /* also for the output files created below */
 	fd_out = open_output(job->stdout_path);
 	if (fd_out < 0) {
-		mx_log_err("job %" PRIu64 ": cannot open stdout %s: %m", job->job_id, job->stdout_path);
+		mx_log_err("job %" PRIu64 ": cannot open stdout %s: %m", job->job_id,
+			   mx_term_field(job->stdout_path, shown, sizeof(shown)));
 		_exit(126);
 	}
 	if (strcmp(job->stdout_path, job->stderr_path) == 0)
@@ -144,7 +146,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	else
 		fd_err = open_output(job->stderr_path);
 	if (fd_err < 0) {
-		mx_log_err("job %" PRIu64 ": cannot open stderr %s: %m", job->job_id, job->stderr_path);
+		mx_log_err("job %" PRIu64 ": cannot open stderr %s: %m", job->job_id,
+			   mx_term_field(job->stderr_path, shown, sizeof(shown)));
 		_exit(126);
 	}
 	fd_in = open("/dev/null", O_RDONLY);

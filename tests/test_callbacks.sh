@@ -12,7 +12,9 @@
 #   3. a callback that has a helper stop and continue it again and again
 #      (every stop and continue is a SIGCHLD to mxqd's supervisor) is
 #      still killed at --callback-timeout; a callback starts with the
-#      default signal dispositions (nothing ignored), as a job does
+#      default signal dispositions (nothing ignored), as a job does; a
+#      callback or an output file whose name carries a newline and a
+#      forged log line cannot put that line into mxqd's log
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -210,6 +212,23 @@ contains "the log says the stopping callback was killed" \
 check "the signal callback ran" wait_until 10 test -s "$CB/sigs.out"
 is "the callback ignores no signal (SIGPIPE, SIGINT, SIGQUIT, SIGHUP at their defaults)" \
 	"$(cat "$CB/sigs.out" 2>/dev/null)" "SigIgn:	0000000000000000"
+
+# a callback and an output file whose names carry a forged log line
+nl='
+'
+evil="$CB/evil${nl}FORGED1 mxqd[1] ERROR: forged by a callback name"
+printf '#!/bin/sh\nexit 1\n' >"$evil"
+chmod 755 "$evil"
+j_evil=$(submit -N evil -m 64M -w "$W/wd" --callback "$evil" true)
+j_evil2=$(submit -N evil -m 64M -w "$W/wd" -o "$W/none${nl}FORGED2 mxqd[1] ERROR: forged/out" true)
+wait_for 15 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($j_evil, $j_evil2) AND job_status >= 400" ||
+	not_ok "the jobs with odd names ended"
+check "the callback with a newline in its name was logged" \
+	wait_until 10 grep -q "job $j_evil: callback $CB/evil" "$(mxqd_dir cbnode1)/mxqd.log"
+check "the log has no line forged by a callback's name" \
+	sh -c "! grep -q '^FORGED1' '$(mxqd_dir cbnode1)/mxqd.log'"
+check "the log has no line forged by an output file's name" \
+	sh -c "! grep -q '^FORGED2' '$(mxqd_dir cbnode1)/mxqd.log'"
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
