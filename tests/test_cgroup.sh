@@ -27,6 +27,12 @@
 #      same with --cgroup-v2-mount (mxqd mounts cgroup2: hybrid) and the v2
 #      layout (a cgroup2 tree as the root): a daemonised child dies with its
 #      job, a memory hog is KILLED
+#  10. a job of a real user (useradd, removed on every exit path) cannot
+#      leave its cgroup: writing its pid into its parent's or the root's
+#      cgroup.procs (every hierarchy, also from a user namespace), making
+#      a sub-cgroup or raising its memory limit all fail; its callback is
+#      held the same way; a daemonised child that ignores SIGTERM dies
+#      when the job is cancelled
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -61,9 +67,21 @@ cg_bases() {
 		s/.*memory limits in \([^ ]*\)\/job-ID.*/\1/p' "$MXQ_TEST_DIR"/mxqd/*/mxqd.log 2>/dev/null |
 		sort -u
 }
+U=mxqt16u
+remove_user() {
+	getent passwd "$U" >/dev/null && userdel "$U" 2>/dev/null
+	getent group "$U" >/dev/null && groupdel "$U" 2>/dev/null
+	return 0
+}
+UW=
 mxq_test_cleanup_hook() {
 	mxqd_cleanup
 	kill_marked
+	[ -n "$UW" ] && for f in "$UW"/*.pid; do
+		[ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+	done
+	remove_user
+	[ -n "$UW" ] && rm -rf "$UW"
 	# every daemon's parent cgroup of this test, in whichever hierarchy
 	for b in $(find /sys/fs/cgroup "$MXQ_TEST_DIR" -maxdepth 6 -type d -name "mxqd-$H*" 2>/dev/null); do
 		for d in "$b"/*/; do
@@ -375,5 +393,91 @@ if [ "$CG" != /sys/fs/cgroup ]; then
 	mkdir -p "$V2" && mount -t cgroup2 none "$V2"
 	layout_round v2 "$V2" "cgroup v2 at $V2"
 fi
+
+# ------------------------------------------- 10. a real user's job
+
+section "10. a real user's job stays in its cgroup"
+remove_user    # a leftover of a run that was killed
+UW=$(mktemp -d "${TMPDIR:-/tmp}/mxqt16.XXXXXX") && chmod 755 "$UW"
+useradd -M -U -s /bin/sh "$U"
+check "test user $U exists" getent passwd "$U"
+uid_u=$(id -u "$U") gid_u=$(id -g "$U")
+chown "$U:$gid_u" "$UW"
+# the attacks, as the user: every result on a line of $1
+cat >"$UW/escape.sh" <<'EOF'
+#!/bin/sh
+out=$1
+v2=$(sed -n 's/^0:://p' /proc/self/cgroup)
+mem=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
+try() {	# WHAT CMD...
+	_w=$1; shift
+	if "$@" 2>/dev/null; then echo "ESCAPED $_w"; else echo "refused $_w"; fi
+}
+{
+	for d in /sys/fs/cgroup/unified /sys/fs/cgroup/unified"${v2%/*}" \
+		/sys/fs/cgroup/memory /sys/fs/cgroup/memory"${mem%/*}"; do
+		[ -e "$d/cgroup.procs" ] && try "move to $d" sh -c "echo \$\$ > '$d/cgroup.procs'"
+	done
+	try "mkdir in $v2" mkdir "/sys/fs/cgroup/unified$v2/sub"
+	[ -e "/sys/fs/cgroup/memory$mem/memory.limit_in_bytes" ] &&
+		try "raise v1 memory limit" sh -c "echo -1 > '/sys/fs/cgroup/memory$mem/memory.limit_in_bytes'"
+	[ -e "/sys/fs/cgroup/unified$v2/memory.max" ] &&
+		try "raise v2 memory.max" sh -c "echo max > '/sys/fs/cgroup/unified$v2/memory.max'"
+	if unshare -Ur true 2>/dev/null; then
+		try "move from a user namespace" unshare -Ur sh -c \
+			"echo \$\$ > '/sys/fs/cgroup/unified${v2%/*}/cgroup.procs'"
+	fi
+	echo "cgroup $(cat /proc/self/cgroup | grep -c -e '/job-' -e '/callback-') of $(grep -c -e '^0::' -e ':memory:' /proc/self/cgroup)"
+} >"$out.tmp" && mv "$out.tmp" "$out"
+EOF
+# a daemonised child that ignores SIGTERM, then wait
+cat >"$UW/stubborn.sh" <<'EOF'
+#!/bin/sh
+setsid -f perl -e '$SIG{TERM} = "IGNORE"; open(F, ">", $ARGV[0]); print F "$$\n"; close(F);
+	$0 = "mxq16marker"; sleep 1000' "$1" </dev/null >/dev/null 2>&1
+while [ ! -s "$1" ]; do sleep 0.05; done
+sleep 1000
+EOF
+printf '#!/bin/sh\nexec %s/escape.sh %s/cb.out\n' "$UW" "$UW" >"$UW/cb.sh"
+chmod 755 "$UW/escape.sh" "$UW/stubborn.sh" "$UW/cb.sh"
+# as_user_job NAME MXQSUB-ARGS...: queue as root for no host, then hand
+# the group to the user (as a database writer could) and release it
+as_user_job() {
+	_n=$1
+	shift
+	_j=$(submit -N "$_n" -w "$UW" --whitelist as-user.invalid "$@") || return 1
+	mxq_sql "UPDATE mxq_group SET user_uid = $uid_u, user_name = '$U', user_gid = $gid_u,
+		group_whitelist = '' WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" ||
+		return 1
+	echo "$_j"
+}
+H4=${H}u
+mxqd_root_jobs=
+check "start mxqd $H4 (no --allow-root-jobs)" mxqd_start "$H4" --cgroup-root "$CG" --slots 2 \
+	--memory 4G --kill-grace 1 --callback-timeout 5
+mxqd_root_jobs=--allow-root-jobs
+j_esc=$(as_user_job cg-user -m 64M -t 1h --callback "$UW/cb.sh" "$UW/escape.sh" "$UW/job.out")
+wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_esc" ||
+	not_ok "the user's job $j_esc FINISHED"
+echo "# the job as $U: $(tr '\n' ';' <"$UW/job.out" 2>/dev/null)"
+contains "the job ran as $U and tried" "$(cat "$UW/job.out" 2>/dev/null)" "refused move to"
+not_contains "no attack of the job worked" "$(cat "$UW/job.out" 2>/dev/null)" "ESCAPED"
+contains "the job is in its cgroup in both hierarchies at the end" \
+	"$(cat "$UW/job.out" 2>/dev/null)" "cgroup 2 of 2"
+check "its callback ran" wait_until 10 test -s "$UW/cb.out"
+echo "# the callback as $U: $(tr '\n' ';' <"$UW/cb.out" 2>/dev/null)"
+not_contains "no attack of the callback worked" "$(cat "$UW/cb.out" 2>/dev/null)" "ESCAPED"
+contains "the callback is in its cgroup in both hierarchies at the end" \
+	"$(cat "$UW/cb.out" 2>/dev/null)" "cgroup 2 of 2"
+j_stub=$(as_user_job cg-user2 -m 64M -t 1h "$UW/stubborn.sh" "$UW/stub.pid")
+wait_until 20 test -s "$UW/stub.pid" || not_ok "the stubborn child of job $j_stub started"
+sp=$(cat "$UW/stub.pid" 2>/dev/null)
+is "the stubborn child runs as $U" "$(stat -c %U "/proc/$sp" 2>/dev/null)" "$U"
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_stub" >/dev/null
+wait_for 20 "SELECT job_status = 990 FROM mxq_job WHERE job_id = $j_stub" ||
+	not_ok "job $j_stub CANCELLED"
+check "the SIGTERM-ignoring daemonised child of the cancelled job is gone" \
+	wait_until 10 sh -c "! { tr '\\0' ' ' </proc/$sp/cmdline; } 2>/dev/null | grep -q mxq16marker"
+mxqd_stop "$H4" TERM 20
 
 tap_done
