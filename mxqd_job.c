@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -313,6 +314,40 @@ static void describe_outcome(const struct mxqd_job *job, int status, const struc
 		    job->job_id, job->group_id, job->user_name, mxq_job_status_to_name(status), how);
 }
 
+/*
+ * A job given up as lost (UNKNOWN): its reaper, which would have ended
+ * what the job left and removed its cgroup and tmpdir, is gone. Kill what
+ * is still in the job's cgroup, so nothing of it runs on in slots that
+ * are free again, and remove the cgroup and the tmpdir (unmounting its
+ * quota tmpfs). Without cgroups nothing says reliably which processes
+ * are the job's: they are left alone.
+ */
+static void end_lost_job(const struct mxqd_server *server, const struct mxqd_job *job)
+{
+	struct mxqd_cgroup cg;
+	char path[4096];
+	int r;
+
+	if (!server->cgroups)
+		return;
+	mxqd_cgroup_job(&cg, job->job_id);
+	if (!mxqd_cgroup_exists(&cg))
+		return;
+	r = mxqd_cgroup_kill(&cg, 2000);
+	mxqd_cgroup_path(&cg, path, sizeof(path));
+	if (r < 0) {
+		mx_log_err("job %" PRIu64 ": processes of the lost job left in %s after SIGKILL: %s",
+			   job->job_id, path, strerror(-r));
+		return;
+	}
+	mx_log_warning("job %" PRIu64 ": lost; what it left in %s is killed", job->job_id, path);
+	mxqd_cgroup_remove(&cg);
+	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
+	if (server->is_root)
+		umount2(path, MNT_DETACH);  /* its quota tmpfs, if it had one */
+	mx_rmtree(path);
+}
+
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -401,6 +436,7 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 				if (mxqd_outcome_read(server->spooldir, job->job_id, &o) == 0)
 					continue;
 				mx_log_err("job %" PRIu64 ": reaper vanished without an outcome", job->job_id);
+				end_lost_job(server, job);
 				job->final_status = MXQ_JOB_STATUS_UNKNOWN;
 				job->ended = true;
 			}
@@ -1235,6 +1271,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		} else {
 			mx_log_warning("job %" PRIu64 ": was %s on this node but left no trace: UNKNOWN",
 				       job_id, mxq_job_status_to_name(status));
+			end_lost_job(server, job);
 			job->final_status = MXQ_JOB_STATUS_UNKNOWN;
 			job->ended = true;
 			lost++;

@@ -32,7 +32,8 @@
 #      cgroup.procs (every hierarchy, also from a user namespace), making
 #      a sub-cgroup or raising its memory limit all fail; its callback is
 #      held the same way; a daemonised child that ignores SIGTERM dies
-#      when the job is cancelled
+#      when the job is cancelled, and when its reaper is killed and the
+#      job is given up as UNKNOWN (cgroup and tmpdir removed too)
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -456,6 +457,7 @@ mxqd_root_jobs=
 check "start mxqd $H4 (no --allow-root-jobs)" mxqd_start "$H4" --cgroup-root "$CG" --slots 2 \
 	--memory 4G --kill-grace 1 --callback-timeout 5
 mxqd_root_jobs=--allow-root-jobs
+cgdir_u=$(sed -n 's/.*cgroups: .* jobs in \([^ ]*\)\/job-ID.*/\1/p' "$(mxqd_dir "$H4")/mxqd.log")
 j_esc=$(as_user_job cg-user -m 64M -t 1h --callback "$UW/cb.sh" "$UW/escape.sh" "$UW/job.out")
 wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_esc" ||
 	not_ok "the user's job $j_esc FINISHED"
@@ -478,6 +480,20 @@ wait_for 20 "SELECT job_status = 990 FROM mxq_job WHERE job_id = $j_stub" ||
 	not_ok "job $j_stub CANCELLED"
 check "the SIGTERM-ignoring daemonised child of the cancelled job is gone" \
 	wait_until 10 sh -c "! { tr '\\0' ' ' </proc/$sp/cmdline; } 2>/dev/null | grep -q mxq16marker"
+# a job whose reaper is gone (killed: a crash, an admin, the OOM killer)
+# is given up as UNKNOWN; what it ran must not live on without a reaper
+j_orph=$(as_user_job cg-user3 -m 64M -t 1h "$UW/stubborn.sh" "$UW/orph.pid")
+wait_until 20 test -s "$UW/orph.pid" || not_ok "the daemonised child of job $j_orph started"
+op=$(cat "$UW/orph.pid" 2>/dev/null)
+rp=$(cut -d' ' -f1 "$(mxqd_dir "$H4")/spool/$j_orph.pid" 2>/dev/null)
+case $rp in ''|*[!0-9]*|0|1) not_ok "the reaper of job $j_orph is in its pid file" ;;
+*) kill -KILL "$rp" ;; esac
+wait_for 20 "SELECT job_status = 999 FROM mxq_job WHERE job_id = $j_orph" ||
+	not_ok "job $j_orph, its reaper killed, UNKNOWN"
+check "the processes of a job given up as UNKNOWN are gone" \
+	wait_until 10 sh -c "! { tr '\\0' ' ' </proc/$op/cmdline; } 2>/dev/null | grep -q mxq16marker"
+check "and its cgroup is removed" wait_until 10 test ! -e "$cgdir_u/job-$j_orph"
+check "and its tmpdir" test ! -e "$(mxqd_dir "$H4")/tmp/mxq_job_$j_orph"
 mxqd_stop "$H4" TERM 20
 
 tap_done
