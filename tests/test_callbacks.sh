@@ -15,6 +15,8 @@
 #      default signal dispositions (nothing ignored), as a job does; a
 #      callback or an output file whose name carries a newline and a
 #      forged log line cannot put that line into mxqd's log
+#   4. a job that ends while its mxqd is down (SIGQUIT) and one that runs
+#      after the restart get one callback each, with their status
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -229,6 +231,28 @@ check "the log has no line forged by a callback's name" \
 	sh -c "! grep -q '^FORGED1' '$(mxqd_dir cbnode1)/mxqd.log'"
 check "the log has no line forged by an output file's name" \
 	sh -c "! grep -q '^FORGED2' '$(mxqd_dir cbnode1)/mxqd.log'"
+
+# ------------------------------------------ 4. across a restart
+
+section "4. callbacks of jobs that outlive their mxqd"
+# (one slot) one ends while no mxqd runs, one runs after the restart
+j_down=$(submit -N rs -m 64M -w "$W/wd" --callback "$rec" sh -c 'sleep 1; exit 4')
+j_after=$(submit -N rs -m 64M -w "$W/wd" --callback "$rec" sleep 1)
+wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j_down" ||
+	not_ok "the first job runs"
+mxqd_stop cbnode1 QUIT 15
+is "mxqd cbnode1 exits at SIGQUIT" "$mxqd_rc" 0
+sleep 2
+check "restart mxqd cbnode1" mxqd_start cbnode1 --slots 2 --memory 4G --callback-timeout 3
+wait_for 20 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($j_down, $j_after) AND job_status >= 400" ||
+	not_ok "both jobs ended"
+check "both callbacks ran" wait_until 10 sh -c "grep -q '^$j_down ' '$CB/record.log' &&
+	grep -q '^$j_after ' '$CB/record.log'"
+is "the callback of the job that ended while mxqd was down: FAILED" \
+	"$(grep "^$j_down " "$CB/record.log" | cut -d' ' -f3)" FAILED
+is "the callback of the job that ended after the restart: FINISHED" \
+	"$(grep "^$j_after " "$CB/record.log" | cut -d' ' -f3)" FINISHED
+is "each ran once" "$(lines_for "$j_down") $(lines_for "$j_after")" "1 1"
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
