@@ -102,6 +102,8 @@ struct tracked {
 	uint32_t slots;
 	uint64_t start_ms;      /* realtime of its first sample */
 	uint64_t end_ms;        /* realtime of its last sample; 0 while running */
+	bool gone;              /* ended at a sample (its outcome in the spool), before
+	                           its job_ended hook: that one only writes it */
 	uint64_t since_ms;      /* realtime from which this mxqd accounts it */
 	uint64_t cpu_us;        /* CPU time at the last sample */
 	bool cpu_base;          /* cpu_us is a reading (adopted jobs: not before their first) */
@@ -641,6 +643,17 @@ static void sample_now(struct mxqd_server *server, struct tracked *ended, uint64
 		for (size_t i = 0; i < n; i++)
 			mxq_energy_job_acc_gap(&en.order_t[i]->acc, dt);
 	}
+	/* A job with no process left whose outcome is in the spool has ended:
+	 * its share stops here, also when its job_ended hook comes much later
+	 * (it waits for the database to take the outcome). */
+	for (size_t i = 0; i < n; i++) {
+		struct tracked *t = en.order_t[i];
+
+		if (t != ended && !t->procs && t->cpu_now_us != UINT64_MAX) {
+			t->end_ms = now_real;
+			t->gone = true;
+		}
+	}
 	smp.t_ms = now_real;
 	smp.energy_j = en.energy_j;
 	smp.watts = (float)en.watts;
@@ -841,7 +854,7 @@ static void flush(struct mxqd_server *server)
 	for (t = en.jobs; t && r >= 0; t = next) {
 		next = t->next;
 		r = write_job(server, t);
-		if (r >= 0 && t->end_ms)
+		if (r >= 0 && t->end_ms && !t->gone)
 			tracked_remove(t);
 	}
 	if (r >= 0)
@@ -859,10 +872,12 @@ static void flush(struct mxqd_server *server)
 
 /* ------------------------------------------------------------------- hooks */
 
+/* The tracked running job JOB_ID, or one that ended at a sample and
+ * waits for its job_ended hook. */
 static struct tracked *tracked_find(uint64_t job_id)
 {
 	for (struct tracked *t = en.jobs; t; t = t->next)
-		if (t->job_id == job_id && !t->end_ms)
+		if (t->job_id == job_id && (!t->end_ms || t->gone))
 			return t;
 	return NULL;
 }
@@ -934,10 +949,13 @@ static void hook_job_ended(void *ctx, struct mxqd_server *server, const struct m
 				       mx_db_error(server->db));
 		return;
 	}
-	if (job->outcome)
-		cpu = job->outcome->utime_us + job->outcome->stime_us;
-	sample_now(server, t, cpu);
-	t->end_ms = en.last_real_ms;
+	if (!t->gone) {
+		if (job->outcome)
+			cpu = job->outcome->utime_us + job->outcome->stime_us;
+		sample_now(server, t, cpu);
+		t->end_ms = en.last_real_ms;
+	}
+	t->gone = false;
 	if (write_job(server, t) == 0)
 		tracked_remove(t);
 	else

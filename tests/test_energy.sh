@@ -25,6 +25,9 @@
 #      adds the rest and is partial; its timeline rows' watts are since the
 #      previous row, so watts x intervals add up to its energy
 #   6. mxqadmin power job/jobs/usage/metrics and mxqdump show the figures
+#   7. a job that ends while the database is away (model source, 2 slots,
+#      two sleeping jobs): its energy stops at its end, not at the
+#      database's return, and its slot no longer counts as busy
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -222,5 +225,32 @@ out=$("$mxqdump_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" --jobs --inactive --user "$(id
 contains "mxqdump shows job energy" "$out" "ENERGY_J"
 out=$("$mxqdump_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" --jobs -J "$j1" --json 2>&1)
 contains "mxqdump --json shows the completeness" "$out" "\"energy_completeness\": \"full\""
+
+# ------------------------------------- 7. a job ends while the database is away
+
+section "7. a job that ends during a database outage"
+check "start mxqd enode4 (model 10 W idle + 20 W per busy slot, 2 slots)" \
+	mxqd_start enode4 --slots 2 --energy-sources model --energy-model 10:20 \
+	--energy-interval 0.25 --energy-flush-interval 1
+j_short=$(submit -N outage -m 64M -w "$W" sleep 2)
+j_long=$(submit -N outage -m 64M -w "$W" sleep 14)
+wait_for 10 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($j_short, $j_long) AND job_status = 200" ||
+	not_ok "both jobs run"
+port=$MXQ_TEST_DB_PORT
+mxq__server_terminate
+sleep 8     # the short job ends 2 s into this
+check "the database is back" mxq__server_start "$port"
+wait_for 30 "SELECT COUNT(*) = 2 FROM mxq_power_job WHERE job_id IN ($j_short, $j_long)
+	AND date_end IS NOT NULL" || not_ok "both energy rows are complete"
+set -- $(mxq_sql "SELECT energy_j, TIMESTAMPDIFF(MICROSECOND, date_start, date_end) / 1e6
+	FROM mxq_power_job WHERE job_id = $j_short")
+real=$(mxq_sql "SELECT stats_real_sec + stats_real_usec / 1e6 FROM mxq_job WHERE job_id = $j_short")
+echo "# the short job: $1 J over $2 s in mxq_power_job, ran $real s"
+# while both run each gets half the idle power and one slot's 20 W: 25 W
+check "its energy row ends with the job ($2 s, ran $real s)" \
+	awk -v e="$2" -v r="$real" 'BEGIN { exit !(e < r + 1) }'
+check "its energy is that of its run time at 25 W ($1 J, ran $real s)" \
+	awk -v j="$1" -v r="$real" 'BEGIN { exit !(j < (r + 1) * 25) }'
+mxqd_stop enode4
 
 tap_done
