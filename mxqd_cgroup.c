@@ -470,9 +470,9 @@ int mxqd_cgroup_v2_fd(const struct mxqd_cgroup *c)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Send SIG (0: none) to every process listed in the main hierarchy;
- * returns how many there were (signalled) or -errno. */
-static int each_proc(const struct mxqd_cgroup *c, int sig)
+/* Call FN for every process listed in the main hierarchy; returns how
+ * many FN counted (returned true for) or -errno. */
+static int each_pid(const struct mxqd_cgroup *c, bool (*fn)(pid_t pid, void *ctx), void *ctx)
 {
 	char dir[4096], path[4200], line[32];
 	int h = main_hier(), n = 0;
@@ -487,16 +487,61 @@ static int each_proc(const struct mxqd_cgroup *c, int sig)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		int pid = atoi(line);
-		if (pid > 1 && (sig == 0 || kill(pid, sig) == 0))
+		if (pid > 1 && fn((pid_t)pid, ctx))
 			n++;
 	}
 	fclose(f);
 	return n;
 }
 
+static bool signal_pid(pid_t pid, void *ctx)
+{
+	int sig = *(const int *)ctx;
+
+	return sig == 0 || kill(pid, sig) == 0;
+}
+
+/* Send SIG (0: none) to every process listed in the main hierarchy;
+ * returns how many there were (signalled) or -errno. */
+static int each_proc(const struct mxqd_cgroup *c, int sig)
+{
+	return each_pid(c, signal_pid, &sig);
+}
+
+/* Add the resident pages of PID (/proc/PID/statm, second field). */
+static bool add_rss_pages(pid_t pid, void *ctx)
+{
+	char path[64];
+	unsigned long long size, resident;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;   /* gone meanwhile */
+	ok = fscanf(f, "%llu %llu", &size, &resident) == 2;
+	fclose(f);
+	if (ok)
+		*(uint64_t *)ctx += resident;
+	return ok;
+}
+
 int mxqd_cgroup_signal(const struct mxqd_cgroup *c, int sig)
 {
 	return each_proc(c, sig);
+}
+
+int mxqd_cgroup_rss_kib(const struct mxqd_cgroup *c, uint64_t *ret_kib)
+{
+	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	uint64_t pages = 0;
+	int r = each_pid(c, add_rss_pages, &pages);
+
+	if (r < 0)
+		return r;
+	*ret_kib = pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	return 0;
 }
 
 static void nap_ms(unsigned ms)

@@ -86,6 +86,11 @@ int mxqd_cgroup_v2_fd(const struct mxqd_cgroup *cg);
 /* Send SIG to every process in the cgroup. Returns the number signalled. */
 int mxqd_cgroup_signal(const struct mxqd_cgroup *cg, int sig);
 
+/* Sum of the resident set size, in KiB, of every process in the cgroup:
+ * the memory to poll where no memory controller enforces a limit.
+ * 0 or -errno; *RET_KIB untouched on failure. */
+int mxqd_cgroup_rss_kib(const struct mxqd_cgroup *cg, uint64_t *ret_kib);
+
 /*
  * Kill every process in the cgroup (v2 cgroup.kill; v1 freeze, SIGKILL,
  * thaw) and wait up to TIMEOUT_MS until it is empty. 0, or -EBUSY when

@@ -287,6 +287,13 @@ static void signal_job(const struct mxqd_cgroup *cg, pid_t sid, int sig)
 		mx_session_kill(sid, sig);
 }
 
+/* Resident memory of the job: every process in its cgroup (daemonised
+ * ones too), else in its session (SID). */
+static int job_rss_kib(const struct mxqd_cgroup *cg, pid_t sid, uint64_t *ret_kib)
+{
+	return cg ? mxqd_cgroup_rss_kib(cg, ret_kib) : mx_session_rss_kib(sid, ret_kib);
+}
+
 /* Did the kernel's OOM killer end a process of the job? */
 static bool cgroup_oom(const struct mxqd_cgroup *cg)
 {
@@ -442,8 +449,8 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			break;
 		}
 		/* with a memory cgroup the kernel enforces the limit and keeps
-		 * the high-water mark; otherwise the session's RSS is polled */
-		if (!(cg && mxqd_cgroup_has_memory()) && mx_session_rss_kib(pid, &rss) == 0 &&
+		 * the high-water mark; otherwise the job's RSS is polled */
+		if (!(cg && mxqd_cgroup_has_memory()) && job_rss_kib(cg, pid, &rss) == 0 &&
 		    rss > outcome.max_sumrss_kib)
 			outcome.max_sumrss_kib = rss;
 		if (!outcome.killed[0]) {

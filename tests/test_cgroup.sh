@@ -26,7 +26,8 @@
 #   9. the v1 layout (a root with only v1 hierarchies, bind-mounted), the
 #      same with --cgroup-v2-mount (mxqd mounts cgroup2: hybrid) and the v2
 #      layout (a cgroup2 tree as the root): a daemonised child dies with its
-#      job, a memory hog is KILLED
+#      job, a memory hog is KILLED, also one that daemonised itself (on
+#      the v2 root without a memory controller: by polling the cgroup)
 #  10. a job of a real user (useradd, removed on every exit path) cannot
 #      leave its cgroup: writing its pid into its parent's or the root's
 #      cgroup.procs (every hierarchy, also from a user namespace), making
@@ -379,6 +380,13 @@ layout_round() {	# NAME ROOT LOGTEXT [OPTIONS]: a daemonised child dies with its
 	wait_for 30 "SELECT job_status = 400 FROM mxq_job WHERE job_id = $_j" ||
 		not_ok "$1: job $_j KILLED"
 	is "$1: over its memory: KILLED" "$(status_of "$_j")" 400
+	# the same memory in a daemonised child: the kernel's limit, or the
+	# polled one, counts every process in the cgroup, not the session
+	_j=$(submit -N "cg-$1d" -m 100M -t 1h -w "$W" sh -c "$hog 300 $1 </dev/null >/dev/null 2>&1; sleep 30")
+	wait_for 30 "SELECT job_status = 400 FROM mxq_job WHERE job_id = $_j" ||
+		not_ok "$1: job $_j KILLED"
+	is "$1: over its memory in a daemonised child: KILLED" "$(status_of "$_j")" 400
+	check "$1: the daemonised hog is gone" wait_until 10 gone "d_mem$1"
 	mxqd_stop "$_h" TERM 20
 }
 if [ "$CG" != /sys/fs/cgroup ]; then
