@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,7 @@ static _Noreturn void exec_callback(const struct mxqd_server *server, const stru
 	close_range(3, ~0U, 0);
 	if (chdir(job->workdir) < 0 && chdir("/") < 0)
 		_exit(126);
+	umask(job->umask);  /* what the user chose for the job's files, not mxqd's */
 
 	clearenv();
 	setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);

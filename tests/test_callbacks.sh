@@ -12,9 +12,10 @@
 #   3. a callback that has a helper stop and continue it again and again
 #      (every stop and continue is a SIGCHLD to mxqd's supervisor) is
 #      still killed at --callback-timeout; a callback starts with the
-#      default signal dispositions (nothing ignored), as a job does; a
-#      callback or an output file whose name carries a newline and a
-#      forged log line cannot put that line into mxqd's log
+#      default signal dispositions (nothing ignored) and the umask of its
+#      job, as the job does; a callback or an output file whose name
+#      carries a newline and a forged log line cannot put that line into
+#      mxqd's log
 #   4. a job that ends while its mxqd is down (SIGQUIT) and one that runs
 #      after the restart get one callback each, with their status
 #
@@ -196,9 +197,15 @@ cat >"$CB/sigs.sh" <<EOF
 echo \$\$ > "$CB/sigs.pgid"
 exec grep '^SigIgn:' /proc/self/status > "$CB/sigs.out"
 EOF
-chmod 755 "$CB/stopper.sh" "$CB/sigs.sh"
+cat >"$CB/umask.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$CB/umask.pgid"
+umask > "$CB/umask.out"
+EOF
+chmod 755 "$CB/stopper.sh" "$CB/sigs.sh" "$CB/umask.sh"
 e=$(submit -N stop -m 64M -w "$W/wd" --callback "$CB/stopper.sh" true)
 submit -N stop -m 64M -w "$W/wd" --callback "$CB/sigs.sh" true >/dev/null
+submit -N stop -m 64M -w "$W/wd" -u 027 --callback "$CB/umask.sh" true >/dev/null
 check "the stopping callback started" wait_until 10 test -s "$CB/stopper.pgid"
 stp=$(cat "$CB/stopper.pgid" 2>/dev/null)
 t_start=$(now_cs)
@@ -214,6 +221,8 @@ contains "the log says the stopping callback was killed" \
 check "the signal callback ran" wait_until 10 test -s "$CB/sigs.out"
 is "the callback ignores no signal (SIGPIPE, SIGINT, SIGQUIT, SIGHUP at their defaults)" \
 	"$(cat "$CB/sigs.out" 2>/dev/null)" "SigIgn:	0000000000000000"
+check "the umask callback ran" wait_until 10 test -s "$CB/umask.out"
+is "the callback has the job's umask (mxqsub -u 027)" "$(cat "$CB/umask.out" 2>/dev/null)" 0027
 
 # a callback and an output file whose names carry a forged log line
 nl='
