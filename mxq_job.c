@@ -177,6 +177,38 @@ int64_t mxq_job_cancel_queued(struct mx_db *db, uint64_t group_id)
 		"iUi", MXQ_JOB_STATUS_CANCELLED, group_id, MXQ_JOB_STATUS_INQ);
 }
 
+int64_t mxq_job_query_cancelled_callbacks(struct mx_db *db, struct mx_db_result **ret_res,
+					  uint64_t limit)
+{
+	return mx_db_query(db, ret_res,
+		/* the requirement names are the group's alone (mxq_job has none) */
+		"SELECT " MXQ_JOB_COLUMNS ", " MXQ_GROUP_REQS_COLUMNS
+		" FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.host_hostname = '' AND j.server_id = ? AND j.job_status = ?"
+		" AND j.job_callback <> '' AND j.date_end > NOW() - INTERVAL 1 DAY"
+		" ORDER BY j.job_id LIMIT ?",
+		"siU", MXQ_JOB_NEEDS_OURS, MXQ_JOB_STATUS_CANCELLED, limit);
+}
+
+int64_t mxq_job_claim_cancelled_callback(struct mx_db *db, const struct mxq_job_claimer *c,
+					 uint64_t job_id)
+{
+	return mx_db_exec(db,
+		"UPDATE mxq_job SET daemon_id = ?, host_hostname = ?, server_id = ?"
+		" WHERE job_id = ? AND job_status = ? AND host_hostname = '' AND server_id = ?"
+		/* the claim's drain guard: nothing new on a host being drained */
+		" AND NOT EXISTS (SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.desired_state = 'OFF')",
+		"UssUiss", c->daemon_id, c->hostname, c->daemon_name, job_id,
+		MXQ_JOB_STATUS_CANCELLED, MXQ_JOB_NEEDS_OURS, c->hostname);
+}
+
+int64_t mxq_job_query_one(struct mx_db *db, struct mx_db_result **ret_res, uint64_t job_id)
+{
+	return mx_db_query(db, ret_res,
+		"SELECT " MXQ_JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.job_id = ?", "U", job_id);
+}
+
 int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,
 			      const struct mxq_job_claimer *c)
 {

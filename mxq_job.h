@@ -141,6 +141,34 @@ int64_t mxq_job_cancel_unstarted(struct mx_db *db, uint64_t job_id, uint64_t dae
  * negative errno. */
 int64_t mxq_job_cancel_queued(struct mx_db *db, uint64_t group_id);
 
+/* The mark mysql/create_triggers.sql gives a queued job that only this
+ * tree's mxqd may claim (every job with a callback carries it until its
+ * claim writes the daemon's name instead). */
+#define MXQ_JOB_NEEDS_OURS "mxq-needs-0.9"
+
+/*
+ * Callbacks of jobs cancelled before anyone claimed them (mxqkill, or mxqd
+ * for a group that upstream's mxqkill cancelled): such a row is CANCELLED
+ * with host_hostname '' and the mark above, and its date_end says when.
+ * mxq_job_query_cancelled_callbacks() reads up to LIMIT of those cancelled
+ * within the last day (MXQ_JOB_COLUMNS, then the group's
+ * MXQ_GROUP_REQS_COLUMNS; an index range of mxq_job_host); row count or
+ * negative errno. mxq_job_claim_cancelled_callback() takes one over for
+ * C's daemon, which then runs the callback: it writes C's host, name and
+ * daemon id (the host of a CANCELLED job that never started is where its
+ * callback ran). 1 when taken, 0 when another mxqd was first, or negative
+ * errno. Rows cancelled before this existed have no date_end and are left
+ * alone.
+ */
+int64_t mxq_job_query_cancelled_callbacks(struct mx_db *db, struct mx_db_result **ret_res,
+					  uint64_t limit);
+int64_t mxq_job_claim_cancelled_callback(struct mx_db *db, const struct mxq_job_claimer *c,
+					 uint64_t job_id);
+
+/* Job JOB_ID as MXQ_JOB_COLUMNS (one row or none). Row count or negative
+ * errno. */
+int64_t mxq_job_query_one(struct mx_db *db, struct mx_db_result **ret_res, uint64_t job_id);
+
 /* The active jobs an mxqd of C's host and name left (MXQ_JOB_COLUMNS rows),
  * for recovery after a restart. Row count or negative errno. */
 int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,

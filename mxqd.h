@@ -263,5 +263,8 @@ void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job
 
 /* The job-callback runner, registered as a job_ended hook by main(). */
 extern const struct mxqd_hooks mxqd_callback_hooks;
+/* Run JOB's callback (if it has one and may run as its user) for
+ * FINAL_STATUS; never waits for it. Also for a job that never started. */
+void mxqd_callback_run(struct mxqd_server *server, const struct mxqd_job *job, int final_status);
 
 #endif

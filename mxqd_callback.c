@@ -1,6 +1,7 @@
 /*
  * mxqd_callback - run a job's callback (mxqsub --callback) after every
- * terminal outcome. Registered as a job_ended status hook.
+ * terminal outcome. Registered as a job_ended status hook; mxqd_job.c
+ * calls mxqd_callback_run() itself for jobs cancelled before they started.
  *
  * Process tree: mxqd forks a child that forks the supervisor and exits at
  * once (mxqd reaps it immediately: the daemon never waits for a callback).
@@ -185,8 +186,7 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	_exit(0);
 }
 
-static void callback_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
-			       int final_status)
+void mxqd_callback_run(struct mxqd_server *server, const struct mxqd_job *job, int final_status)
 {
 	pid_t pid;
 	char reason[1024], shown[4096];
@@ -218,6 +218,12 @@ static void callback_job_ended(void *ctx, struct mxqd_server *server, const stru
 	/* the intermediate child exits right away */
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+static void callback_job_ended(void *ctx, struct mxqd_server *server, const struct mxqd_job *job,
+			       int final_status)
+{
+	mxqd_callback_run(server, job, final_status);
 }
 
 const struct mxqd_hooks mxqd_callback_hooks = {

@@ -1122,6 +1122,69 @@ static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id)
 	return NULL;
 }
 
+/* Run the callback of the job in the current row of RES (MXQ_JOB_COLUMNS),
+ * which was cancelled before it started. */
+static void run_cancelled_callback(struct mxqd_server *server, struct mx_db_result *res)
+{
+	struct mxqd_job *job = job_from_row(server, res);
+
+	if (!job) {
+		mx_log_err("job %s: no memory for its callback", mx_db_str(res, MXQ_JOB_COL_ID));
+		return;
+	}
+	if (job->callback && job->callback[0]) {
+		mx_log_info("job %" PRIu64 ": cancelled before it started, running its callback",
+			    job->job_id);
+		mxqd_callback_run(server, job, MXQ_JOB_STATUS_CANCELLED);
+	}
+	job_free(job);
+}
+
+/*
+ * Callbacks of jobs cancelled before any mxqd claimed them: this mxqd
+ * takes over those of groups it qualifies for (where the job could have
+ * run, so the callback's path is likely there too) and runs them, unless
+ * it is shutting down or being drained (the claim's drain guard).
+ */
+static int cancelled_callbacks(struct mxqd_server *server)
+{
+	const struct mxq_job_claimer me = {
+		.daemon_id = server->daemon_id, .hostname = server->hostname,
+		.daemon_name = server->daemon_name,
+	};
+	struct mx_db_result *res = NULL;
+	int64_t n;
+
+	if (!server->accepting)
+		return 0;
+	n = mxq_job_query_cancelled_callbacks(server->db, &res, 100);
+	if (n < 0)
+		return (int)n;
+	while (mx_db_next(res)) {
+		struct mxq_group_reqs reqs;
+		enum mxq_qual_rule rule;
+		bool ok;
+
+		if (mxq_group_reqs_from_row(&reqs, res, MXQ_JOB_NCOLS) < 0) {
+			mx_db_result_free(res);
+			return -ENOMEM;
+		}
+		ok = server_is_qualified(&server->caps, &reqs, &rule);
+		mxq_group_reqs_done(&reqs);
+		if (!ok)
+			continue;
+		n = mxq_job_claim_cancelled_callback(server->db, &me, mx_db_u64(res, MXQ_JOB_COL_ID));
+		if (n < 0) {
+			mx_db_result_free(res);
+			return (int)n;
+		}
+		if (n > 0)
+			run_cancelled_callback(server, res);
+	}
+	mx_db_result_free(res);
+	return 0;
+}
+
 int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 {
 	struct mx_db_result *res = NULL;
@@ -1137,8 +1200,15 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 		if (!job) {
 			/* cancelled between our claim and its start: it never ran */
 			int64_t m = mxq_job_cancel_unstarted(server->db, job_id, server->daemon_id);
-			if (m > 0)
-				mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
+			struct mx_db_result *one = NULL;
+
+			if (m <= 0)
+				continue;
+			mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
+			/* it was ours: so is its callback */
+			if (mxq_job_query_one(server->db, &one, job_id) > 0 && mx_db_next(one))
+				run_cancelled_callback(server, one);
+			mx_db_result_free(one);
 			continue;
 		}
 		if (!job->ended && !job->kill_sent_ms) {
@@ -1163,7 +1233,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 				    mx_db_u64(res, 0), m);
 	}
 	mx_db_result_free(res);
-	return 0;
+	return cancelled_callbacks(server);
 }
 
 void mxqd_jobs_escalate_kills(struct mxqd_server *server)

@@ -18,6 +18,11 @@
 #      mxqd's log
 #   4. a job that ends while its mxqd is down (SIGQUIT) and one that runs
 #      after the restart get one callback each, with their status
+#   5. jobs cancelled before they started (mxqkill -J, mxqkill -g while no
+#      mxqd runs; one claimed and cancelled before its start) get one
+#      callback each, CANCELLED, from one of two mxqd; none where no host
+#      qualifies, and none for rows cancelled days ago or before the
+#      triggers wrote date_end
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -262,6 +267,56 @@ is "the callback of the job that ended while mxqd was down: FAILED" \
 is "the callback of the job that ended after the restart: FINISHED" \
 	"$(grep "^$j_after " "$CB/record.log" | cut -d' ' -f3)" FINISHED
 is "each ran once" "$(lines_for "$j_down") $(lines_for "$j_after")" "1 1"
+
+# ------------------------------- 5. cancelled before they started
+
+section "5. callbacks of jobs cancelled before they started"
+# No mxqd runs: the jobs stay queued until mxqkill cancels them.
+mxqd_stop cbnode1 TERM 15
+j_q1=$(submit -N q1 -m 64M -w "$W/wd" --callback "$rec" true)
+j_q2=$(submit -N q2 -m 64M -w "$W/wd" --callback "$rec" true)
+j_q3=$(submit -N q2 -m 64M -w "$W/wd" --callback "$rec" true)
+j_nq=$(submit -N q1 -m 64M -w "$W/wd" --whitelist nosuchhost --callback "$rec" true)
+j_old=$(submit -N q1 -m 64M -w "$W/wd" --callback "$rec" true)
+j_older=$(submit -N q1 -m 64M -w "$W/wd" --callback "$rec" true)
+j_p3=$(submit -N q3 -m 64M -w "$W/wd" --whitelist nosuchhost --callback "$rec" true)
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_q1" >/dev/null
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$(group_of "$j_q2")" >/dev/null
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_nq" >/dev/null
+# a row cancelled before the triggers wrote date_end, and one two days ago
+mxq_sql "UPDATE mxq_job SET job_status = 990 WHERE job_id IN ($j_old, $j_older)"
+mxq_sql "UPDATE mxq_job SET date_end = 0 WHERE job_id = $j_old"
+mxq_sql "UPDATE mxq_job SET date_end = NOW() - INTERVAL 2 DAY WHERE job_id = $j_older"
+is "mxqkill: the queued jobs are CANCELLED, the triggers wrote when" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_id IN ($j_q1, $j_q2, $j_q3, $j_nq)
+		AND job_status = 990 AND date_end > NOW() - INTERVAL 1 MINUTE")" 4
+check "start mxqd cbnode1" mxqd_start cbnode1 --slots 2 --memory 4G --callback-timeout 3
+check "start mxqd cbnode2" mxqd_start cbnode2 --slots 2 --memory 4G --callback-timeout 3
+# claimed by cbnode2 and cancelled before it started (the race the
+# daemon settles itself): it is that daemon's callback
+wait_for 15 "SELECT COUNT(*) > 0 FROM mxq_daemon WHERE hostname = 'cbnode2'" ||
+	not_ok "cbnode2 registered"
+d2=$(mxq_sql "SELECT MAX(daemon_id) FROM mxq_daemon WHERE hostname = 'cbnode2'")
+mxq_sql "UPDATE mxq_job SET job_status = 989, host_hostname = 'cbnode2', server_id = 'main',
+	daemon_id = $d2 WHERE job_id = $j_p3"
+check "the callbacks of the three cancelled jobs and of the claimed one ran" wait_until 15 sh -c "
+	for j in $j_q1 $j_q2 $j_q3 $j_p3; do grep -q \"^\$j \" '$CB/record.log' || exit 1; done"
+sleep 2  # time for a second, wrong, run
+for j in $j_q1 $j_q2 $j_q3 $j_p3; do
+	is "job $j: one callback, CANCELLED, in the job's workdir" \
+		"$(grep "^$j " "$CB/record.log" | cut -d' ' -f3,4,5 | tr '\n' '|')" "CANCELLED $W/wd $W/wd|"
+done
+is "no callback where no host qualifies, nor for rows cancelled long ago or before date_end" \
+	"$(lines_for "$j_nq") $(lines_for "$j_old") $(lines_for "$j_older")" "0 0 0"
+is "the job names the host whose mxqd ran its callback" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_id IN ($j_q1, $j_q2, $j_q3)
+		AND host_hostname IN ('cbnode1', 'cbnode2') AND job_status = 990 AND host_pid = 0")" 3
+is "and the others stay unclaimed" \
+	"$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_id IN ($j_nq, $j_old, $j_older)
+		AND host_hostname = '' AND job_status = 990")" 3
+is "group counters agree with the job rows" "$(counter_mismatches)" ""
+mxqd_stop cbnode2 TERM 15
+is "mxqd cbnode2 exits 0" "$mxqd_rc" 0
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
