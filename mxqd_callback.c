@@ -115,8 +115,12 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	setsid();
 	mx_log_close_other_fds(-1);
 	sigemptyset(&none);
+	/* waited for, not handled: SIGTERM (an admin's kill or killall of
+	 * mxqd's processes) ends the callback with its supervisor, which must
+	 * not leave it running without its timeout */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, SIGTERM);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_IGN);
@@ -155,15 +159,23 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		struct timespec timeout = { .tv_sec = (time_t)(left / 1000),
 					    .tv_nsec = (long)(left % 1000) * 1000000L };
 
+		int sig;
+
 		if (w == pid)
 			break;
-		if (left == 0 || (sigtimedwait(&chld, NULL, &timeout) < 0 && errno == EAGAIN)) {
+		sig = left == 0 ? -1 : sigtimedwait(&chld, NULL, &timeout);
+		if (sig == SIGTERM) {
+			mx_log_warning("job %" PRIu64 ": callback %s: its supervisor was terminated: killed",
+				       job->job_id, cb);
+		} else if (left == 0 || (sig < 0 && errno == EAGAIN)) {
 			mx_log_warning("job %" PRIu64 ": callback %s still running after %u s: killed",
 				       job->job_id, cb, server->callback_timeout_s);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			break;
+		} else {
+			continue;
 		}
+		kill(-pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		break;
 	}
 	kill(-pid, SIGKILL); /* whatever it forked goes with it */
 	if (in_cg) {

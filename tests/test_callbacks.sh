@@ -22,7 +22,8 @@
 #      mxqd runs; one claimed and cancelled before its start) get one
 #      callback each, CANCELLED, from one of two mxqd; none where no host
 #      qualifies, and none for rows cancelled days ago or before the
-#      triggers wrote date_end
+#      triggers wrote date_end; SIGTERM to a callback's supervisor ends
+#      the callback too
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -317,6 +318,22 @@ is "and the others stay unclaimed" \
 is "group counters agree with the job rows" "$(counter_mismatches)" ""
 mxqd_stop cbnode2 TERM 15
 is "mxqd cbnode2 exits 0" "$mxqd_rc" 0
+
+# the supervisor terminated (an admin's killall): it takes its callback along
+rm -f "$CB/sleeper.pgid"
+j_t=$(submit -N term -m 64M -w "$W/wd" --callback "$CB/sleeper.sh" true)
+check "the sleeping callback started again" wait_until 10 test -s "$CB/sleeper.pgid"
+sp=$(cat "$CB/sleeper.pgid" 2>/dev/null)
+sup=$(awk '{ sub(/^.*\) /, ""); print $2 }' "/proc/$sp/stat" 2>/dev/null)
+kill -TERM "$sup" 2>/dev/null
+if [ -n "$sp" ] && wait_until 2 pgroup_gone "$sp"; then
+	ok "SIGTERM to the supervisor ends its callback (not left without a timeout)"
+else
+	not_ok "SIGTERM to the supervisor ends its callback (not left without a timeout)"
+fi
+check "the log says so" wait_until 5 grep -qF \
+	"job $j_t: callback $CB/sleeper.sh: its supervisor was terminated: killed" \
+	"$(mxqd_dir cbnode1)/mxqd.log"
 
 # Callbacks ran once per outcome, also counted at the very end.
 # BUG (intermittent): when recording RUNNING fails (a deadlock with a
