@@ -97,6 +97,8 @@ static void usage(FILE *f)
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME), same rule\n"
 "      --min-uid UID             lowest uid a job may run as (default 1000)\n"
 "      --allow-root-jobs         also run jobs of uid 0 and of uids below --min-uid\n"
+"      --shared-dev-shm          jobs share the host's /dev/shm (default as root: each\n"
+"                                job its own, gone with the job)\n"
 "      --cgroup-v2-mount DIR     without a cgroup2 tree under the root: mount one on DIR\n"
 "      --memory-limit-hard PCT   kill a job above PCT %% of its memory request; above\n"
 "                                100 %% the kernel reclaims/throttles it first (default 100)\n"
@@ -188,7 +190,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
-		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS,
+		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS, OPT_SHARED_DEV_SHM,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -208,6 +210,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "cgroup-v2-mount",     required_argument, NULL, OPT_CGROUP_V2_MOUNT },
 		{ "min-uid",             required_argument, NULL, OPT_MIN_UID },
 		{ "allow-root-jobs",     no_argument,       NULL, OPT_ALLOW_ROOT_JOBS },
+		{ "shared-dev-shm",      no_argument,       NULL, OPT_SHARED_DEV_SHM },
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -282,6 +285,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			s->min_uid = u32;
 			break;
 		case OPT_ALLOW_ROOT_JOBS: s->allow_root_jobs = true; break;
+		case OPT_SHARED_DEV_SHM: s->shared_dev_shm = true; break;
 		case 'j':
 			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0)
 				return fail("--slots: '%s' is not a positive number", optarg);

@@ -54,6 +54,8 @@ struct mxqd_server {
 	                               minutes x this (time-scaled tests and demos) */
 	uint32_t min_uid;           /* --min-uid: lowest uid a job may run as (1000) */
 	bool allow_root_jobs;       /* --allow-root-jobs: lifts --min-uid and the uid 0 ban */
+	bool shared_dev_shm;        /* --shared-dev-shm: jobs see the host's /dev/shm
+	                               (default, as root: a tmpfs of the job's own) */
 	struct rlimit job_core_limit; /* RLIMIT_CORE at start; mxqd itself runs with 0 */
 
 	/* derived */

@@ -33,6 +33,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,25 @@ static void set_job_environment(const struct mxqd_reaper_args *a, const char *ho
 	setenv("MXQ_TIME", num, 1);
 }
 
+/*
+ * The job's own /dev/shm: a tmpfs in a mount namespace of the job's own,
+ * gone with the job's last process, so that what a job leaves there (and
+ * the memory it holds, which its removed cgroup no longer limits) does not
+ * outlive the job. The host's mounts stay visible below it as slaves (the
+ * tmpdir quota, mounted before). Failing that, the job shares the host's.
+ */
+static void private_dev_shm(const struct mxqd_job *job)
+{
+	char opts[64];
+
+	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64 "m",
+		 job->memory_mib ? job->memory_mib : 64);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+	    mount("mxq_shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		mx_log_warning("job %" PRIu64 ": no /dev/shm of its own (%m): it shares the host's",
+			       job->job_id);
+}
+
 /* The job process: never returns. Errors go to the job's stderr if open.
  * EXEC_FD (close-on-exec) stays open until the exec replaces us: the reaper
  * waits for its end of file before it looks at the job's memory. */
@@ -122,6 +142,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 		home = pw->pw_dir;
 		shell = pw->pw_shell;
 	}
+	if (a->server->is_root && !a->server->shared_dev_shm)
+		private_dev_shm(job);
 	if (a->server->is_root) {
 		/* mxqd itself runs without core files; the job gets the limit mxqd started with */
 		setrlimit(RLIMIT_CORE, &a->server->job_core_limit);

@@ -35,6 +35,8 @@
 #      held the same way; a daemonised child that ignores SIGTERM dies
 #      when the job is cancelled, and when its reaper is killed and the
 #      job is given up as UNKNOWN (cgroup and tmpdir removed too)
+#  11. a job's /dev/shm is a tmpfs of its own: what it writes there is
+#      gone with the job; with --shared-dev-shm it is the host's
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -79,6 +81,7 @@ UW=
 mxq_test_cleanup_hook() {
 	mxqd_cleanup
 	kill_marked
+	rm -f /dev/shm/"$H"-shm.*
 	[ -n "$UW" ] && for f in "$UW"/*.pid; do
 		[ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
 	done
@@ -503,5 +506,30 @@ check "the processes of a job given up as UNKNOWN are gone" \
 check "and its cgroup is removed" wait_until 10 test ! -e "$cgdir_u/job-$j_orph"
 check "and its tmpdir" test ! -e "$(mxqd_dir "$H4")/tmp/mxq_job_$j_orph"
 mxqd_stop "$H4" TERM 20
+
+# ----------------------------------------------------- 11. /dev/shm
+
+section "11. a job's /dev/shm is its own"
+H5=${H}e
+# shellcheck disable=SC2016 # $MXQ_JOBID is the job's
+shm_job='f=/dev/shm/'"$H"'-shm.$MXQ_JOBID; dd if=/dev/zero of="$f" bs=1M count=20 2>/dev/null &&
+	ls /dev/shm | wc -l > shm.$MXQ_JOBID.n; test -s "$f"'
+check "start mxqd $H5" mxqd_start "$H5" --cgroup-root "$CG" --slots 2 --memory 4G
+j_shm=$(submit -N cg-shm -m 256M -t 1h -w "$W" sh -c "$shm_job")
+wait_for 30 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_shm" ||
+	not_ok "job $j_shm FINISHED"
+is "the job wrote 20 MB into a /dev/shm of its own (nothing else in it)" \
+	"$(cat "$W/shm.$j_shm.n" 2>/dev/null)" 1
+check "nothing of it is left in the host's /dev/shm" test ! -e "/dev/shm/$H-shm.$j_shm"
+mxqd_stop "$H5" TERM 20
+check "start mxqd $H5 --shared-dev-shm" mxqd_start "$H5" --cgroup-root "$CG" --slots 2 \
+	--memory 4G --shared-dev-shm
+j_shm2=$(submit -N cg-shm -m 256M -t 1h -w "$W" sh -c "$shm_job")
+wait_for 30 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_shm2" ||
+	not_ok "job $j_shm2 FINISHED"
+check "with --shared-dev-shm the job's file is in the host's /dev/shm" \
+	test -s "/dev/shm/$H-shm.$j_shm2"
+rm -f "/dev/shm/$H-shm.$j_shm2"
+mxqd_stop "$H5" TERM 20
 
 tap_done
