@@ -71,8 +71,19 @@ static json_t *load_object(const char *body, char *errbuf, size_t errlen)
 	return root;
 }
 
+/*
+ * A path the BMC names, into buf: -EPROTO unless it is an absolute path
+ * without spaces or control characters. The caller appends it to
+ * "https://BMC", so anything else ("@host:port/...", ".domain/...",
+ * ":port/...") would send the request and its credentials elsewhere.
+ */
 static int copy_path(const char *v, char *buf, size_t len)
 {
+	if (v[0] != '/')
+		return -EPROTO;
+	for (const char *p = v; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return -EPROTO;
 	if (strlen(v) >= len)
 		return -ENAMETOOLONG;
 	memcpy(buf, v, strlen(v) + 1);
@@ -111,8 +122,7 @@ int mxq_redfish_parse_system(const char *body, struct mxq_redfish_system *ret, c
 	reset = json_object_get(json_object_get(root, "Actions"), "#ComputerSystem.Reset");
 	if (reset) {
 		target = json_string_value(json_object_get(reset, "target"));
-		if (!target || target[0] != '/' || copy_path(target, ret->reset_target,
-							     sizeof(ret->reset_target)) < 0) {
+		if (!target || copy_path(target, ret->reset_target, sizeof(ret->reset_target)) < 0) {
 			snprintf(errbuf, errlen, "#ComputerSystem.Reset without a usable target");
 			r = -EPROTO;
 		}

@@ -78,13 +78,16 @@ int mxq_redfish_pick_reset(const struct mxq_redfish_system *s, enum mxq_redfish_
 /*
  * The @odata.id of the resource NAME links to at the top level of BODY
  * ({"NAME": {"@odata.id": PATH}}) into buf. 0, -ENOENT when not there,
- * -EPROTO when BODY is not JSON, -ENAMETOOLONG.
+ * -EPROTO when BODY is not JSON or PATH is not an absolute path (starting
+ * with /, no spaces or control characters: every path this module returns
+ * is one, so that it stays on the BMC it came from), -ENAMETOOLONG.
  */
 int mxq_redfish_link(const char *body, const char *name, char *buf, size_t len);
 
 /*
  * Member I (from 0) of a collection (Members[I]["@odata.id"]) into buf.
- * 0, -ENOENT past the end, -EPROTO (not a collection), -ENAMETOOLONG.
+ * 0, -ENOENT past the end, -EPROTO (not a collection, or not an absolute
+ * path), -ENAMETOOLONG.
  */
 int mxq_redfish_member(const char *body, size_t i, char *buf, size_t len);
 

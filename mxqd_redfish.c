@@ -362,9 +362,10 @@ int mxqd_redfish_find_system(struct mxqd_redfish *c, const char *s_path, char *b
 	r = mxqd_redfish_get(c, "/redfish/v1", errbuf, errlen);
 	if (r < 0)
 		return r;
-	if (mxq_redfish_link(c->body, "Systems", systems, sizeof(systems)) < 0) {
-		snprintf(errbuf, errlen, "BMC %s: GET /redfish/v1: the service root links no Systems",
-			 c->s.bmc);
+	r = mxq_redfish_link(c->body, "Systems", systems, sizeof(systems));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "BMC %s: GET /redfish/v1: the service root links no Systems%s",
+			 c->s.bmc, r == -ENOENT ? "" : " path on this BMC");
 		return -EPROTO;
 	}
 	r = mxqd_redfish_get(c, systems, errbuf, errlen);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,6 +251,36 @@ START_TEST(links_and_members)
 }
 END_TEST
 
+/* Paths a BMC answer names are appended to https://BMC: anything but an
+ * absolute path there would move the request, with the credentials, to
+ * another host or port ("https://BMC" "@other:443/..."). */
+static const char *const foreign_paths[] = {
+	"@127.0.0.1:8443/redfish/v1/Systems",
+	".attacker.example/redfish/v1/Systems",
+	":8443/redfish/v1/Systems",
+	"redfish/v1/Systems",
+	"",
+	"/redfish/v1/Sys tems",
+	"/redfish/v1/Systems\\r\\nX-Injected: 1",  /* JSON escapes: CR LF */
+};
+
+START_TEST(foreign_path_refused)
+{
+	char root[256], coll[256], sys[256], buf[128];
+	struct mxq_redfish_system s;
+	char err[256] = "";
+
+	snprintf(root, sizeof(root), "{\"Systems\": {\"@odata.id\": \"%s\"}}", foreign_paths[_i]);
+	snprintf(coll, sizeof(coll), "{\"Members\": [{\"@odata.id\": \"%s\"}]}", foreign_paths[_i]);
+	snprintf(sys, sizeof(sys), "{\"PowerState\": \"On\", \"Links\": {\"Chassis\": "
+		 "[{\"@odata.id\": \"%s\"}]}}", foreign_paths[_i]);
+	ck_assert_int_eq(mxq_redfish_link(root, "Systems", buf, sizeof(buf)), -EPROTO);
+	ck_assert_int_eq(mxq_redfish_member(coll, 0, buf, sizeof(buf)), -EPROTO);
+	ck_assert_int_eq(mxq_redfish_parse_system(sys, &s, err, sizeof(err)), 0);
+	ck_assert_str_eq(s.chassis, "");
+}
+END_TEST
+
 static const struct {
 	const char *key, *value;
 	int rc;
@@ -302,6 +333,7 @@ int main(void)
 	tcase_add_loop_test(tc, error_message, 0, N(errors));
 	tcase_add_test(tc, error_message_truncated);
 	tcase_add_test(tc, links_and_members);
+	tcase_add_loop_test(tc, foreign_path_refused, 0, N(foreign_paths));
 	tcase_add_loop_test(tc, setting_check, 0, N(settings));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
