@@ -2,7 +2,9 @@
  * mx_log - line-oriented logging to stderr or a file.
  *
  * Each call writes exactly one line with a single write(2) so lines from
- * several processes appending to the same file do not interleave.
+ * several processes appending to the same file do not interleave; control
+ * characters inside the message (a newline in a text from outside) become
+ * spaces.
  *
  * When stderr is connected to the systemd journal (JOURNAL_STREAM names the
  * device and inode of our stderr, see systemd.exec(5)), each line starts
@@ -106,7 +108,7 @@ void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 	char line[4096];
 	struct timespec ts;
 	struct tm tm;
-	size_t n;
+	size_t n, head;
 	int saved_errno = errno;
 
 	if (level > log_level)
@@ -121,6 +123,7 @@ void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 			      ts.tv_nsec / 1000000, log_program, (int)getpid(),
 			      level_name(level));
 	}
+	head = n;
 	if (n < sizeof(line)) {
 		int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 		if (m > 0)
@@ -130,6 +133,12 @@ void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 		n = sizeof(line) - 2;
 	while (n > 0 && line[n - 1] == '\n')
 		n--;
+	/* one message, one line: text from outside (a BMC's error message, a
+	 * database value) must not start a line of its own ("\n<0>..." on a
+	 * journal stream) or drive a terminal */
+	for (size_t i = head; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = ' ';
 	line[n++] = '\n';
 	if (write(log_fd, line, n) < 0) {
 		/* nowhere left to report it */

@@ -1,7 +1,8 @@
 /*
  * test_mx_util - unit tests for mx_util: parser tables (valid, malformed,
  * overflow, rounding), formatting, the job_argv encoding, /proc helpers and
- * mkdir_p/rmtree on a scratch tree under $TMPDIR.
+ * mkdir_p/rmtree on a scratch tree under $TMPDIR, and that an mx_log
+ * message stays one line.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mx_log.h"
 #include "mx_util.h"
 
 /* ------------------------------------------------------------------ */
@@ -478,6 +480,34 @@ static bool exists(const char *rel)
 	return lstat(path_in(rel), &st) == 0;
 }
 
+/* mx_log: one message is one line, whatever text from outside it carries
+ * (a BMC's error message, a database text): a "\n<0>..." inside must not
+ * start a line of its own, which a journal stream reads as a priority. */
+START_TEST(test_log_one_line)
+{
+	char buf[512];
+	int fd, lines = 0;
+	ssize_t n;
+
+	ck_assert_int_eq(mx_log_set_file(path_in("log")), 0);
+	mx_log_warning("power: wake of n1 failed: %s", "HTTP 500: a\n<0>EMERG: forged\r\x1b[2J");
+	mx_log_warning("plain %s", "end\n");
+	fd = open(path_in("log"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	for (const char *p = buf; *p; p++)
+		lines += *p == '\n';
+	ck_assert_msg(lines == 2, "two messages, %d lines: '%s'", lines, buf);
+	ck_assert_ptr_null(strchr(buf, '\r'));
+	ck_assert_ptr_null(strchr(buf, '\x1b'));
+	ck_assert_ptr_nonnull(strstr(buf, "HTTP 500: a <0>EMERG: forged"));
+	ck_assert_ptr_nonnull(strstr(buf, "plain end\n"));
+}
+END_TEST
+
 START_TEST(test_read_first_line)
 {
 	char buf[16] = "x";
@@ -611,6 +641,7 @@ static Suite *mx_util_suite(void)
 	 * cannot leave the scratch directory behind */
 	tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
 	tcase_add_test(tc, test_read_first_line);
+	tcase_add_test(tc, test_log_one_line);
 	tcase_add_test(tc, test_mkdir_p);
 	tcase_add_test(tc, test_rmtree);
 	suite_add_tcase(s, tc);
