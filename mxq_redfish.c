@@ -227,7 +227,11 @@ int mxq_redfish_parse_environment_watts(const char *body, double *ret_watts, cha
 		return -EPROTO;
 	pw = json_object_get(root, "PowerWatts");
 	reading = json_object_get(pw, "Reading");
-	if (json_is_number(reading)) {
+	if (json_is_number(reading) && json_number_value(reading) < 0) {
+		snprintf(errbuf, errlen, "EnvironmentMetrics PowerWatts.Reading %g W is negative: no "
+			 "measurement", json_number_value(reading));
+		r = -ENODATA;
+	} else if (json_is_number(reading)) {
 		*ret_watts = json_number_value(reading);
 	} else if (!reading || json_is_null(reading)) {
 		snprintf(errbuf, errlen, "EnvironmentMetrics has no PowerWatts reading");
@@ -244,6 +248,7 @@ int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *err
 				  size_t errlen)
 {
 	json_t *root = load_object(body, errbuf, errlen), *controls, *c;
+	double negative = 0;
 	size_t i;
 	int r = -ENODATA;
 
@@ -253,13 +258,18 @@ int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *err
 	json_array_foreach(controls, i, c) {
 		json_t *w = json_object_get(c, "PowerConsumedWatts");
 
-		if (json_is_number(w)) {
+		if (json_is_number(w) && json_number_value(w) < 0) {
+			negative = json_number_value(w);
+		} else if (json_is_number(w)) {
 			*ret_watts = json_number_value(w);
 			r = 0;
 			break;
 		}
 	}
-	if (r < 0)
+	if (r < 0 && negative < 0)
+		snprintf(errbuf, errlen, "Power PowerControl[] PowerConsumedWatts %g W is negative: no "
+			 "measurement", negative);
+	else if (r < 0)
 		snprintf(errbuf, errlen, "Power has no PowerControl[] entry with PowerConsumedWatts");
 	json_decref(root);
 	return r;

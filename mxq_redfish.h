@@ -93,15 +93,16 @@ int mxq_redfish_member(const char *body, size_t i, char *buf, size_t len);
 
 /*
  * EnvironmentMetrics: PowerWatts.Reading in watts. 0; -ENODATA when the
- * reading is null or missing (a sensor without a value); -EPROTO.
+ * reading is null or missing (a sensor without a value) or negative (a
+ * broken one); -EPROTO.
  */
 int mxq_redfish_parse_environment_watts(const char *body, double *ret_watts, char *errbuf,
 					size_t errlen);
 
 /*
  * Power (deprecated since 2020.4 but still the common one): the first
- * PowerControl[] entry with a PowerConsumedWatts number. 0; -ENODATA when
- * no entry has one; -EPROTO.
+ * PowerControl[] entry with a PowerConsumedWatts number that is not
+ * negative. 0; -ENODATA when no entry has one; -EPROTO.
  */
 int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *errbuf,
 				  size_t errlen);

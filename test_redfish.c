@@ -141,6 +141,8 @@ static const struct {
 	  "\"Reading\": 231.5}}", 0, 231.5 },
 	{ "{\"PowerWatts\": {\"Reading\": 0}}", 0, 0 },
 	{ "{\"PowerWatts\": {\"Reading\": null}}", -ENODATA, 0 },
+	{ "{\"PowerWatts\": {\"Reading\": -40}}", -ENODATA, 0 },       /* a broken sensor */
+	{ "{\"PowerWatts\": {\"Reading\": -0.5}}", -ENODATA, 0 },
 	{ "{\"TemperatureCelsius\": {\"Reading\": 31}}", -ENODATA, 0 },
 	{ "{\"PowerWatts\": {\"Reading\": \"231\"}}", -EPROTO, 0 },
 	{ "nonsense", -EPROTO, 0 },
@@ -170,6 +172,8 @@ static const struct {
 	{ "{\"PowerControl\": [{\"MemberId\": \"0\", \"PowerConsumedWatts\": null}, "
 	  "{\"MemberId\": \"1\", \"PowerConsumedWatts\": 87.25}]}", 0, 87.25 },
 	{ "{\"PowerControl\": []}", -ENODATA, 0 },
+	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": -1}]}", -ENODATA, 0 },
+	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": -1}, {\"PowerConsumedWatts\": 90}]}", 0, 90 },
 	{ "{\"PowerSupplies\": [{\"PowerInputWatts\": 100}]}", -ENODATA, 0 },
 	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": \"344\"}]}", -ENODATA, 0 },
 	{ "", -EPROTO, 0 },

@@ -11,7 +11,8 @@
 #   3. the BMC fails the reading during a job (HTTP 500 with ExtendedInfo):
 #      partial, the reason logged once with the Redfish message, mxqd keeps
 #      running, measures again after
-#   4. the reading is null (no measurement): partial, said
+#   4. the reading is null (no measurement): partial, said; a negative
+#      reading (a broken sensor) the same
 #   5. a wrong password: the redfish source is not used, the reason names
 #      the BMC; the model measures; no password in the log
 #   6. a certificate of an unknown CA: not used, the reason says so
@@ -115,6 +116,17 @@ section "4. a null reading"
 j=$(fault_job "$D/new/watts" - 200)
 is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
 contains "the reason says there is no reading" "$(log_of enode)" "EnvironmentMetrics has no PowerWatts reading"
+
+# a broken sensor: a negative reading is no measurement either (not 0 W
+# of a complete record)
+section "4b. a negative reading"
+n=$(grep -c "redfish works again" "$(mxqd_dir enode)/mxqd.log")
+check "redfish measures again after the null reading" wait_until 15 \
+	sh -c "[ \$(grep -c 'redfish works again' '$(mxqd_dir enode)/mxqd.log') -gt $n ]"
+j=$(fault_job "$D/new/watts" -40 200)
+is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
+contains "the reason says the reading is negative" "$(log_of enode)" \
+	"EnvironmentMetrics PowerWatts.Reading -40 W is negative: no measurement"
 mxqd_stop enode
 is "mxqd exits 0" "$mxqd_rc" 0
 # the reader killed above had no chance to log out: its session stays
