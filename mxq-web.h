@@ -24,6 +24,7 @@
 #define WEB_PAGE_MAX 10000        /* highest ?page= accepted */
 #define WEB_CHART_POINTS 120      /* buckets of a chart */
 #define WEB_EVENTS_MAX 20000      /* power events read for a chart window */
+#define WEB_GROUP_JOBS_MAX 10000  /* newest jobs of a group its summary reads */
 
 struct web_config {
 	const char *listen;        /* ADDR:PORT as given */

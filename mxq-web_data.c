@@ -10,8 +10,9 @@
  * WEB_CHART_POINTS buckets) and the energy rows of jobs.
  *
  * Bounds: lists are pages of WEB_PAGE_SIZE rows, events of a window at most
- * WEB_EVENTS_MAX (the answer says when it was cut), charts a fixed number
- * of buckets. Nothing is ever written.
+ * WEB_EVENTS_MAX and a group's summary its newest WEB_GROUP_JOBS_MAX jobs
+ * (the answer says when either was cut), charts a fixed number of
+ * buckets. Nothing is ever written.
  *
  * Privacy: with --private, user names, group names and job commands, work
  * directories and output paths are left out of every document (and so of
@@ -813,6 +814,7 @@ json_t *web_data_group(struct web_request *r, uint64_t group_id)
 	struct mx_db_result *res = NULL;
 	json_t *doc = NULL, *hosts, *jobs;
 	int64_t page = web_page_param(r), n;
+	uint64_t below_id = 0;
 
 	if (page < 0)
 		return NULL;
@@ -826,12 +828,23 @@ json_t *web_data_group(struct web_request *r, uint64_t group_id)
 	doc = json_pack("{s:o}", "group", group_row_json(r, res));
 	mx_db_result_free(res);
 
-	/* where it ran and its energy: over its jobs (index group_id) */
+	/* where it ran and its energy: over its newest WEB_GROUP_JOBS_MAX jobs
+	 * that ran (index group_id), so a group of a million jobs costs what
+	 * one of ten thousand does; below_id is the newest job left out */
 	n = mx_db_query(r->db, &res,
-		"SELECT j.host_hostname, COUNT(*), COALESCE(SUM(p.energy_j), 0), COUNT(p.job_id)"
-		" FROM mxq_job j LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
-		" WHERE j.group_id = ? AND j.host_hostname <> ''"
-		" GROUP BY j.host_hostname ORDER BY 2 DESC LIMIT 100", "U", group_id);
+		"SELECT job_id FROM mxq_job WHERE group_id = ? AND host_hostname <> ''"
+		" ORDER BY job_id DESC LIMIT 1 OFFSET ?", "Uu", group_id,
+		(unsigned)WEB_GROUP_JOBS_MAX);
+	if (n >= 0 && mx_db_next(res))
+		below_id = mx_db_u64(res, 0);
+	mx_db_result_free(res);
+	res = NULL;
+	if (n >= 0)
+		n = mx_db_query(r->db, &res,
+			"SELECT j.host_hostname, COUNT(*), COALESCE(SUM(p.energy_j), 0), COUNT(p.job_id)"
+			" FROM mxq_job j LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
+			" WHERE j.group_id = ? AND j.job_id > ? AND j.host_hostname <> ''"
+			" GROUP BY j.host_hostname ORDER BY 2 DESC LIMIT 100", "UU", group_id, below_id);
 	if (n < 0) {
 		json_decref(doc);
 		return db_fail(r, "where the group ran");
@@ -847,8 +860,9 @@ json_t *web_data_group(struct web_request *r, uint64_t group_id)
 			total += mx_db_double(res, 2);
 			measured += (json_int_t)mx_db_u64(res, 3);
 		}
-		json_object_set_new(doc, "energy", json_pack("{s:f, s:I}", "energy_j", total,
-							     "jobs_measured", measured));
+		json_object_set_new(doc, "energy", json_pack("{s:f, s:I, s:b}", "energy_j", total,
+							     "jobs_measured", measured,
+							     "jobs_cut", below_id != 0));
 	}
 	mx_db_result_free(res);
 	json_object_set_new(doc, "hosts", hosts);

@@ -636,8 +636,10 @@ void web_html_group(struct web_request *r, json_t *doc)
 	put_energy(r, jnum(e, "energy_j"));
 	mx_buf_printf(&r->out, "</span> over %" PRId64 " measured job(s)",
 		      (int64_t)jint(e, "jobs_measured"));
+	if (jtrue(e, "jobs_cut"))
+		mx_buf_printf(&r->out, " of its newest %d that ran: a lower bound", WEB_GROUP_JOBS_MAX);
 	row_end(r);
-	row_start(r, "ran on");
+	row_start(r, jtrue(e, "jobs_cut") ? "its newest jobs ran on" : "ran on");
 	json_array_foreach(json_object_get(doc, "hosts"), i, h) {
 		link(r, "/node/", jstr(h, "host"), jstr(h, "host"));
 		mx_buf_printf(&r->out, " (%" PRId64 " jobs, ", (int64_t)jint(h, "jobs"));

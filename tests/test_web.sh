@@ -17,6 +17,7 @@
 #   4. the group page shows the hostile name as text: no script element
 #      from it, the raw HTML has it escaped; a waiting job's page says why
 #   5. /api/nodes, /api/jobs/ID, /api/energy are valid JSON with the data;
+#      a group's summary reads its newest 10000 jobs and says when cut;
 #      /metrics passes `promtool check metrics` (or a format check of ours
 #      when promtool is missing)
 #   6. HTTP: POST 405, junk paths 400, unknown 404, bad parameters 400,
@@ -232,6 +233,20 @@ check "/api/jobs/ID has the energy (to the 0.1 J JSON writes)" awk -v a="$(jq -r
 	'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 + 1e-9 * b) }'
 get "api/energy?window=1d&by=host" >"$W/energy.json"
 check "/api/energy is valid JSON with rows" jq_ok '.rows | length > 0' "$W/energy.json"
+# a group with more jobs that ran than its summary reads: the newest
+# 10000 (WEB_GROUP_JOBS_MAX) are counted and the answer says so, so the
+# page of a group of a million jobs costs what one of ten thousand does
+mxq_sql "INSERT INTO mxq_group (group_id, group_name, user_uid, user_name, user_gid, user_group,
+	job_command, job_threads, job_memory, job_time) VALUES (9001, 'big', 0, 'root', 0, 'root',
+	'true', 1, 64, 1);
+	INSERT INTO mxq_job (group_id, job_workdir, job_argc, job_argv, job_umask, host_hostname,
+	job_status, date_start, date_end) SELECT 9001, '/', 1, 'true\\\\0', 18, 'n1', 1000, NOW(),
+	NOW() FROM seq_1_to_10001" || not_ok "a group of 10001 jobs"
+get api/groups/9001 >"$W/big.json"
+is "a big group's summary counts its newest 10000 jobs" \
+	"$(jq -r '[.hosts[].jobs] | add' "$W/big.json")" 10000
+is "and says the figure is cut" "$(jq -r '.energy.jobs_cut' "$W/big.json")" true
+is "a small group's is not" "$(get "api/groups/$(group_of "$J1")" | jq -r '.energy.jobs_cut')" false
 get metrics >"$W/metrics.txt"
 check "/metrics has the node power" grep -q '^mxq_node_power_watts{host="n1"}' "$W/metrics.txt"
 if command -v promtool >/dev/null 2>&1; then
