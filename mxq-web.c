@@ -319,7 +319,7 @@ error:
 	r->out.failed = false;
 	if (r->status >= 500)
 		mx_log_warning("%s", r->error);
-	if (rt && rt->kind == R_JSON) {
+	if (rt ? rt->kind == R_JSON : r->url->n_segs && !strcmp(r->url->segs[0], "api")) {
 		json_t *e = json_pack("{s:i, s:s}", "status", (int)r->status, "error", r->error);
 		r->content_type = "application/json";
 		if (e)
@@ -406,13 +406,25 @@ static enum MHD_Result respond(struct MHD_Connection *con, unsigned status, cons
 	return ret;
 }
 
-static enum MHD_Result respond_text(struct MHD_Connection *con, unsigned status,
-				    const char *text, bool allow)
+/* An error answered before routing: for the API (RAW, the request target,
+ * under /api/) the {"status", "error"} document of mxq-web(8), else TEXT
+ * as a line of plain text. */
+static enum MHD_Result respond_early_error(struct MHD_Connection *con, const char *raw,
+					   unsigned status, const char *text, bool allow)
 {
-	char *body = strdup(text);
+	/* "/api", "/api/...", "/api?...": strchr() also finds the NUL */
+	bool api = raw && !strncmp(raw, "/api", 4) && strchr("/?", raw[4]);
+	json_t *e = api ? json_pack("{s:i, s:s}", "status", (int)status, "error", text) : NULL;
+	char *doc = e ? mxq_json_dumps(e) : NULL, *body = NULL;
 
-	return body ? respond(con, status, "text/plain; charset=utf-8", body, strlen(body), allow,
-			      NULL) : MHD_NO;
+	json_decref(e);
+	if (api && !doc)
+		return MHD_NO;
+	if (asprintf(&body, "%s\n", api ? doc : text) < 0)
+		body = NULL;
+	free(doc);
+	return body ? respond(con, status, api ? "application/json" : "text/plain; charset=utf-8",
+			      body, strlen(body), allow, NULL) : MHD_NO;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
@@ -431,24 +443,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	(void)version;
 	(void)upload_data;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return respond_text(con, MHD_HTTP_METHOD_NOT_ALLOWED,
-				    "only GET and HEAD are served here\n", true);
+		return respond_early_error(con, *req_cls, MHD_HTTP_METHOD_NOT_ALLOWED,
+					   "only GET and HEAD are served here", true);
 	if (*upload_data_size)
-		return respond_text(con, MHD_HTTP_BAD_REQUEST, "a GET carries no body\n", false);
+		return respond_early_error(con, *req_cls, MHD_HTTP_BAD_REQUEST,
+					   "a GET carries no body", false);
 	if (!*req_cls)
 		return MHD_NO;
 	mx_buf_init(&r.out, BODY_MAX);
 	if (mx_url_parse(*req_cls, &u, r.error, sizeof(r.error)) < 0) {
 		char line[300];
-		snprintf(line, sizeof(line), "bad request: %s\n", r.error);
-		return respond_text(con, MHD_HTTP_BAD_REQUEST, line, false);
+		snprintf(line, sizeof(line), "bad request: %s", r.error);
+		return respond_early_error(con, *req_cls, MHD_HTTP_BAD_REQUEST, line, false);
 	}
 	r.url = &u;
 	handle(&r);
 	body = mx_buf_take(&r.out, &len);
 	if (!body)
-		return respond_text(con, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				    "the page grew too large or memory ran out\n", false);
+		return respond_early_error(con, *req_cls, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "the page grew too large or memory ran out", false);
 	return respond(con, r.status, r.content_type, body, len, false, &t0);
 }
 

@@ -21,7 +21,8 @@
 #      /metrics passes `promtool check metrics` (or a format check of ours
 #      when promtool is missing)
 #   6. HTTP: POST 405, junk paths 400, unknown 404, bad parameters 400,
-#      an overlong request target rejected; the server still answers
+#      an overlong request target rejected (under /api/ as JSON errors);
+#      the server still answers
 #   7. --private: no user names, group names or commands; energy stays
 #
 # Chromium starts are slow: four launches in all.
@@ -281,6 +282,11 @@ code=$(http_code "/node/$long")
 case $code in 400|414|431) ok "an overlong request target is refused ($code)" ;;
 *) not_ok "an overlong request target is refused (got $code)" ;; esac
 is "HEAD is served" "$(http_code -I /api/nodes)" 200
+# the API answers every error with its JSON document (mxq-web(8))
+is "API: a bad parameter name is a JSON 400" "$(get 'api/groups?Page=1' | jq -r .status)" 400
+is "API: a bad escape is a JSON 400" "$(get 'api/nodes/%zz' | jq -r .status)" 400
+is "API: an unknown path is a JSON 404" "$(get api/nope | jq -r .status)" 404
+is "API: POST is a JSON 405" "$(curl -s -X POST --max-time 20 "http://$WEB/api/nodes" | jq -r .status)" 405
 is "the server still answers" "$(http_code /api/nodes)" 200
 check "mxq-web logged no database write error" sh -c "! grep -qi 'read.only\|denied' '$W/web.out'"
 
