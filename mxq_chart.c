@@ -4,6 +4,7 @@
  * screen, and it keeps a 1000-point path at a few KiB.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #define PAD_TOP 26
 #define PAD_BOTTOM 34
 #define MAX_SERIES 6
+#define AXIS_LIMIT (DBL_MAX / 16)  /* largest magnitude an axis covers */
 
 int mxq_chart_nice_axis(double min, double max, unsigned max_ticks, struct mxq_chart_axis *ret)
 {
@@ -34,6 +36,15 @@ int mxq_chart_nice_axis(double min, double max, unsigned max_ticks, struct mxq_c
 		min = max;
 		max = t;
 	}
+	/* near DBL_MAX the rounded ends (and a tick past them) would overflow
+	 * to infinity and no tick loop would end: such values (a broken
+	 * reading) are drawn at the axis end instead */
+	if (max > AXIS_LIMIT)
+		max = AXIS_LIMIT;
+	if (min < -AXIS_LIMIT)
+		min = -AXIS_LIMIT;
+	if (min > max)
+		min = max;
 	if (max == min) {
 		/* a flat line: from zero to half again its value (or a unit) */
 		if (max > 0)

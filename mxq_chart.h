@@ -25,7 +25,9 @@ struct mxq_chart_axis {
 /*
  * A value axis covering [MIN, MAX] with at most MAX_TICKS (>= 2) intervals
  * of a "nice" step. MIN == MAX gets the range from zero to 1.5 times it
- * ([0, 1] for 0); NaN or infinite input gives [0, 1]. 0 or -EINVAL (max_ticks < 2).
+ * ([0, 1] for 0); NaN or infinite input gives [0, 1]; magnitudes beyond
+ * DBL_MAX / 16 are cut to that, so every end and step stays finite. 0 or
+ * -EINVAL (max_ticks < 2).
  */
 int mxq_chart_nice_axis(double min, double max, unsigned max_ticks, struct mxq_chart_axis *ret);
 /*

@@ -4,6 +4,7 @@
  * and encoding (mx_url), and the chart scaling and SVG (mxq_chart).
  */
 #include <check.h>
+#include <float.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -265,6 +266,42 @@ START_TEST(test_nice_axis)
 }
 END_TEST
 
+/* A value near DBL_MAX (a broken power reading stored as a sample): the
+ * rounded axis end must not overflow to infinity, or the chart's tick loop
+ * never ends (a worker thread spinning for good). */
+START_TEST(test_nice_axis_huge)
+{
+	static const double big[] = { 1.7e308, DBL_MAX, -DBL_MAX, 1e300 };
+	struct mxq_chart_axis a;
+
+	for (size_t i = 0; i < MX_ARRAY_SIZE(big); i++) {
+		ck_assert_int_eq(mxq_chart_nice_axis(0, big[i], 5, &a), 0);
+		ck_assert_msg(isfinite(a.lo) && isfinite(a.hi) && isfinite(a.hi + a.step) &&
+			      a.step > 0 && (a.hi - a.lo) / a.step <= 5 + 1e-9,
+			      "[0, %g]: got [%g, %g] step %g", big[i], a.lo, a.hi, a.step);
+	}
+}
+END_TEST
+
+START_TEST(test_chart_svg_huge)
+{
+	static const double t[] = { 0, 1800, 3600 }, v[] = { 10, 1.7e308, 30 };
+	struct mxq_chart c = { .id = "c1", .title = "w", .unit = "W", .t0 = 0, .t1 = 3600,
+			       .width = 400, .height = 200 };
+	struct mxq_chart_series s = { .label = "x", .t = t, .v = v, .n = 3 };
+	struct mx_buf b;
+	size_t len;
+	char *out;
+
+	mx_buf_init(&b, 1 << 20);
+	mxq_chart_svg(&b, &c, &s, 1);   /* used to loop for ever */
+	out = mx_buf_take(&b, &len);
+	ck_assert_ptr_nonnull(out);
+	ck_assert(!strcmp(out + len - 6, "</svg>"));
+	free(out);
+}
+END_TEST
+
 static const struct {
 	double t0, t1;
 	unsigned ticks;
@@ -362,6 +399,8 @@ static Suite *web_suite(void)
 	tcase_add_test(tc, test_url_limits);
 	tcase_add_test(tc, test_url_encode_roundtrip);
 	tcase_add_loop_test(tc, test_nice_axis, 0, MX_ARRAY_SIZE(axis_cases));
+	tcase_add_test(tc, test_nice_axis_huge);
+	tcase_add_test(tc, test_chart_svg_huge);
 	tcase_add_loop_test(tc, test_time_axis, 0, MX_ARRAY_SIZE(time_cases));
 	tcase_add_test(tc, test_scale_and_errors);
 	tcase_add_test(tc, test_chart_svg);
