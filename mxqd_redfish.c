@@ -127,16 +127,58 @@ static int transfer_error(const struct mxqd_redfish *c, CURLcode e, const char *
 	}
 }
 
+/*
+ * Every SECRET in BUF (LEN bytes) replaced by MARK: a BMC's message may
+ * quote what it was sent (Redfish's own "The value '%1' for the property
+ * %2 ..." messages do), and BUF goes to logs and the database.
+ */
+static void hide(char *buf, size_t len, const char *secret, const char *mark)
+{
+	size_t sl = secret ? strlen(secret) : 0, o = 0;
+	const char *p, *hit;
+	char *out;
+
+	if (!sl || !len || !strstr(buf, secret))
+		return;
+	out = malloc(len);
+	if (!out) {
+		snprintf(buf, len, "(the error message quoted a secret)");
+		return;
+	}
+	for (p = buf;; p = hit + sl) {
+		size_t n;
+
+		hit = strstr(p, secret);
+		n = hit ? (size_t)(hit - p) : strlen(p);
+		n = n < len - 1 - o ? n : len - 1 - o;
+		memcpy(out + o, p, n);
+		o += n;
+		if (!hit)
+			break;
+		n = strlen(mark) < len - 1 - o ? strlen(mark) : len - 1 - o;
+		memcpy(out + o, mark, n);
+		o += n;
+	}
+	out[o] = '\0';
+	memcpy(buf, out, o + 1);
+	wipe(out, len);
+	free(out);
+}
+
 /* The errno and one line for an HTTP status that is not 2xx. */
 static int status_error(const struct mxqd_redfish *c, const char *method, const char *path,
 			char *errbuf, size_t errlen)
 {
+	static const char token_prefix[] = "X-Auth-Token: ";
 	char msg[384];
 
 	mxq_redfish_error_message(c->body, msg, sizeof(msg));
 	snprintf(errbuf, errlen, "BMC %s: %s %s: HTTP %ld%s%s%s", c->s.bmc, method, path, c->status,
 		 msg[0] ? ": " : "", msg,
 		 c->status == 401 ? " (user or password wrong: see the power secrets file)" : "");
+	hide(errbuf, errlen, c->s.password, "(password)");
+	if (c->token_header[0])
+		hide(errbuf, errlen, c->token_header + strlen(token_prefix), "(session token)");
 	if (c->status == 401 || c->status == 403)
 		return -EACCES;
 	if (c->status == 404)

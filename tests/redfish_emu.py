@@ -35,6 +35,7 @@ State and faults, files in DIR the test writes and reads:
   slow         present: every answer waits that many seconds
   fail         present: every authenticated request gets that HTTP status
                with an error whose ExtendedInfo says "simulated fault"
+  echo_values  present: a rejected login's message quotes the password sent
   requests.log one line per request: "EPOCH METHOD PATH STATUS AUTH"
   sessions     the number of open sessions (written on every change)
   port         written once listening (the test waits for it)
@@ -202,10 +203,14 @@ class Handler(BaseHTTPRequestHandler):
             user, pw = str(body.get("UserName", "")), str(body.get("Password", ""))
             if user not in acc or not secrets.compare_digest(acc[user], pw):
                 self.auth_kind = "login"
+                # echo_values: quote the value, as Redfish's standard
+                # PropertyValue* messages do
+                echo = (" The value '%s' for the property Password is not accepted." % pw
+                        if os.path.exists(self.bmc.path("echo_values")) else "")
                 return self.answer(401, error_body(
                     "ResourceAtUriUnauthorized", "Unauthorized",
                     "While accessing the resource at %s, the service received an authorization "
-                    "error: invalid user name or password." % sessions))
+                    "error: invalid user name or password.%s" % (sessions, echo)))
             token = secrets.token_hex(16)
             with self.bmc.lock:
                 sid = str(self.bmc.next_session)

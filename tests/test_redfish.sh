@@ -11,7 +11,8 @@
 #   r1  session auth, CA configured, PoweringOn for 1 s -> on (one Reset,
 #       PowerState read back until On), graceful off (no ForceOff)
 #   r2  basic auth, GracefulShutdown ignored -> ForceOff after the deadline
-#   r3  wrong password                     -> FAILED, reason, bounded
+#   r3  wrong password                     -> FAILED, reason, bounded; the
+#       password its BMC quotes back is not in the reason or the log
 #   r6  certificate of an unknown CA       -> FAILED (TLS); insecure: works, logged
 #   r7  answers slower than the timeout    -> FAILED after timeout x attempts
 #   r8  BMC answers 500 with ExtendedInfo  -> FAILED, the Redfish message in it
@@ -32,6 +33,7 @@ D=$MXQ_TEST_DIR/redfish
 mkdir -p "$D"
 PW=$(mxq__random_hex 8)          # throwaway BMC password of this run
 TOOLPW=$(mxq__random_hex 8)      # redfishtool's account (its -p is in its argv)
+R3PW=$(mxq__random_hex 8)        # r3's wrong one, which its BMC quotes back
 SOFT_DEADLINE=3
 RF_TIMEOUT=2
 RF_RETRIES=1
@@ -113,6 +115,7 @@ mxq_free_port tcp >"$D/r4.port"            # r4: nobody listens there
 echo 4 >"$D/r7/slow"
 echo 500 >"$D/r8/fail"
 echo 1 >"$D/r1/on_delay"
+: >"$D/r3/echo_values"
 : >"$D/r9/ignore_on"
 : >"$D/r2/ignore_soft"
 
@@ -154,7 +157,7 @@ redfish_user = admin
 redfish_password = $PW
 
 [r3]
-redfish_password = $(mxq__random_hex 8)
+redfish_password = $R3PW
 EOF
 chmod 600 "$D/secrets"
 for n in $NODES; do
@@ -259,6 +262,14 @@ d3=$(power_call_secs wake r3)
 check "r3: the wrong password failed in ${d3:-?}s, within one request's timeout" \
 	awk "BEGIN { exit !(\"$d3\" != \"\" && $d3 + 0 < $RF_TIMEOUT) }"
 not_contains "r3: a rejected login is not retried" "$(power_failure r3)" "attempts)"
+# its BMC quotes the password it was sent: the reason (shown by mxq-web
+# and mxqadmin to everyone) and the log must not
+contains "r3: the BMC quoted the password, the reason says so" "$(power_failure r3)" \
+	"The value '(password)' for the property Password"
+not_contains "r3: the reason does not carry the password" "$(power_failure r3)" "$R3PW"
+not_contains "r3: nor does the leader's log" "$(cat "$(power_leader_log leader)")" "$R3PW"
+is "r3: nor any power event" "$(mxq_sql "SELECT COUNT(*) FROM mxq_power_event
+	WHERE reason LIKE '%$R3PW%'")" 0
 is "r3: BMC still Off" "$(bmc_power r3)" Off
 is "r6: FAILED" "$(power_state r6)" FAILED
 contains "r6: reason says the certificate is not trusted" "$(power_failure r6)" "TLS certificate not trusted"
