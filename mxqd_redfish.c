@@ -25,6 +25,10 @@
 #define BODY_MAX (1024 * 1024)
 #define SESSIONS_PATH "/redfish/v1/SessionService/Sessions"
 
+_Static_assert(sizeof(((struct mxqd_redfish *)0)->token_header) >=
+	       sizeof("X-Auth-Token: ") + sizeof(((struct mxqd_redfish *)0)->token) - 1,
+	       "a kept token fits into its header");
+
 const char *mxqd_redfish_unusable(const struct mxqd_redfish_settings *s)
 {
 	if (!s->bmc || !s->bmc[0])
@@ -63,13 +67,14 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
-/* Copy the value of header NAME from LINE (N bytes) into buf, if it is. */
-static void header_value(const char *line, size_t n, const char *name, char *buf, size_t len)
+/* Copy the value of header NAME from LINE (N bytes) into buf, if it is;
+ * false when it was cut to fit. */
+static bool header_value(const char *line, size_t n, const char *name, char *buf, size_t len)
 {
 	size_t nl = strlen(name), vl;
 
 	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-		return;
+		return true;
 	line += nl + 1;
 	n -= nl + 1;
 	while (n && isspace((unsigned char)*line))
@@ -79,6 +84,7 @@ static void header_value(const char *line, size_t n, const char *name, char *buf
 	vl = n < len ? n : len - 1;
 	memcpy(buf, line, vl);
 	buf[vl] = '\0';
+	return vl == n;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -86,7 +92,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	struct mxqd_redfish *c = arg;
 
 	header_value(data, size * n, "Location", c->location, sizeof(c->location));
-	header_value(data, size * n, "X-Auth-Token", c->token, sizeof(c->token));
+	if (!header_value(data, size * n, "X-Auth-Token", c->token, sizeof(c->token)))
+		c->token_cut = true;
 	return size * n;
 }
 
@@ -202,6 +209,7 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	c->status = 0;
 	c->location[0] = '\0';
 	c->token[0] = '\0';
+	c->token_cut = false;
 	snprintf(url, sizeof(url), "https://%s%s", c->s.bmc, path);
 	h = curl_slist_append(h, "Accept: application/json");
 	if (h && json)
@@ -303,9 +311,15 @@ static int login(struct mxqd_redfish *c, char *errbuf, size_t errlen)
 	wipe(body, sizeof(body));
 	if (r < 0)
 		return r;
-	if (!c->token[0]) {
-		snprintf(errbuf, errlen, "BMC %s: POST %s: no X-Auth-Token in the answer", c->s.bmc,
-			 SESSIONS_PATH);
+	if (!c->token[0] || c->token_cut) {
+		/* a token cut short would only earn 401s later */
+		if (c->token_cut)
+			snprintf(errbuf, errlen, "BMC %s: POST %s: its X-Auth-Token is longer than the "
+				 "%zu bytes kept here", c->s.bmc, SESSIONS_PATH, sizeof(c->token) - 1);
+		else
+			snprintf(errbuf, errlen, "BMC %s: POST %s: no X-Auth-Token in the answer",
+				 c->s.bmc, SESSIONS_PATH);
+		wipe(c->token, sizeof(c->token));
 		return -EPROTO;
 	}
 	snprintf(c->token_header, sizeof(c->token_header), "X-Auth-Token: %s", c->token);

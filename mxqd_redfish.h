@@ -38,13 +38,14 @@ struct mxqd_redfish_settings {
 struct mxqd_redfish {
 	CURL *curl;
 	struct mxqd_redfish_settings s;
-	char token_header[320];   /* "X-Auth-Token: ..." while a session is open */
+	char token_header[1040];  /* "X-Auth-Token: ..." while a session is open */
 	char session_path[512];   /* its URI, deleted at close */
 	char *body;               /* the last answer's body, NUL-terminated */
 	size_t len, cap;
 	long status;              /* its HTTP status */
 	char location[512];       /* its Location header (path), if any */
-	char token[256];          /* its X-Auth-Token header, if any */
+	char token[1024];         /* its X-Auth-Token header, if any */
+	bool token_cut;           /* ... was longer than that */
 };
 
 /*

@@ -36,6 +36,7 @@ State and faults, files in DIR the test writes and reads:
   fail         present: every authenticated request gets that HTTP status
                with an error whose ExtendedInfo says "simulated fault"
   echo_values  present: a rejected login's message quotes the password sent
+  token_len    the length of the session tokens (hex digits; default 32)
   requests.log one line per request: "EPOCH METHOD PATH STATUS AUTH"
   sessions     the number of open sessions (written on every change)
   port         written once listening (the test waits for it)
@@ -211,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
                     "ResourceAtUriUnauthorized", "Unauthorized",
                     "While accessing the resource at %s, the service received an authorization "
                     "error: invalid user name or password.%s" % (sessions, echo)))
-            token = secrets.token_hex(16)
+            token = secrets.token_hex(int(self.bmc.read("token_len") or 32) // 2)
             with self.bmc.lock:
                 sid = str(self.bmc.next_session)
                 self.bmc.next_session += 1

@@ -18,6 +18,7 @@
 #   r8  BMC answers 500 with ExtendedInfo  -> FAILED, the Redfish message in it
 #   r9  BMC accepts On but stays Off       -> FAILED after --power-ipmi-verify
 #   r4  emulator down, best rank, job waits -> FAILED, job re-planned on r5
+#       (whose BMC hands out 600-byte session tokens)
 # plus: the password never shows in any /proc/*/cmdline, log or table;
 # sessions are deleted; bad `mxqadmin power set` values are refused.
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -116,6 +117,7 @@ echo 4 >"$D/r7/slow"
 echo 500 >"$D/r8/fail"
 echo 1 >"$D/r1/on_delay"
 : >"$D/r3/echo_values"
+echo 600 >"$D/r5/token_len"     # the spec sets no length: r5's are long
 : >"$D/r9/ignore_on"
 : >"$D/r2/ignore_soft"
 
@@ -309,6 +311,8 @@ contains "r4: reason names the BMC" "$(power_failure r4)" "BMC 127.0.0.1:$(cat "
 check "the job finished (re-planned onto r5)" job_wait 60 "$j" 1000
 is "it ran on r5" "$(cat "$D/ran.$j" 2>/dev/null)" r5
 is "r5: woken through its BMC" "$(resets_of r5 | sed 's/.* //')" On
+contains "r5: over a session with its 600-byte token" "$(cat "$D/r5/requests.log")" \
+	"POST /redfish/v1/Systems/1/Actions/ComputerSystem.Reset 204 token"
 
 # ------------------------------------------------------------ secrecy
 section "the password stays secret"
