@@ -217,6 +217,13 @@ int mxq_redfish_member(const char *body, size_t i, char *buf, size_t len)
 	return r;
 }
 
+/* A reading a chassis can give: not negative (a broken sensor), and not
+ * beyond MXQ_REDFISH_WATTS_MAX, whose energy could even overflow. */
+static bool plausible_watts(double w)
+{
+	return w >= 0 && w <= MXQ_REDFISH_WATTS_MAX;
+}
+
 int mxq_redfish_parse_environment_watts(const char *body, double *ret_watts, char *errbuf,
 					size_t errlen)
 {
@@ -227,9 +234,10 @@ int mxq_redfish_parse_environment_watts(const char *body, double *ret_watts, cha
 		return -EPROTO;
 	pw = json_object_get(root, "PowerWatts");
 	reading = json_object_get(pw, "Reading");
-	if (json_is_number(reading) && json_number_value(reading) < 0) {
-		snprintf(errbuf, errlen, "EnvironmentMetrics PowerWatts.Reading %g W is negative: no "
-			 "measurement", json_number_value(reading));
+	if (json_is_number(reading) && !plausible_watts(json_number_value(reading))) {
+		snprintf(errbuf, errlen, "EnvironmentMetrics PowerWatts.Reading %g W is %s: no "
+			 "measurement", json_number_value(reading),
+			 json_number_value(reading) < 0 ? "negative" : "beyond 1 MW");
 		r = -ENODATA;
 	} else if (json_is_number(reading)) {
 		*ret_watts = json_number_value(reading);
@@ -248,7 +256,7 @@ int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *err
 				  size_t errlen)
 {
 	json_t *root = load_object(body, errbuf, errlen), *controls, *c;
-	double negative = 0;
+	double bad = 0;
 	size_t i;
 	int r = -ENODATA;
 
@@ -258,17 +266,17 @@ int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *err
 	json_array_foreach(controls, i, c) {
 		json_t *w = json_object_get(c, "PowerConsumedWatts");
 
-		if (json_is_number(w) && json_number_value(w) < 0) {
-			negative = json_number_value(w);
+		if (json_is_number(w) && !plausible_watts(json_number_value(w))) {
+			bad = json_number_value(w);
 		} else if (json_is_number(w)) {
 			*ret_watts = json_number_value(w);
 			r = 0;
 			break;
 		}
 	}
-	if (r < 0 && negative < 0)
-		snprintf(errbuf, errlen, "Power PowerControl[] PowerConsumedWatts %g W is negative: no "
-			 "measurement", negative);
+	if (r < 0 && bad != 0)
+		snprintf(errbuf, errlen, "Power PowerControl[] PowerConsumedWatts %g W is %s: no "
+			 "measurement", bad, bad < 0 ? "negative" : "beyond 1 MW");
 	else if (r < 0)
 		snprintf(errbuf, errlen, "Power has no PowerControl[] entry with PowerConsumedWatts");
 	json_decref(root);

@@ -91,18 +91,21 @@ int mxq_redfish_link(const char *body, const char *name, char *buf, size_t len);
  */
 int mxq_redfish_member(const char *body, size_t i, char *buf, size_t len);
 
+/* The largest power reading taken (1 MW: more than any chassis draws). */
+#define MXQ_REDFISH_WATTS_MAX 1e6
+
 /*
  * EnvironmentMetrics: PowerWatts.Reading in watts. 0; -ENODATA when the
- * reading is null or missing (a sensor without a value) or negative (a
- * broken one); -EPROTO.
+ * reading is null or missing (a sensor without a value) or negative or
+ * above MXQ_REDFISH_WATTS_MAX (a broken one); -EPROTO.
  */
 int mxq_redfish_parse_environment_watts(const char *body, double *ret_watts, char *errbuf,
 					size_t errlen);
 
 /*
  * Power (deprecated since 2020.4 but still the common one): the first
- * PowerControl[] entry with a PowerConsumedWatts number that is not
- * negative. 0; -ENODATA when no entry has one; -EPROTO.
+ * PowerControl[] entry with a PowerConsumedWatts number from 0 to
+ * MXQ_REDFISH_WATTS_MAX. 0; -ENODATA when no entry has one; -EPROTO.
  */
 int mxq_redfish_parse_power_watts(const char *body, double *ret_watts, char *errbuf,
 				  size_t errlen);

@@ -143,6 +143,8 @@ static const struct {
 	{ "{\"PowerWatts\": {\"Reading\": null}}", -ENODATA, 0 },
 	{ "{\"PowerWatts\": {\"Reading\": -40}}", -ENODATA, 0 },       /* a broken sensor */
 	{ "{\"PowerWatts\": {\"Reading\": -0.5}}", -ENODATA, 0 },
+	{ "{\"PowerWatts\": {\"Reading\": 1.7e308}}", -ENODATA, 0 },  /* its energy overflows */
+	{ "{\"PowerWatts\": {\"Reading\": 1000000}}", 0, 1e6 },
 	{ "{\"TemperatureCelsius\": {\"Reading\": 31}}", -ENODATA, 0 },
 	{ "{\"PowerWatts\": {\"Reading\": \"231\"}}", -EPROTO, 0 },
 	{ "nonsense", -EPROTO, 0 },
@@ -174,6 +176,7 @@ static const struct {
 	{ "{\"PowerControl\": []}", -ENODATA, 0 },
 	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": -1}]}", -ENODATA, 0 },
 	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": -1}, {\"PowerConsumedWatts\": 90}]}", 0, 90 },
+	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": 1e9}]}", -ENODATA, 0 },
 	{ "{\"PowerSupplies\": [{\"PowerInputWatts\": 100}]}", -ENODATA, 0 },
 	{ "{\"PowerControl\": [{\"PowerConsumedWatts\": \"344\"}]}", -ENODATA, 0 },
 	{ "", -EPROTO, 0 },

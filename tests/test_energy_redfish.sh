@@ -12,7 +12,7 @@
 #      partial, the reason logged once with the Redfish message, mxqd keeps
 #      running, measures again after
 #   4. the reading is null (no measurement): partial, said; a negative
-#      reading (a broken sensor) the same
+#      reading (a broken sensor) or one beyond 1 MW the same
 #   5. a wrong password: the redfish source is not used, the reason names
 #      the BMC; the model measures; no password in the log
 #   6. a certificate of an unknown CA: not used, the reason says so
@@ -127,6 +127,20 @@ j=$(fault_job "$D/new/watts" -40 200)
 is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
 contains "the reason says the reading is negative" "$(log_of enode)" \
 	"EnvironmentMetrics PowerWatts.Reading -40 W is negative: no measurement"
+
+# nor is one beyond anything a chassis draws: 1.7e308 W made the energy
+# infinite, and every later write of the node's totals failed
+section "4c. an absurd reading"
+n=$(grep -c "redfish works again" "$(mxqd_dir enode)/mxqd.log")
+check "redfish measures again after the negative reading" wait_until 15 \
+	sh -c "[ \$(grep -c 'redfish works again' '$(mxqd_dir enode)/mxqd.log') -gt $n ]"
+j=$(fault_job "$D/new/watts" 1.7e308 200)
+is "job is partial" "$(mxq_sql "SELECT completeness FROM mxq_power_job WHERE job_id = $j")" partial
+contains "the reason says the reading is no measurement" "$(log_of enode)" \
+	"EnvironmentMetrics PowerWatts.Reading 1.7e+308 W is beyond 1 MW: no measurement"
+not_contains "no write of the energy failed" "$(log_of enode)" "Out of range value"
+check "the node's energy is still written" wait_for 10 \
+	"SELECT energy_updated_at > NOW(3) - INTERVAL 3 SECOND FROM mxq_power WHERE hostname = 'enode'"
 mxqd_stop enode
 is "mxqd exits 0" "$mxqd_rc" 0
 # the reader killed above had no chance to log out: its session stays
