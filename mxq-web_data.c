@@ -41,6 +41,7 @@
 /* as mxqadmin: a node whose mxqd row is older than this counts as down */
 #define HEARTBEAT_TIMEOUT_S 35
 #define ENERGY_ROWS_MAX 100
+#define GROUP_HOSTS_MAX 100       /* hosts a group's page lists */
 
 const struct web_window web_windows[] = {
 	{ "1h", 3600 }, { "6h", 6 * 3600 }, { "1d", 86400 }, { "7d", 7 * 86400 },
@@ -844,7 +845,7 @@ json_t *web_data_group(struct web_request *r, uint64_t group_id)
 			"SELECT j.host_hostname, COUNT(*), COALESCE(SUM(p.energy_j), 0), COUNT(p.job_id)"
 			" FROM mxq_job j LEFT JOIN mxq_power_job p ON p.job_id = j.job_id"
 			" WHERE j.group_id = ? AND j.job_id > ? AND j.host_hostname <> ''"
-			" GROUP BY j.host_hostname ORDER BY 2 DESC LIMIT 100", "UU", group_id, below_id);
+			" GROUP BY j.host_hostname ORDER BY 2 DESC", "UU", group_id, below_id);
 	if (n < 0) {
 		json_decref(doc);
 		return db_fail(r, "where the group ran");
@@ -853,10 +854,12 @@ json_t *web_data_group(struct web_request *r, uint64_t group_id)
 	{
 		double total = 0;
 		json_int_t measured = 0;
+		/* the 100 hosts that ran most of them listed, the total over all */
 		while (mx_db_next(res)) {
-			json_array_append_new(hosts, json_pack("{s:s, s:I, s:f}", "host",
-				mx_db_str(res, 0), "jobs", (json_int_t)mx_db_u64(res, 1),
-				"energy_j", mx_db_double(res, 2)));
+			if (json_array_size(hosts) < GROUP_HOSTS_MAX)
+				json_array_append_new(hosts, json_pack("{s:s, s:I, s:f}", "host",
+					mx_db_str(res, 0), "jobs", (json_int_t)mx_db_u64(res, 1),
+					"energy_j", mx_db_double(res, 2)));
 			total += mx_db_double(res, 2);
 			measured += (json_int_t)mx_db_u64(res, 3);
 		}

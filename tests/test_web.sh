@@ -248,6 +248,20 @@ is "a big group's summary counts its newest 10000 jobs" \
 	"$(jq -r '[.hosts[].jobs] | add' "$W/big.json")" 10000
 is "and says the figure is cut" "$(jq -r '.energy.jobs_cut' "$W/big.json")" true
 is "a small group's is not" "$(get "api/groups/$(group_of "$J1")" | jq -r '.energy.jobs_cut')" false
+# a group that ran on more hosts than its page lists: the total is over all
+mxq_sql "INSERT INTO mxq_group (group_id, group_name, user_uid, user_name, user_gid, user_group,
+	job_command, job_threads, job_memory, job_time) VALUES (9002, 'wide', 0, 'root', 0, 'root',
+	'true', 1, 64, 1);
+	INSERT INTO mxq_job (job_id, group_id, job_workdir, job_argc, job_argv, job_umask,
+	host_hostname, job_status, date_start, date_end) SELECT 900000 + seq, 9002, '/', 1,
+	'true\\\\0', 18, CONCAT('w', seq), 1000, NOW(), NOW() FROM seq_1_to_101;
+	INSERT INTO mxq_power_job (job_id, hostname, energy_j, date_start, date_end)
+	SELECT 900000 + seq, CONCAT('w', seq), 10, NOW(), NOW() FROM seq_1_to_101" ||
+	not_ok "a group of 101 jobs on 101 hosts"
+get api/groups/9002 >"$W/wide.json"
+is "a group on 101 hosts lists 100 of them" "$(jq -r '.hosts | length' "$W/wide.json")" 100
+is "and its energy is that of all 101 jobs" \
+	"$(jq -r '"\(.energy.energy_j) \(.energy.jobs_measured)"' "$W/wide.json")" "1010 101"
 get metrics >"$W/metrics.txt"
 check "/metrics has the node power" grep -q '^mxq_node_power_watts{host="n1"}' "$W/metrics.txt"
 if command -v promtool >/dev/null 2>&1; then
