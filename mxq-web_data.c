@@ -379,8 +379,11 @@ static int walk_events(struct web_request *r, const struct mxq_power_db_snapshot
 		x->cursor = t;
 	}
 	mx_db_result_free(res);
+	/* before its oldest event a node was in that event's from-state: back
+	 * to the oldest window when every event was read, else only as far as
+	 * they reach */
 	for (size_t i = 0; i < n; i++)
-		walk_interval(&w[i], h->oldest, w[i].cursor, start);
+		walk_interval(&w[i], h->cut ? h->oldest : oldest, w[i].cursor, start);
 	history_point(h, now - chart_window, on, off, px, true);
 	reverse_array(h->on);
 	reverse_array(h->off);

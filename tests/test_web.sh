@@ -262,6 +262,14 @@ get api/groups/9002 >"$W/wide.json"
 is "a group on 101 hosts lists 100 of them" "$(jq -r '.hosts | length' "$W/wide.json")" 100
 is "and its energy is that of all 101 jobs" \
 	"$(jq -r '"\(.energy.energy_j) \(.energy.jobs_measured)"' "$W/wide.json")" "1010 101"
+# a node OFF for days with no event of its own in the window: a day of
+# savings, however recent the other nodes' events are
+mxq_sql "INSERT INTO mxq_power (hostname, state, state_since, reason, idle_baseline_watts)
+	VALUES ('soff', 'OFF', NOW() - INTERVAL 3 DAY, 'test: off for days', 100)" ||
+	not_ok "a node off for days"
+check "the day's savings count the whole day of a node off all day" \
+	jq_ok '.savings[0].node_off_hours >= 24 and .savings[0].saved_kwh >= 2.4' \
+	"$(get api/overview >"$W/savings.json"; echo "$W/savings.json")"
 get metrics >"$W/metrics.txt"
 check "/metrics has the node power" grep -q '^mxq_node_power_watts{host="n1"}' "$W/metrics.txt"
 if command -v promtool >/dev/null 2>&1; then
