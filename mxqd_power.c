@@ -460,10 +460,7 @@ static uint64_t call_bound_ms(const char *name)
 	if (strcmp(name, "wol") == 0)
 		return 1000;
 	if (strcmp(name, "redfish") == 0)
-		/* a redfish call is several requests (login, system, reset, read
-		 * back, logout) */
-		return (uint64_t)tp.cfg.redfish_timeout_ms * 4 * (tp.cfg.redfish_retries + 1) +
-		       tp.cfg.ipmi_verify_ms;
+		return mxqd_power_redfish_bound_ms(&tp.cfg);  /* which the transport holds to */
 	return 0;
 }
 

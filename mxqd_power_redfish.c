@@ -37,6 +37,9 @@
 #include "mxq_redfish.h"
 #include "mxqd_redfish.h"
 
+/* The end of the running call's time bound (monotonic ms), 0 outside one. */
+static uint64_t call_deadline_ms;
+
 static struct mxqd_redfish_settings settings_of(const struct mxqd_power_target *t,
 						const struct mxqd_power_transport_config *c)
 {
@@ -48,7 +51,17 @@ static struct mxqd_redfish_settings settings_of(const struct mxqd_power_target *
 		.insecure = t->redfish_insecure,
 		.session = !t->redfish_basic,
 		.timeout_ms = c->redfish_timeout_ms ? c->redfish_timeout_ms : 10000,
+		.deadline_ms = call_deadline_ms,
 	};
+}
+
+uint64_t mxqd_power_redfish_bound_ms(const struct mxqd_power_transport_config *c)
+{
+	uint64_t timeout = c->redfish_timeout_ms ? c->redfish_timeout_ms : 10000;
+
+	/* a call is several requests (login, service root, systems, system,
+	 * reset, read back) and the verify time */
+	return timeout * 4 * (c->redfish_retries + 1) + c->ipmi_verify_ms;
 }
 
 static const char *redfish_unusable(const struct mxqd_power_target *t,
@@ -177,11 +190,18 @@ static bool retryable(int r)
 	return r == -ETIMEDOUT || r == -ECONNREFUSED || r == -EAGAIN;
 }
 
+/* Every attempt and request of one call within mxqd_power_redfish_bound_ms
+ * (a call runs in a worker process of its own: one call at a time). */
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	return mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500, errbuf,
-				errlen);
+	int r;
+
+	call_deadline_ms = mx_now_monotonic_ms() + mxqd_power_redfish_bound_ms(c);
+	r = mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500, errbuf,
+			     errlen);
+	call_deadline_ms = 0;
+	return r;
 }
 
 static int redfish_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

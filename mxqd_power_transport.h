@@ -49,6 +49,14 @@ struct mxqd_power_transport_config {
 	unsigned redfish_retries;      /* further attempts after a timeout (--power-redfish-retries) */
 };
 
+/*
+ * The longest one redfish power call of C may take: four requests' time per
+ * attempt and the verify time. The leader fences an earlier leader's
+ * calls by it, so the transport holds every call to it: no request starts
+ * once it is used up, and each one's timeout is cut to what is left.
+ */
+uint64_t mxqd_power_redfish_bound_ms(const struct mxqd_power_transport_config *c);
+
 /* One node as a transport sees it. Strings may be empty, never NULL. */
 struct mxqd_power_target {
 	const char *hostname;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mx_util.h"
 #include "mxq_redfish.h"
 
 #define BODY_MAX (1024 * 1024)
@@ -210,6 +211,22 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	c->location[0] = '\0';
 	c->token[0] = '\0';
 	c->token_cut = false;
+	if (c->s.deadline_ms) {
+		/* the call's bound, which the leader fences by: a request that
+		 * could end after it does not start, the others end by it */
+		uint64_t now = mx_now_monotonic_ms();
+		long left = c->s.deadline_ms > now ? (long)(c->s.deadline_ms - now) : 0;
+
+		if (left < 50) {
+			snprintf(errbuf, errlen, "BMC %s: %s %s not sent: the call's time bound is used up",
+				 c->s.bmc, method, path);
+			return -ETIMEDOUT;
+		}
+		if (left > (long)c->s.timeout_ms)
+			left = (long)c->s.timeout_ms;
+		curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, left);
+		curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, left);
+	}
 	snprintf(url, sizeof(url), "https://%s%s", c->s.bmc, path);
 	h = curl_slist_append(h, "Accept: application/json");
 	if (h && json)
@@ -393,8 +410,13 @@ void mxqd_redfish_close(struct mxqd_redfish *c)
 {
 	char err[256];
 
-	if (c->curl && c->token_header[0] && c->session_path[0])
+	if (c->curl && c->token_header[0] && c->session_path[0]) {
+		/* the logout acts on nothing: it gets its own timeout */
+		c->s.deadline_ms = 0;
+		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->s.timeout_ms);
+		curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)c->s.timeout_ms);
 		mxqd_redfish_request(c, "DELETE", c->session_path, NULL, err, sizeof(err));
+	}
 	wipe(c->token_header, sizeof(c->token_header));
 	wipe(c->token, sizeof(c->token));
 	if (c->curl)

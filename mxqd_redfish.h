@@ -21,6 +21,7 @@
 #define MXQD_REDFISH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include <curl/curl.h>
@@ -33,6 +34,8 @@ struct mxqd_redfish_settings {
 	bool insecure;            /* no TLS verification at all */
 	bool session;             /* Redfish session instead of basic auth */
 	unsigned timeout_ms;      /* one request */
+	uint64_t deadline_ms;     /* monotonic: no request starts later, none
+	                             lasts beyond; 0 = none (not the logout) */
 };
 
 struct mxqd_redfish {

@@ -33,6 +33,9 @@ State and faults, files in DIR the test writes and reads:
   on_delay     present: after On, PowerState is PoweringOn for that many
                seconds, then On
   slow         present: every answer waits that many seconds
+  stall_after_reset
+               present: the first answer after each Reset waits that many
+               seconds (instead of slow): a read-back that times out
   fail         present: every authenticated request gets that HTTP status
                with an error whose ExtendedInfo says "simulated fault"
   echo_values  present: a rejected login's message quotes the password sent
@@ -63,6 +66,7 @@ class Bmc:
     def __init__(self, args):
         self.dir = args.dir
         self.system_id = args.system_id
+        self.stall_next = False     # the next answer waits stall_after_reset
         self.chassis_id = args.chassis_id
         self.node = args.node_name
         self.schema = args.power_schema
@@ -178,6 +182,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def route(self):
         slow = self.bmc.read("slow")
+        if self.bmc.stall_next and self.bmc.read("stall_after_reset"):
+            self.bmc.stall_next = False
+            slow = self.bmc.read("stall_after_reset")
         if slow:
             time.sleep(float(slow))
         p = self.path.split("?", 1)[0].rstrip("/") or "/"
@@ -254,6 +261,7 @@ class Handler(BaseHTTPRequestHandler):
                     "ComputerSystem.Reset is not in the list of acceptable values." % rt))
             with open(self.bmc.path("resets.log"), "a") as f:
                 f.write("%.3f %s\n" % (time.time(), rt))
+            self.bmc.stall_next = True
             state = self.bmc.read("power")
             if rt in ("On", "ForceOn") and os.path.exists(self.bmc.path("ignore_on")):
                 pass

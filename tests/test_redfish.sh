@@ -17,6 +17,9 @@
 #   r7  answers slower than the timeout    -> FAILED after timeout x attempts
 #   r8  BMC answers 500 with ExtendedInfo  -> FAILED, the Redfish message in it
 #   r9  BMC accepts On but stays Off       -> FAILED after --power-ipmi-verify
+#   r10 answers just inside the timeout, its read-back after the Reset
+#       times out: the retry would send a second Reset after the call's
+#       bound (which the leader fences by); it is never sent
 #   r4  emulator down, best rank, job waits -> FAILED, job re-planned on r5
 #       (whose BMC hands out 600-byte session tokens)
 # plus: the password never shows in any /proc/*/cmdline, log or table;
@@ -38,7 +41,7 @@ R3PW=$(mxq__random_hex 8)        # r3's wrong one, which its BMC quotes back
 SOFT_DEADLINE=3
 RF_TIMEOUT=2
 RF_RETRIES=1
-NODES="r1 r2 r3 r4 r5 r6 r7 r8 r9"
+NODES="r1 r2 r3 r4 r5 r6 r7 r8 r9 r10"
 
 mxq_test_cleanup_hook() {
 	local _n
@@ -106,7 +109,7 @@ resets_of() {
 # ------------------------------------------------------------------ setup
 section "setup"
 check "throwaway CA and BMC certificate" redfish_certs "$D/certs"
-for n in r1 r3 r5 r6 r8 r9; do
+for n in r1 r3 r5 r6 r8 r9 r10; do
 	check "emulator of $n starts" emu_start "$n"
 done
 check "emulator of r2 starts (old Power schema, no PushPowerButton)" emu_start r2 \
@@ -119,6 +122,10 @@ echo 1 >"$D/r1/on_delay"
 : >"$D/r3/echo_values"
 echo 600 >"$D/r5/token_len"     # the spec sets no length: r5's are long
 : >"$D/r9/ignore_on"
+# r10: each answer just inside the timeout, the first after a Reset beyond
+: >"$D/r10/ignore_on"
+echo $((RF_TIMEOUT * 100 - 5)) | awk '{ print $1 / 100 }' >"$D/r10/slow"
+echo $((RF_TIMEOUT + 1)) >"$D/r10/stall_after_reset"
 : >"$D/r2/ignore_soft"
 
 # ------------------------------------------------ the emulator is Redfish
@@ -165,7 +172,7 @@ chmod 600 "$D/secrets"
 for n in $NODES; do
 	node "$n"
 done
-for n in r1 r2 r3 r5 r6 r7 r8 r9; do
+for n in r1 r2 r3 r5 r6 r7 r8 r9 r10; do
 	out=$(set_host "$n" transport_on=redfish transport_off=redfish \
 		"bmc=127.0.0.1:$(port_of "$n")" "redfish_ca=$D/certs/ca.pem" 2>&1)
 	is "mxqadmin power set $n transport_on=redfish ...: exit 0" "$?" 0
@@ -247,14 +254,14 @@ section "wrong password, unknown CA, slow BMC, BMC errors"
 # a wrong password is not retried; a slow BMC costs timeout x attempts
 bound=$(awk "BEGIN { print $RF_TIMEOUT * ($RF_RETRIES + 1) + 3 }")
 t0=$(now_cs)
-for n in r3 r6 r7 r8 r9; do
+for n in r3 r6 r7 r8 r9 r10; do
 	power_request "$n" ON
 done
-for n in r3 r6 r7 r8 r9; do
+for n in r3 r6 r7 r8 r9 r10; do
 	power_wait_state 40 "$n" FAILED
 done
 dt=$(awk -v a="$t0" -v b="$(now_cs)" 'BEGIN { printf "%.1f", (b - a) / 100 }')
-check "r3, r6, r7, r8, r9: all FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 30) }"
+check "r3, r6, r7, r8, r9, r10: all FAILED ${dt}s after the requests (no hang)" awk "BEGIN { exit !($dt <= 30) }"
 is "r3: FAILED" "$(power_state r3)" FAILED
 contains "r3: reason says the login was rejected" "$(power_failure r3)" "HTTP 401"
 contains "r3: reason has the Redfish message" "$(power_failure r3)" "invalid user name or password"
@@ -289,6 +296,14 @@ contains "r8: reason has the HTTP status and the ExtendedInfo message" "$(power_
 is "r9: FAILED" "$(power_state r9)" FAILED
 contains "r9: reason says the reset did not show" "$(power_failure r9)" \
 	"accepted ResetType On but /redfish/v1/Systems/1 still reports PowerState Off after 5000 ms"
+# the leader fences an earlier leader's call by its bound: no Reset later
+rf_bound=$((RF_TIMEOUT * 4 * (RF_RETRIES + 1) + 5))
+first=$(awk 'NR == 1 { print $1 }' "$D/r10/requests.log" 2>/dev/null)
+late=$(awk -v f="${first:-0}" -v b="$rf_bound" '$1 > f + b' "$D/r10/resets.log" 2>/dev/null)
+is "r10: FAILED" "$(power_state r10)" FAILED
+check "r10: its first Reset was sent" test -s "$D/r10/resets.log"
+is "r10: no Reset later than the call's bound (${rf_bound}s) after its first request" "$late" ""
+echo "# r10: requests at $(cut -d' ' -f1,2 "$D/r10/requests.log" 2>/dev/null | tr '\n' ';'); resets at $(tr '\n' ';' <"$D/r10/resets.log" 2>/dev/null); reason: $(power_failure r10)"
 
 # TLS verification can be turned off per host, and that is logged
 set_host r6 redfish_tls=insecure >/dev/null
