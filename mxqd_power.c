@@ -454,7 +454,7 @@ static uint64_t call_bound_ms(const char *name)
 	if (strcmp(name, "exec") == 0)
 		return (uint64_t)tp.cfg.exec_timeout_s * 1000;
 	if (strcmp(name, "ipmi") == 0)
-		return (uint64_t)tp.cfg.ipmi_timeout_ms * (tp.cfg.ipmi_retries + 1) + tp.cfg.ipmi_verify_ms;
+		return mxqd_power_ipmi_bound_ms(&tp.cfg);     /* which the transport holds to */
 	if (strcmp(name, "ssh") == 0)
 		return (uint64_t)tp.cfg.ssh_timeout_s * 1000;
 	if (strcmp(name, "wol") == 0)

@@ -270,6 +270,9 @@ static void nap_ms(unsigned ms)
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
 /* One attempt of OP (enum op) in one session. */
+/* The end of the running call's time bound (monotonic ms), 0 outside one. */
+static uint64_t call_deadline_ms;
+
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 		   int op, char *errbuf, size_t errlen)
 {
@@ -291,6 +294,14 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	if (st < 0 || op == OP_STATUS || st == ops[op].want) {
 		mxqd_ipmi_close(ctx);
 		return op == OP_STATUS || st < 0 ? st : 0;  /* already there: nothing to do */
+	}
+	/* the control must arrive within the call's bound, which the leader
+	 * fences by: not sent when one request's time no longer fits */
+	if (call_deadline_ms && mx_now_monotonic_ms() + c->ipmi_timeout_ms > call_deadline_ms) {
+		mxqd_ipmi_close(ctx);
+		snprintf(errbuf, errlen, "BMC %s: %s not sent: the call's time bound is used up",
+			 t->bmc_address, ops[op].what);
+		return -ETIME;  /* final: no attempt may follow */
 	}
 	r = chassis_control(ctx, t, c, ops[op].control, ops[op].what, errbuf, errlen);
 	if (r >= 0 && op == OP_SOFT_OFF) {
@@ -326,11 +337,23 @@ static bool timed_out(int r)
 	return r == -ETIMEDOUT;
 }
 
-/* OP with retries on timeouts only: a wrong password stays wrong. */
+uint64_t mxqd_power_ipmi_bound_ms(const struct mxqd_power_transport_config *c)
+{
+	return (uint64_t)c->ipmi_timeout_ms * (c->ipmi_retries + 1) + c->ipmi_verify_ms;
+}
+
+/* OP with retries on timeouts only: a wrong password stays wrong. The
+ * whole call within mxqd_power_ipmi_bound_ms (a worker process makes one
+ * call at a time). */
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	return mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0, errbuf, errlen);
+	int r;
+
+	call_deadline_ms = mx_now_monotonic_ms() + mxqd_power_ipmi_bound_ms(c);
+	r = mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0, errbuf, errlen);
+	call_deadline_ms = 0;
+	return r;
 }
 
 static int ipmi_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

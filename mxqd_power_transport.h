@@ -56,6 +56,9 @@ struct mxqd_power_transport_config {
  * once it is used up, and each one's timeout is cut to what is left.
  */
 uint64_t mxqd_power_redfish_bound_ms(const struct mxqd_power_transport_config *c);
+/* The same for ipmi: attempts x --power-ipmi-timeout + --power-ipmi-verify;
+ * no Chassis Control is sent that could arrive later. */
+uint64_t mxqd_power_ipmi_bound_ms(const struct mxqd_power_transport_config *c);
 
 /* One node as a transport sees it. Strings may be empty, never NULL. */
 struct mxqd_power_target {

@@ -220,7 +220,7 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 		if (left < 50) {
 			snprintf(errbuf, errlen, "BMC %s: %s %s not sent: the call's time bound is used up",
 				 c->s.bmc, method, path);
-			return -ETIMEDOUT;
+			return -ETIME;  /* final: no attempt may follow */
 		}
 		if (left > (long)c->s.timeout_ms)
 			left = (long)c->s.timeout_ms;
