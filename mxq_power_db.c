@@ -817,8 +817,11 @@ int mxq_power_db_node_register(struct mx_db *db, const char *hostname)
 	if (r < 0)
 		return r;
 	booted = strcmp(from, "POWERING_ON") == 0;
-	if (booted || strcmp(from, "OFF") == 0 || strcmp(from, "UNKNOWN") == 0 ||
-	    strcmp(from, "POWERING_OFF") == 0) {
+	/* not POWERING_OFF: the leader's power-off may still be on its way
+	 * (a slow BMC, a script), and ON would open the claim to jobs it
+	 * would then cut; the leader settles that row (OFF once the call
+	 * took, else FAILED at the shutdown deadline and retried) */
+	if (booted || strcmp(from, "OFF") == 0 || strcmp(from, "UNKNOWN") == 0) {
 		const char *reason = booted ? "boot completed: mxqd registered" :
 				     "mxqd registered (node is up)";
 		n = mx_db_exec(db,

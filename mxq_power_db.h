@@ -169,9 +169,10 @@ int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lea
 				    const char *hostname, bool admin_off);
 
 /*
- * Node: register (create the row if missing; POWERING_ON, OFF, UNKNOWN and
- * POWERING_OFF become ON, a completed boot is counted). Records an event
- * when the state changed. Returns 0 or negative errno.
+ * Node: register (create the row if missing; POWERING_ON, OFF and UNKNOWN
+ * become ON, a completed boot is counted; DRAINING, POWERING_OFF and FAILED
+ * stay for the leader). Records an event when the state changed. Returns 0
+ * or negative errno.
  */
 int mxq_power_db_node_register(struct mx_db *db, const char *hostname);
 /* Node: read own row's state and desired state. -ENOENT if no row. */

@@ -22,6 +22,9 @@
 #      UNKNOWN by the leader and stays so when the node comes back
 #   5. a node whose wake fails: FAILED, retried by itself after the
 #      backoff (power explain says when), then left to an admin; clear
+#   6. a node's mxqd restarted while the node's (slow) power-off is on
+#      its way: the row stays POWERING_OFF, nothing is claimed there
+#      until the power-off landed, the waiting job runs after it
 # At the end: no job active on a node recorded OFF or FAILED, and the
 # group counters equal the job rows.
 
@@ -250,6 +253,38 @@ power_node_flag p1 fail_on off
 admin_check clear p1 "BMC fixed"
 check "after the clear: p1 woken, j6 runs" job_wait 40 "$j6" 1000
 is "j6 ran exactly once" "$(runs_of "$j6")" 1
+
+# ------------------- 6. a node's mxqd restarts while its power-off is sent
+
+section "6. a node's mxqd restarts while its power-off is on its way"
+# p2's power switch answers 4 s late; meanwhile its mxqd crashes and is
+# started again, with a job for p2 waiting. Registering must not reopen
+# the claim: the late power-off would cut the job.
+power_node_flag p2 slow_off on 4
+t6=$(date +%s)
+power_node_running p2 || check "p2 powered on by hand (idle: the leader powers it off)" \
+	power_node_boot p2
+check "the power-off of p2 is on its way (slow)" wait_until 20 \
+	sh -c "awk -v t=$t6 '\$1 > t && \$2 == \"p2\" && \$3 == \"off\" && \$4 == \"slow\"' '$LOG' | grep -q ."
+# shellcheck disable=SC2016 # expanded by the job's shell
+j7=$(submit -N restart-p2 --whitelist p2 -m 64M -t 10m -w "$W/ran" sh -c \
+	'echo "$MXQ_JOBID $MXQ_HOSTNAME" >>"ran.$MXQ_JOBID"; date +%s.%N >"start.$MXQ_JOBID"; sleep 3')
+kill -KILL "$(power_node_pid p2)"
+power_node_flag p2 slow_off off
+check "p2's mxqd starts again (POWERING_OFF)" power_exec p2 on
+check "the late power-off reaches p2" wait_until 20 \
+	sh -c "awk -v t=$t6 '\$1 > t && \$2 == \"p2\" && \$3 == \"off\" && (\$4 == \"begin\" || \$4 == \"already-off\")' '$LOG' | grep -q ."
+t_off=$(awk -v t="$t6" '$1 > t && $2 == "p2" && $3 == "off" && ($4 == "begin" || $4 == "already-off") { print $1; exit }' "$LOG")
+check "j7 finishes" job_wait 40 "$j7" 1000
+is "j7 ran exactly once" "$(runs_of "$j7")" 1
+t_j7=$(cat "$W/ran/start.$j7" 2>/dev/null || echo 0)
+if awk -v a="$t_j7" -v b="$t_off" 'BEGIN { exit !(a > b) }'; then
+	ok "j7 started after the late power-off ($t_j7 > $t_off), not under it"
+else
+	not_ok "j7 started after the late power-off # BUG: it started at $t_j7 and p2 was" \
+		"switched off at $t_off: the registration took p2 from POWERING_OFF to ON"
+	power_events p2 | diag
+fi
 
 # --------------------------------------------------------- invariants
 
