@@ -2257,8 +2257,13 @@ static void transition_powering_off(struct decide_ctx *c, size_t i)
 	char a[32];
 
 	if (power_off_known(n)) {
-		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
-			   plan_str(c, "power-off confirmed"));
+		/* not while the previous leader's power-off may still land: an
+		 * mxqd registering on an OFF row reopens the claim under it */
+		if (fenced(c, i))
+			work(c, i)->note = fence_text(c, i);
+		else
+			add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
+				   plan_str(c, "power-off confirmed"));
 	} else if (n->inherited && !n->off_call_busy) {
 		add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_OFF,
 			   plan_str(c, "power-off sent again by the new leader (the previous "

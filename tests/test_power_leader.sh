@@ -15,6 +15,10 @@
 #      DRAINING>POWERING_OFF) but before actuating it: the new leader
 #      finishes the transition (or rolls it back and acts again) instead of
 #      letting the node run into its deadline and FAILED
+#   6. a leader stopped while its (slow) power-off of a node whose mxqd
+#      exited is on its way: the new leader does not record the node OFF
+#      inside the in-flight window, so an mxqd started there meanwhile
+#      claims nothing before the late power-off landed
 
 POWER_TICK=0.5
 POWER_LEASE=2
@@ -237,5 +241,49 @@ else
 	check "after mxqadmin power clear p2: p2 powered off" power_wait_state 20 p2 OFF
 fi
 check "$L starts again" power_leader_start "$L" "$CONF"
+
+section "6. a stalled leader's late power-off, the node's mxqd restarted meanwhile"
+# p1's power switch answers 5 s late. The leader sends the power-off of
+# p1, whose mxqd has exited, and stops; the new leader finds p1
+# POWERING_OFF without an mxqd. When p1's mxqd is started again before
+# the old leader's call landed, p1 must not claim the job waiting for it.
+L=$(leader_name)
+O=$(other_of "$L")
+LP=$(mxqd_pid "$L")
+mark=$(power_last_event_id)
+power_node_flag p1 slow_off on 5
+t6=$(date +%s)
+check "p1 powered on by hand (idle: $L drains it)" power_node_boot p1
+check "p1 DRAINING" power_wait_state 15 p1 DRAINING POWERING_OFF
+kill -TERM "$(power_node_pid p1)"
+check "$L's power-off of p1 is on its way (slow)" wait_until 15 sh -c \
+	"awk -v t=$t6 '\$1 > t && \$2 == \"p1\" && \$4 == \"slow\" && \$6 == \"caller=$LP\"' \
+	'$MXQ_POWER_TEST_DIR/exec.log' | grep -q ."
+mxqd_signal "$L" STOP
+power_node_flag p1 slow_off off
+# shellcheck disable=SC2016 # expanded by the job's shell
+j6=$(submit -N late-off --whitelist p1 -m 64M -w "$W" sh -c \
+	'date +%s.%N >"start.$MXQ_JOBID"; sleep 3')
+check "$O takes over from the stopped $L" wait_for 10 \
+	"(SELECT holder LIKE '$O/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
+sleep 1
+echo "# p1 is $(power_state p1) when its mxqd starts again" | diag
+check "p1's mxqd starts again" power_exec p1 on
+check "$L's late power-off reaches p1" wait_until 15 sh -c \
+	"awk -v t=$t6 '\$1 > t && \$2 == \"p1\" && \$3 == \"off\" && \$6 == \"caller=$LP\" &&
+	(\$4 == \"begin\" || \$4 == \"already-off\")' '$MXQ_POWER_TEST_DIR/exec.log' | grep -q ."
+t_off=$(awk -v t="$t6" -v c="caller=$LP" '$1 > t && $2 == "p1" && $3 == "off" && $6 == c &&
+	($4 == "begin" || $4 == "already-off") { print $1; exit }' "$MXQ_POWER_TEST_DIR/exec.log")
+mxqd_signal "$L" CONT
+check "the job for p1 finishes" job_wait 40 "$j6" 1000
+t_j6=$(cat "$W/start.$j6" 2>/dev/null || echo 0)
+if awk -v a="$t_j6" -v b="$t_off" 'BEGIN { exit !(a > b) }'; then
+	ok "the job started after $L's late power-off ($t_j6 > $t_off), not under it"
+else
+	not_ok "the job started after $L's late power-off # BUG: it started at $t_j6, the" \
+		"power-off of epoch $(($(power_epoch) - 1)) reached p1 at $t_off: the new leader" \
+		"recorded p1 OFF inside the in-flight window and its mxqd's registration reopened it"
+	power_events p1 "$mark" | diag
+fi
 
 tap_done
