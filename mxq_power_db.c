@@ -759,16 +759,18 @@ int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *le
 }
 
 int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
-				    const char *hostname, bool admin_off)
+				    const char *hostname, const char *request, bool admin_off)
 {
 	int64_t n;
 
 	if (!mxq_power_lease_valid(lease))
 		return 0;
+	/* only the request decided on: an admin's newer one (and the
+	 * admin_off it set) must not be undone by an older snapshot */
 	n = mx_db_exec(db,
 		"UPDATE mxq_power p JOIN mxq_power_leader l SET p.admin_request = '',"
-		" p.admin_off = ?," FENCE_TOUCH " WHERE p.hostname = ? AND" FENCE,
-		"isUs", admin_off ? 1 : 0, hostname, lease->epoch, lease->holder);
+		" p.admin_off = ?," FENCE_TOUCH " WHERE p.hostname = ? AND p.admin_request = ? AND" FENCE,
+		"issUs", admin_off ? 1 : 0, hostname, request, lease->epoch, lease->holder);
 	return n < 0 ? (int)n : (n > 0);
 }
 

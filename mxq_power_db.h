@@ -164,9 +164,11 @@ int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *le
 int mxq_power_db_explain_plan(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const struct mxq_power_db_snapshot *s,
 			      const struct mxq_power_plan *plan, size_t *ret_sent);
-/* Leader: mark an admin request as handled (fenced). */
+/* Leader: mark the admin request REQUEST ("ON", "OFF") that the snapshot
+ * read as handled (fenced). 1 done, 0 fenced off or the admin changed the
+ * request meanwhile (it stays for the next tick), negative errno. */
 int mxq_power_db_admin_request_done(struct mx_db *db, const struct mxq_power_lease *lease,
-				    const char *hostname, bool admin_off);
+				    const char *hostname, const char *request, bool admin_off);
 
 /*
  * Node: register (create the row if missing; POWERING_ON, OFF and UNKNOWN

@@ -934,7 +934,9 @@ static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 
 	switch (a->kind) {
 	case MXQ_POWER_ACTION_ADMIN_DONE:
-		return mxq_power_db_admin_request_done(server->db, &pm.lease, a->hostname, n->admin_off);
+		return mxq_power_db_admin_request_done(server->db, &pm.lease, a->hostname,
+						       s->hosts[a->node_index].admin_request,
+						       n->admin_off);
 	case MXQ_POWER_ACTION_RESOLVE_JOBS:
 		r = mxq_power_db_resolve_jobs(server->db, &pm.lease, a->hostname, a->from, a->reason,
 					      &jobs);

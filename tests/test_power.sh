@@ -24,6 +24,9 @@
 #   m. a flood of submissions (a job every 0.2 s that no host can run)
 #      makes the leader decide about once a second, not at every submit,
 #      and does not rewrite every host's explanation at each decision
+#   n. mxqadmin power on while the leader, held on the host's row, carries
+#      out the older power off: the newer request is not marked done (and
+#      its admin_off undone) by the older decision
 #
 # Every wait is a bounded poll on a condition; "stays" checks sample the
 # state for a few leader ticks.
@@ -474,4 +477,38 @@ is "no power event: no host woken for work none can run" \
 check "flood jobs cancelled" "$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" \
 	-g "$(group_of "$jf")"
 check "leader7 stops" mxqd_stop leader7
+
+# ------------------------------ n. an admin request changed under the leader
+
+section "n. mxqadmin power on while the leader carries out an older power off"
+# leader8 decides every 3 s; right after a decision the admin switches an
+# ON host off, and the host's row is held (a slow statement, a stalled
+# leader) until the leader carried out its drain; the admin switches the
+# host on meanwhile: the leader must not mark the older request done over
+# the newer one and undo its admin_off
+check "leader8 starts (--power-tick 3)" \
+	power_leader_start leader8 "$FLOOD" --power-tick 3 --power-lease 12 --power-poll 0
+check "leader8 holds the lease" wait_for 10 \
+	"(SELECT holder LIKE 'leader8/%' AND last_tick_at IS NOT NULL FROM mxq_power_leader)"
+h=$(mxq_sql "SELECT hostname FROM mxq_power WHERE state = 'ON' AND admin_off = 0
+	ORDER BY hostname LIMIT 1")
+t=$(mxq_sql "SELECT last_tick_at FROM mxq_power_leader")
+check "leader8 decides" wait_for 10 "(SELECT last_tick_at <> '$t' FROM mxq_power_leader)"
+admin_check off "$h" "first"
+mxq_sql "BEGIN; SELECT 1 FROM mxq_power WHERE hostname = '$h' FOR UPDATE; SELECT SLEEP(5);
+	COMMIT" >/dev/null &
+lk=$!
+check "leader8's drain of $h waits for the row" wait_for 8 \
+	"(SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT') >= 1"
+power_admin on "$h" "changed my mind" >/dev/null 2>&1 &
+ad=$!
+wait "$lk"
+wait "$ad"
+check "the admin's power on is in the events" wait_for 5 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = '$h' AND actor = 'admin'
+	AND reason LIKE 'on by %changed my mind') = 1"
+sleep 4
+is "$h: the admin's later power on stands (admin_off = 0)" \
+	"$(mxq_sql "SELECT admin_off FROM mxq_power WHERE hostname = '$h'")" 0
+check "leader8 stops" mxqd_stop leader8
 tap_done
