@@ -2213,6 +2213,12 @@ static void transition_draining(struct decide_ctx *c, size_t i)
 		/* its jobs, if any, are resolved once it is recorded OFF */
 		add_action(c, i, MXQ_POWER_ACTION_MARK_OFF, MXQ_POWER_OFF,
 			   plan_str(c, "mxqd gone while draining and the power is off: recorded OFF"));
+	} else if (n->admin_wake) {
+		/* the admin asked for the host on: powering it off instead would
+		 * mark that request done all the same */
+		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
+			   plan_printf(c, "drain cancelled: %s", n->admin_reason && n->admin_reason[0] ?
+				       n->admin_reason : "admin power on"));
 	} else if (n->jobs_running > 0 && !n->admin_off) {
 		learn_need(&c->st, c->cfg, n->node_class, c->now);
 		add_action(c, i, MXQ_POWER_ACTION_CANCEL_DRAIN, MXQ_POWER_ON,
@@ -2392,6 +2398,8 @@ static void step_admin_done(struct decide_ctx *c)
 			continue;
 		if (wn->n->admin_wake && wn->eff == MXQ_POWER_OFF && fenced(c, i))
 			continue;  /* the wake waits for the window, the request with it */
+		if (wn->n->admin_wake && wn->eff == MXQ_POWER_POWERING_OFF)
+			continue;  /* the power-off cannot be taken back: woken once OFF */
 		add_action(c, i, MXQ_POWER_ACTION_ADMIN_DONE, wn->eff,
 			   plan_str(c, wn->n->admin_off ? "admin power off request taken" :
 				    "admin power on request taken"));
