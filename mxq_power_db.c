@@ -579,6 +579,8 @@ static int transition_body(struct mx_db *db, void *ctx)
 struct note_tx {
 	const struct mxq_power_lease *lease;
 	const char *hostname, *state_s, *reason;
+	bool admin_off;          /* resolve_jobs: as decided */
+	int64_t decided_at;      /* resolve_jobs: the snapshot's time */
 	uint64_t jobs;           /* resolve_jobs: how many */
 };
 
@@ -619,11 +621,24 @@ static int resolve_body(struct mx_db *db, void *ctx)
 {
 	struct note_tx *t = ctx;
 	char text[1200];
+	uint64_t one;
 	int64_t n;
 	int r = enter_fence(db, t->lease);
 
 	t->jobs = 0;
 	if (r <= 0)
+		return r;
+	/* the decision was read from an older snapshot (a tick held up, a
+	 * leader stalled within its lease): an admin's power on or an mxqd
+	 * that came back since means the jobs can still be recovered */
+	r = mx_db_query_u64(db, &one, "SELECT 1 FROM mxq_power p WHERE p.hostname = ? AND p.state = ?"
+			    " AND p.admin_off = ? AND NOT EXISTS (SELECT 1 FROM mxq_daemon d"
+			    "   WHERE d.hostname = p.hostname AND d.daemon_start >= FROM_UNIXTIME(?))"
+			    " LOCK IN SHARE MODE", "ssil", t->hostname, t->state_s, t->admin_off ? 1 : 0,
+			    t->decided_at);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
 		return r;
 	/* the triggers move the group counters from running to unknown */
 	n = mx_db_exec(db,
@@ -642,11 +657,12 @@ static int resolve_body(struct mx_db *db, void *ctx)
 
 int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const char *hostname, enum mxq_power_node_state state,
-			      const char *reason, uint64_t *ret_jobs)
+			      bool admin_off, int64_t decided_at, const char *reason,
+			      uint64_t *ret_jobs)
 {
 	struct note_tx t = {
 		.lease = lease, .hostname = hostname, .state_s = mxq_power_state_to_string(state),
-		.reason = reason ? reason : "",
+		.reason = reason ? reason : "", .admin_off = admin_off, .decided_at = decided_at,
 	};
 	int r;
 

@@ -144,15 +144,18 @@ int mxq_power_db_transition(struct mx_db *db, const struct mxq_power_lease *leas
 int mxq_power_db_note(struct mx_db *db, const struct mxq_power_lease *lease, const char *hostname,
 		      enum mxq_power_node_state state, const char *reason);
 /*
- * Leader: mark every job still active on HOSTNAME (in STATE, for the
- * event) UNKNOWN (the group
+ * Leader: mark every job still active on HOSTNAME UNKNOWN (the group
  * counters follow through the triggers) with an event naming REASON and
- * the count, fenced. *ret_jobs: how many. 1 done (also for none), 0
- * fenced off, negative errno.
+ * the count, fenced; only while the decision still holds: the row in
+ * STATE with ADMIN_OFF as the snapshot read it, and no mxqd of the host
+ * registered since DECIDED_AT (the snapshot's database time, seconds).
+ * *ret_jobs: how many. 1 done (also for none), 0 fenced off or moved on,
+ * negative errno.
  */
 int mxq_power_db_resolve_jobs(struct mx_db *db, const struct mxq_power_lease *lease,
 			      const char *hostname, enum mxq_power_node_state state,
-			      const char *reason, uint64_t *ret_jobs);
+			      bool admin_off, int64_t decided_at, const char *reason,
+			      uint64_t *ret_jobs);
 /*
  * Leader: store PLAN's explanations of the hosts of snapshot S (fenced, no
  * event), sending an UPDATE only for a host whose text differs from the one

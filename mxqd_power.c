@@ -938,8 +938,8 @@ static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 						       s->hosts[a->node_index].admin_request,
 						       n->admin_off);
 	case MXQ_POWER_ACTION_RESOLVE_JOBS:
-		r = mxq_power_db_resolve_jobs(server->db, &pm.lease, a->hostname, a->from, a->reason,
-					      &jobs);
+		r = mxq_power_db_resolve_jobs(server->db, &pm.lease, a->hostname, a->from,
+					      n->admin_off, s->now, a->reason, &jobs);
 		if (r == 1 && jobs)
 			mx_log_warning("power: %s: %" PRIu64 " job(s) marked UNKNOWN: %s", a->hostname,
 				       jobs, a->reason);

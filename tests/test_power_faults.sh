@@ -25,6 +25,9 @@
 #   6. a node's mxqd restarted while the node's (slow) power-off is on
 #      its way: the row stays POWERING_OFF, nothing is claimed there
 #      until the power-off landed, the waiting job runs after it
+#   7. the leader's decision to mark an admin-off crashed node's jobs
+#      UNKNOWN, held before its write while the admin switches the node
+#      on: not carried out; the node is woken and its job recovered
 # At the end: no job active on a node recorded OFF or FAILED, and the
 # group counters equal the job rows.
 
@@ -287,6 +290,45 @@ else
 		"switched off at $t_off: the registration took p2 from POWERING_OFF to ON"
 	power_events p2 | diag
 fi
+
+# ------------ 7. a stale decision to mark a crashed node's jobs UNKNOWN
+
+section "7. mxqadmin power on while the leader marks an admin-off node's jobs UNKNOWN"
+# p3 is admin off, its mxqd crashes with a job whose reaper lives on: the
+# leader records p3 OFF and decides, at its next tick, to mark the job
+# UNKNOWN (p3 cannot be woken). That tick is held on another row (p1's)
+# before it gets there, and the admin switches p3 on meanwhile: the older
+# decision must not mark the job UNKNOWN, p3 is woken to recover it.
+check "c1 stops" mxqd_stop c1
+check "c2 stops" mxqd_stop c2
+# shellcheck disable=SC2086
+check "candidate c3 starts (--power-tick 3)" power_leader_start c3 "$CONF" $LEADER_OPTS \
+	--power-tick 3 --power-lease 12 --power-poll 0
+check "c3 leads" leader_is c3
+check "p1 OFF" power_wait_state 30 p1 OFF
+j8=$(started_job p3 30)
+check "j8 runs on p3" [ -n "$j8" ]
+admin_check off p3 "stale decision test"
+check "p3 DRAINING (admin off, j8 running)" power_wait_state 15 p3 DRAINING
+kill -KILL "$(power_node_pid p3)"
+check "p3 recorded OFF (its mxqd gone, j8's reaper lives on)" power_wait_state 30 p3 OFF
+mxq_sql "UPDATE mxq_power SET state = 'UNKNOWN', state_since = NOW(3) WHERE hostname = 'p1'"
+mxq_sql "BEGIN; SELECT 1 FROM mxq_power WHERE hostname = 'p1' FOR UPDATE; SELECT SLEEP(5);
+	COMMIT" >/dev/null &
+lk=$!
+check "c3's next decision is held on p1's row" wait_for 8 \
+	"(SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT') >= 1"
+is "j8 still active meanwhile" "$(status_of "$j8")" 200
+admin_check on p3 "recover its job"
+wait "$lk"
+if job_wait 60 "$j8" 1000 >/dev/null; then
+	ok "j8 finishes: p3 woken to recover it, not marked UNKNOWN by the older decision"
+else
+	not_ok "j8 finishes # BUG: status $(status_of "$j8"): the leader marked it UNKNOWN on a" \
+		"decision read before the admin switched p3 on"
+	power_events p3 | tail -n 4 | diag
+fi
+is "j8 ran exactly once" "$(runs_of "$j8")" 1
 
 # --------------------------------------------------------- invariants
 
