@@ -1123,6 +1123,9 @@ int mxqd_power_leader_tick(struct mxqd_server *server)
 
 void mxqd_power_fini(struct mxqd_server *server)
 {
+	/* before the lease goes: a worker still before its deadline check
+	 * would otherwise make its call after another candidate took over */
+	mxqd_power_work_stop_all();
 	if (pm.opt.manager && pm.lease.held) {
 		if (mxq_power_lease_release(server->db, &pm.lease) < 0)
 			mx_log_warning("power: cannot release the lease: %s", mx_db_error(server->db));

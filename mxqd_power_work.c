@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,6 +316,20 @@ size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_re
 	}
 	*ret = out;
 	return n_out;
+}
+
+void mxqd_power_work_stop_all(void)
+{
+	for (size_t i = 0; i < n_workers; i++) {
+		struct worker *w = &workers[i];
+
+		if (drain(w))
+			continue;  /* done already (its result is in the pipe) */
+		kill(w->pid, SIGTERM);
+		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	mxqd_power_work_fini();
 }
 
 void mxqd_power_work_fini(void)

@@ -104,6 +104,15 @@ size_t mxqd_power_work_running(void);
  */
 size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_result **ret);
 
+/*
+ * Stop every running worker with SIGTERM (its handler kills the transport
+ * command's process group too) and wait until each has exited: no call of
+ * this process starts after the return. Their results are dropped. For a
+ * leader that gives its lease up: the workers' deadline is that of the
+ * lease, which outlasts the release.
+ */
+void mxqd_power_work_stop_all(void);
+
 /* Forget running workers (they finish on their own) and close their pipes. */
 void mxqd_power_work_fini(void);
 

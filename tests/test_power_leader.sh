@@ -19,6 +19,8 @@
 #      exited is on its way: the new leader does not record the node OFF
 #      inside the in-flight window, so an mxqd started there meanwhile
 #      claims nothing before the late power-off landed
+#   7. a leader that releases its lease at exit, its exit held up: none
+#      of its transport calls starts after the other candidate took over
 
 POWER_TICK=0.5
 POWER_LEASE=2
@@ -285,5 +287,44 @@ else
 		"recorded p1 OFF inside the in-flight window and its mxqd's registration reopened it"
 	power_events p1 "$mark" | diag
 fi
+
+section "7. a leader that gives its lease up at exit takes its calls along"
+# c4's power-off workers wait 3 s before their deadline check (the lease
+# lasts 10 s); c4 is stopped right after its intent for p2, and its exit
+# is held after it released the lease (its daemon row is locked, 60 s
+# heartbeats keep it from blocking earlier): c5 takes over at once, and
+# no call of c4's epoch may start after that
+check "c1 stops" mxqd_stop c1
+check "c2 stops" mxqd_stop c2
+export MXQD_POWER_TEST_HOLD="off=3000"
+check "candidate c4 starts (its power-off calls wait 3 s, --power-lease 10)" \
+	power_leader_start c4 "$CONF" --power-lease 10 --heartbeat-interval 60
+unset MXQD_POWER_TEST_HOLD
+check "c4 leads" wait_for 15 "(SELECT holder LIKE 'c4/%' AND lease_expires > NOW(3)
+	FROM mxq_power_leader)"
+check "candidate c5 starts" power_leader_start c5 "$CONF"
+E4=$(power_epoch)
+mark=$(power_last_event_id)
+check "p2 powered on by hand (idle: c4 drains it)" power_node_boot p2
+check "c4 writes DRAINING>POWERING_OFF for p2 (epoch $E4)" wait_for 20 \
+	"(SELECT COUNT(*) FROM mxq_power_event WHERE hostname = 'p2' AND to_state = 'POWERING_OFF'
+	AND epoch = $E4 AND event_id > $mark) = 1"
+did=$(mxq_sql "SELECT daemon_id FROM mxq_daemon WHERE hostname = 'c4' AND status NOT IN (250, 255)")
+mxq_sql "BEGIN; SELECT 1 FROM mxq_daemon WHERE daemon_id = $did FOR UPDATE; SELECT SLEEP(6);
+	COMMIT" >/dev/null &
+lk=$!
+sleep 0.2
+mxqd_signal c4 TERM
+check "c5 takes over from the exiting c4" wait_for 5 \
+	"(SELECT holder LIKE 'c5/%' AND lease_expires > NOW(3) FROM mxq_power_leader)"
+t_take=$(mxq_sql "SELECT UNIX_TIMESTAMP(acquired_at) FROM mxq_power_leader")
+wait "$lk"
+check "c4 exits" mxqd_wait c4 15
+mxqd_forget c4
+check "c4 said it released the lease" grep -q "power: lease released" "$(power_leader_log c4)"
+is "no transport call of epoch $E4 after the takeover at $t_take" \
+	"$(awk -v t="$t_take" -v e="epoch=$E4" '$1 > t { for (i = 5; i <= NF; i++) if ($i == e) print }' \
+	"$MXQ_POWER_TEST_DIR/exec.log")" ""
+check "c5 powers p2 off" power_wait_state 30 p2 OFF
 
 tap_done
