@@ -869,6 +869,11 @@ uint64_t mx_now_realtime_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+uint64_t mx_now_boottime_ms(void)
+{
+	return clock_ms(CLOCK_BOOTTIME);
+}
+
 /* fork(), or with CGROUP_FD >= 0 clone3() straight into that cgroup */
 static pid_t fork_with_pipe(int cgroup_fd, int *ret_fd)
 {

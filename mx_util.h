@@ -157,5 +157,9 @@ pid_t mx_fork_into_cgroup_with_pipe(int cgroup_fd, int *ret_fd);
 /* Monotonic and realtime clocks in milliseconds. */
 uint64_t mx_now_monotonic_ms(void);
 uint64_t mx_now_realtime_ms(void);
+/* Monotonic including the time the machine was suspended (or a VM paused,
+ * where the guest kernel counts it): for deadlines that other hosts wait
+ * out by their clocks (the power manager's lease, its calls' bounds). */
+uint64_t mx_now_boottime_ms(void);
 
 #endif

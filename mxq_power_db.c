@@ -33,7 +33,7 @@
 int mxq_power_lease_acquire(struct mx_db *db, struct mxq_power_lease *lease, unsigned lease_ms,
 			    unsigned margin_ms, const char *config_hash, bool dry_run)
 {
-	uint64_t t0 = mx_now_monotonic_ms(), epoch = 0;
+	uint64_t t0 = mx_now_boottime_ms(), epoch = 0;
 	uint64_t old_epoch = lease->held ? lease->epoch : 0;
 	bool was_held = lease->held;
 	int64_t n;
@@ -72,7 +72,7 @@ int mxq_power_lease_acquire(struct mx_db *db, struct mxq_power_lease *lease, uns
 
 bool mxq_power_lease_valid(const struct mxq_power_lease *lease)
 {
-	return lease->held && mx_now_monotonic_ms() < lease->deadline_ms;
+	return lease->held && mx_now_boottime_ms() < lease->deadline_ms;
 }
 
 int mxq_power_lease_release(struct mx_db *db, struct mxq_power_lease *lease)

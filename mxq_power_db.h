@@ -30,7 +30,7 @@ struct mxq_power_lease {
 	char holder[256];          /* "host/daemon[pid:starttime]": unique per process */
 	uint64_t epoch;            /* valid while held */
 	bool held;
-	uint64_t deadline_ms;      /* local monotonic: act only before this */
+	uint64_t deadline_ms;      /* local boottime (mx_now_boottime_ms: suspends count): act only before this */
 	bool new_term;             /* set by acquire when this call started a new epoch */
 };
 

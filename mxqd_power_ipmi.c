@@ -270,7 +270,7 @@ static void nap_ms(unsigned ms)
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
 /* One attempt of OP (enum op) in one session. */
-/* The end of the running call's time bound (monotonic ms), 0 outside one. */
+/* The end of the running call's time bound (mx_now_boottime_ms), 0 outside one. */
 static uint64_t call_deadline_ms;
 
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
@@ -297,7 +297,7 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	}
 	/* the control must arrive within the call's bound, which the leader
 	 * fences by: not sent when one request's time no longer fits */
-	if (call_deadline_ms && mx_now_monotonic_ms() + c->ipmi_timeout_ms > call_deadline_ms) {
+	if (call_deadline_ms && mx_now_boottime_ms() + c->ipmi_timeout_ms > call_deadline_ms) {
 		mxqd_ipmi_close(ctx);
 		snprintf(errbuf, errlen, "BMC %s: %s not sent: the call's time bound is used up",
 			 t->bmc_address, ops[op].what);
@@ -350,7 +350,7 @@ static int with_retries(const struct mxqd_power_target *t, const struct mxqd_pow
 {
 	int r;
 
-	call_deadline_ms = mx_now_monotonic_ms() + mxqd_power_ipmi_bound_ms(c);
+	call_deadline_ms = mx_now_boottime_ms() + mxqd_power_ipmi_bound_ms(c);
 	r = mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0, errbuf, errlen);
 	call_deadline_ms = 0;
 	return r;

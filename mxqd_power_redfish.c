@@ -37,7 +37,7 @@
 #include "mxq_redfish.h"
 #include "mxqd_redfish.h"
 
-/* The end of the running call's time bound (monotonic ms), 0 outside one. */
+/* The end of the running call's time bound (mx_now_boottime_ms), 0 outside one. */
 static uint64_t call_deadline_ms;
 
 static struct mxqd_redfish_settings settings_of(const struct mxqd_power_target *t,
@@ -197,7 +197,7 @@ static int with_retries(const struct mxqd_power_target *t, const struct mxqd_pow
 {
 	int r;
 
-	call_deadline_ms = mx_now_monotonic_ms() + mxqd_power_redfish_bound_ms(c);
+	call_deadline_ms = mx_now_boottime_ms() + mxqd_power_redfish_bound_ms(c);
 	r = mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500, errbuf,
 			     errlen);
 	call_deadline_ms = 0;

@@ -14,7 +14,7 @@
  * children.
  *
  * Fencing: the worker compares the leader's lease deadline it was given
- * with the monotonic clock right before the call and refuses when it has
+ * with the boot-time clock right before the call and refuses when it has
  * passed (result "-116 MS\nrefused ..."). It asks for SIGTERM when its
  * parent dies (PR_SET_PDEATHSIG, checked once more against getppid() for
  * a parent that died before the request); its SIGTERM handler kills the
@@ -161,7 +161,8 @@ static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd
 	snprintf(epoch, sizeof(epoch), "%" PRIu64, fence.epoch);
 	setenv("MXQ_POWER_EPOCH", epoch, 1);
 	sleep_ms(test_hold_ms(kind));
-	t0 = now = mx_now_monotonic_ms();
+	t0 = mx_now_monotonic_ms();
+	now = mx_now_boottime_ms();  /* the lease's clock */
 	if (fence.deadline_ms && now >= fence.deadline_ms) {
 		rc = -ESTALE;
 		snprintf(err, sizeof(err), "refused: the lease of epoch %" PRIu64 " ended %.3f s before "
@@ -188,7 +189,7 @@ int mxqd_power_work_start(const struct mxqd_power_transport *tr, enum mxqd_power
 	pid_t pid;
 	int fd;
 
-	if (fence.deadline_ms && mx_now_monotonic_ms() >= fence.deadline_ms) {
+	if (fence.deadline_ms && mx_now_boottime_ms() >= fence.deadline_ms) {
 		snprintf(errbuf, errlen, "refused: the lease of epoch %" PRIu64 " has ended", fence.epoch);
 		return -ESTALE;
 	}

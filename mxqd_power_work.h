@@ -43,13 +43,13 @@ struct mxqd_power_work_tag {
 
 /*
  * The fence every call carries: the leader's lease deadline on the local
- * monotonic clock and its epoch. The worker checks the deadline right
+ * boot-time clock (mx_now_boottime_ms: a suspend counts) and its epoch. The worker checks the deadline right
  * before it makes the call and refuses (rc -ESTALE, refused set) when it
  * has passed; the epoch is exported to the call's environment as
  * MXQ_POWER_EPOCH (exec transport commands can log who called them).
  */
 struct mxqd_power_work_fence {
-	uint64_t deadline_ms;    /* mx_now_monotonic_ms() clock; 0: no deadline */
+	uint64_t deadline_ms;    /* mx_now_boottime_ms() clock; 0: no deadline */
 	uint64_t epoch;
 };
 

@@ -214,7 +214,7 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	if (c->s.deadline_ms) {
 		/* the call's bound, which the leader fences by: a request that
 		 * could end after it does not start, the others end by it */
-		uint64_t now = mx_now_monotonic_ms();
+		uint64_t now = mx_now_boottime_ms();
 		long left = c->s.deadline_ms > now ? (long)(c->s.deadline_ms - now) : 0;
 
 		if (left < 50) {

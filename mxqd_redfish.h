@@ -34,7 +34,7 @@ struct mxqd_redfish_settings {
 	bool insecure;            /* no TLS verification at all */
 	bool session;             /* Redfish session instead of basic auth */
 	unsigned timeout_ms;      /* one request */
-	uint64_t deadline_ms;     /* monotonic: no request starts later, none
+	uint64_t deadline_ms;     /* mx_now_boottime_ms: no request starts later, none
 	                             lasts beyond; 0 = none (not the logout) */
 };
 

@@ -90,7 +90,7 @@ static void start(const char *host, enum mxqd_power_work_kind kind, int state, c
 {
 	char err[256] = "";
 
-	ck_assert_msg(start_fenced(host, kind, state, command, mx_now_monotonic_ms() + 60000, err,
+	ck_assert_msg(start_fenced(host, kind, state, command, mx_now_boottime_ms() + 60000, err,
 				   sizeof(err)) == 0, "start %s: %s", host, err);
 }
 
@@ -195,14 +195,14 @@ START_TEST(test_fence)
 	char err[256] = "";
 
 	/* past the deadline already: no worker at all */
-	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 1, NULL, mx_now_monotonic_ms() - 1,
+	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 1, NULL, mx_now_boottime_ms() - 1,
 				      err, sizeof(err)), -ESTALE);
 	ck_assert_ptr_nonnull(strstr(err, "epoch 7"));
 	ck_assert_uint_eq(mxqd_power_work_running(), 0);
 
 	/* held between intent and call past the deadline: refused in the worker */
 	setenv("MXQD_POWER_TEST_HOLD", "wake=0,status=400", 1);
-	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 2, NULL, mx_now_monotonic_ms() + 150,
+	ck_assert_int_eq(start_fenced("off", MXQD_WORK_STATUS, 2, NULL, mx_now_boottime_ms() + 150,
 				      err, sizeof(err)), 0);
 	unsetenv("MXQD_POWER_TEST_HOLD");
 	start("epoch", MXQD_WORK_STATUS, 3, NULL);
