@@ -869,6 +869,16 @@ uint64_t mx_now_realtime_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+void mx_signals_default(void)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&sa.sa_mask);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &sa, NULL);  /* EINVAL for glibc's own: left */
+}
+
 uint64_t mx_now_boottime_ms(void)
 {
 	return clock_ms(CLOCK_BOOTTIME);

@@ -154,6 +154,12 @@ pid_t mx_fork_with_pipe(int *ret_fd);
  */
 pid_t mx_fork_into_cgroup_with_pipe(int cgroup_fd, int *ret_fd);
 
+/* Every signal a program may set back to SIG_DFL, set so: before an exec
+ * of something else (a job, a callback), which keeps the ignored ones
+ * ignored. (glibc keeps two real-time signals for itself; whatever the
+ * parent left on them stays.) */
+void mx_signals_default(void);
+
 /* Monotonic and realtime clocks in milliseconds. */
 uint64_t mx_now_monotonic_ms(void);
 uint64_t mx_now_realtime_ms(void);

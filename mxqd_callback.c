@@ -52,12 +52,9 @@ static _Noreturn void exec_callback(const struct mxqd_server *server, const stru
 	int fd;
 
 	setpgid(0, 0);
-	/* the supervisor ignores these (and mxqd SIGPIPE): the callback, like a
+	/* the supervisor ignores some (and mxqd SIGPIPE): the callback, like a
 	 * job, starts with the defaults, which an exec keeps otherwise */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	mx_signals_default();
 	setrlimit(RLIMIT_CPU, &cpu);
 	setrlimit(RLIMIT_AS, &as);
 	setrlimit(RLIMIT_CORE, &core);

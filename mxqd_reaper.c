@@ -411,11 +411,8 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			_exit(126);
 		}
 		sigemptyset(&none);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGPIPE, &sa, NULL);
+		/* what the reaper ignores, and whatever mxqd was started with */
+		mx_signals_default();
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		exec_job(a, tmpdir, exec_fd);
 	}

@@ -225,8 +225,11 @@ contains "the log says the stopping callback was killed" \
 	"$(cat "$(mxqd_dir cbnode1)/mxqd.log")" \
 	"job $e: callback $CB/stopper.sh still running after 3 s: killed"
 check "the signal callback ran" wait_until 10 test -s "$CB/sigs.out"
+# (glibc keeps signals 32 and 33 for itself: no program can set them back,
+# and a harness that started mxqd with them ignored passes that on)
+ign=$(awk '{ print $2 }' "$CB/sigs.out" 2>/dev/null)
 is "the callback ignores no signal (SIGPIPE, SIGINT, SIGQUIT, SIGHUP at their defaults)" \
-	"$(cat "$CB/sigs.out" 2>/dev/null)" "SigIgn:	0000000000000000"
+	"$(printf '%016x' $(( 0x${ign:-ffffffffffffffff} & ~0x180000000 )))" 0000000000000000
 check "the umask callback ran" wait_until 10 test -s "$CB/umask.out"
 is "the callback has the job's umask (mxqsub -u 027)" "$(cat "$CB/umask.out" 2>/dev/null)" 0027
 
