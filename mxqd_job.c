@@ -1152,11 +1152,14 @@ static int cancelled_callbacks(struct mxqd_server *server)
 		.daemon_id = server->daemon_id, .hostname = server->hostname,
 		.daemon_name = server->daemon_name,
 	};
+	static uint64_t next_ms;   /* every 10 s: a callback is not urgent */
 	struct mx_db_result *res = NULL;
+	uint64_t now = mx_now_monotonic_ms();
 	int64_t n;
 
-	if (!server->accepting)
+	if (!server->accepting || now < next_ms)
 		return 0;
+	next_ms = now + 10000;
 	n = mxq_job_query_cancelled_callbacks(server->db, &res, 100);
 	if (n < 0)
 		return (int)n;

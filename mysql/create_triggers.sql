@@ -83,6 +83,12 @@ UPDATE mxq_group g SET g.group_flags = g.group_flags | 3, g.group_mtime = g.grou
 WHERE (g.tags <> '' OR g.prerequisites <> '' OR g.job_gpu > 0 OR g.group_whitelist <> ''
        OR g.group_blacklist <> '' OR g.job_tmpdir_size > 0) AND (g.group_flags & 3) <> 3;
 
+-- cancelled while queued, without a callback: nothing needs the mark
+-- (mxqd looks for the callbacks of such jobs by it)
+UPDATE mxq_job j SET j.server_id = ''
+WHERE j.host_hostname = '' AND j.server_id = 'mxq-needs-0.9' AND j.job_status = 990
+  AND j.job_callback = '';
+
 UPDATE mxq_job j SET j.server_id = 'mxq-needs-0.9'
 WHERE j.job_status = 0 AND j.server_id = '' AND j.daemon_id = 0
   AND (j.job_callback <> '' OR EXISTS (SELECT 1 FROM mxq_group g

@@ -284,6 +284,10 @@ j_nq=$(submit -N q1 -m 64M -w "$W/wd" --whitelist nosuchhost --callback "$rec" t
 j_old=$(submit -N q1 -m 64M -w "$W/wd" --callback "$rec" true)
 j_older=$(submit -N q1 -m 64M -w "$W/wd" --callback "$rec" true)
 j_p3=$(submit -N q3 -m 64M -w "$W/wd" --whitelist nosuchhost --callback "$rec" true)
+j_nocb=$(submit -N q4 -m 64M -w "$W/wd" --whitelist nosuchhost true)
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_nocb" >/dev/null
+is "a job cancelled while queued without a callback loses the mark mxqd looks for" \
+	"$(mxq_sql "SELECT CONCAT(job_status, ':', server_id) FROM mxq_job WHERE job_id = $j_nocb")" "990:"
 "$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_q1" >/dev/null
 "$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$(group_of "$j_q2")" >/dev/null
 "$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j_nq" >/dev/null
