@@ -38,6 +38,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mx_db.h"
@@ -556,6 +557,31 @@ static void setup_cgroups(struct mxqd_server *s)
 }
 
 /*
+ * Whether a job can have a /dev/shm of its own (mxqd_reaper.c): tried once
+ * in a child, as a job's would be, so that a kernel or container that
+ * refuses it is said once, not at every job.
+ */
+static void setup_private_shm(struct mxqd_server *s)
+{
+	int status = 0;
+	pid_t pid;
+
+	if (!s->is_root || s->shared_dev_shm)
+		return;
+	pid = fork();
+	if (pid == 0)
+		_exit(mxqd_job_private_dev_shm(64) < 0 ? 1 : 0);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		mx_log_warning("jobs share the host's /dev/shm: a mount namespace of their own is "
+			       "refused here (as with --shared-dev-shm)");
+		s->shared_dev_shm = true;
+	}
+}
+
+/*
  * Without -M (or $MXQ_MYSQL_DEFAULT_FILE) the daemon's credentials come from
  * MXQD_DB_FILE, root only; when that file does not exist, from the [mxqd]
  * group of the clients' file, as upstream MXQ did, with a warning when
@@ -1047,6 +1073,7 @@ int main(int argc, char **argv)
 	/* once nothing can stop the start any more: no parent cgroups left
 	 * behind by an mxqd that could not start */
 	setup_cgroups(&server);
+	setup_private_shm(&server);
 
 	r = daemon_register(&server);
 	if (r < 0) {

@@ -263,6 +263,10 @@ int mxqd_hooks_register(const struct mxqd_hooks *hooks);
 void mxqd_hooks_job_started(struct mxqd_server *server, const struct mxqd_job *job);
 void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job, int final_status);
 
+/* Put the calling process (a job, before its exec) into a mount namespace
+ * of its own with a tmpfs of SIZE_MIB on /dev/shm. 0 or negative errno. */
+int mxqd_job_private_dev_shm(uint64_t size_mib);
+
 /* The job-callback runner, registered as a job_ended hook by main(). */
 extern const struct mxqd_hooks mxqd_callback_hooks;
 /* Run JOB's callback (if it has one and may run as its user) for

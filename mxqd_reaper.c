@@ -113,16 +113,24 @@ static void set_job_environment(const struct mxqd_reaper_args *a, const char *ho
  * outlive the job. The host's mounts stay visible below it as slaves (the
  * tmpdir quota, mounted before). Failing that, the job shares the host's.
  */
-static void private_dev_shm(const struct mxqd_job *job)
+int mxqd_job_private_dev_shm(uint64_t size_mib)
 {
 	char opts[64];
 
-	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64 "m",
-		 job->memory_mib ? job->memory_mib : 64);
+	snprintf(opts, sizeof(opts), "mode=1777,size=%" PRIu64 "m", size_mib ? size_mib : 64);
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
 	    mount("mxq_shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		mx_log_warning("job %" PRIu64 ": no /dev/shm of its own (%m): it shares the host's",
-			       job->job_id);
+		return -errno;
+	return 0;
+}
+
+static void private_dev_shm(const struct mxqd_job *job)
+{
+	int r = mxqd_job_private_dev_shm(job->memory_mib);
+
+	if (r < 0)
+		mx_log_warning("job %" PRIu64 ": no /dev/shm of its own (%s): it shares the host's",
+			       job->job_id, strerror(-r));
 }
 
 /* The job process: never returns. Errors go to the job's stderr if open.
