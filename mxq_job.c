@@ -172,7 +172,7 @@ int64_t mxq_job_cancel_unstarted(struct mx_db *db, uint64_t job_id, uint64_t dae
 int64_t mxq_job_cancel_queued(struct mx_db *db, uint64_t group_id)
 {
 	return mx_db_exec(db,
-		"UPDATE mxq_job SET job_status = ?, date_end = NOW(), " MXQ_JOB_CANCEL_QUEUED_SET
+		"UPDATE mxq_job SET job_status = ?, date_end = NOW()"
 		" WHERE group_id = ? AND job_status = ? AND daemon_id = 0",
 		"iUi", MXQ_JOB_STATUS_CANCELLED, group_id, MXQ_JOB_STATUS_INQ);
 }

@@ -145,17 +145,13 @@ int64_t mxq_job_cancel_queued(struct mx_db *db, uint64_t group_id);
  * tree's mxqd may claim (every job with a callback carries it until its
  * claim writes the daemon's name instead). */
 #define MXQ_JOB_NEEDS_OURS "mxq-needs-0.9"
-/* For the SET list of a statement that cancels queued jobs: the mark goes
- * from those without a callback, so that the rows
- * mxq_job_query_cancelled_callbacks() looks through are only those with
- * one (its index range would otherwise grow with every cancelled job). */
-#define MXQ_JOB_CANCEL_QUEUED_SET \
-	"server_id = IF(job_callback = '' AND server_id = '" MXQ_JOB_NEEDS_OURS "', '', server_id)"
 
 /*
  * Callbacks of jobs cancelled before anyone claimed them (mxqkill, or mxqd
  * for a group that upstream's mxqkill cancelled): such a row is CANCELLED
  * with host_hostname '' and the mark above, and its date_end says when.
+ * (The job trigger takes the mark from a job cancelled while queued that
+ * has no callback, so the index range holds only those with one.)
  * mxq_job_query_cancelled_callbacks() reads up to LIMIT of those cancelled
  * within the last day (MXQ_JOB_COLUMNS, then the group's
  * MXQ_GROUP_REQS_COLUMNS; an index range of mxq_job_host); row count or

@@ -46,7 +46,6 @@
 #include "mxq_daemon.h"
 #include "mxq_privs.h"
 #include "mx_util.h"
-#include "mxq_job.h"
 #include "mxq_status.h"
 
 #ifndef MXQ_VERSION
@@ -318,8 +317,7 @@ static int cancel_group_body(struct mx_db *db, void *ctx)
 		return (int)n;
 	t->out.was_cancelled = n == 0;
 	/* queued before running: a job claimed in between is caught by the second */
-	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ?, " MXQ_JOB_CANCEL_QUEUED_SET
-		       " WHERE group_id = ? AND job_status = ?",
+	n = mx_db_exec(db, "UPDATE mxq_job SET job_status = ? WHERE group_id = ? AND job_status = ?",
 		       "uUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, t->group_id,
 		       (unsigned)MXQ_JOB_STATUS_INQ);
 	if (n < 0)
@@ -517,8 +515,7 @@ static int cancel_job_rounds(struct mx_db *db, struct cancel_job_tx *tx)
 	 */
 	for (int round = 0; round < 10; round++) {
 		n = update_owned_jobs(db, tx->group_id,
-			"UPDATE mxq_job SET job_status = ?, " MXQ_JOB_CANCEL_QUEUED_SET
-			" WHERE job_id = ? AND group_id = ? AND job_status = ?",
+			"UPDATE mxq_job SET job_status = ? WHERE job_id = ? AND group_id = ? AND job_status = ?",
 			"uUUu", (unsigned)MXQ_JOB_STATUS_CANCELLED, job_id, (unsigned)MXQ_JOB_STATUS_INQ);
 		if (n == -EPERM)
 			goto not_owned;

@@ -164,6 +164,12 @@ BEGIN
             WHERE g.group_id = NEW.group_id AND (g.group_flags & 2) <> 0)) THEN
         SET NEW.server_id = 'mxq-needs-0.9';
     END IF;
+    -- cancelled while queued without a callback: nothing needs the mark
+    -- any more (mxqd finds the callbacks of cancelled jobs by it)
+    IF NEW.job_status = 990 AND OLD.job_status = 0 AND NEW.job_callback = ''
+       AND NEW.server_id = 'mxq-needs-0.9' THEN
+        SET NEW.server_id = '';
+    END IF;
 END//
 CREATE TRIGGER mxq_job_after_insert AFTER INSERT ON mxq_job FOR EACH ROW
 BEGIN
