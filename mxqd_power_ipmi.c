@@ -270,9 +270,6 @@ static void nap_ms(unsigned ms)
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
 /* One attempt of OP (enum op) in one session. */
-/* The end of the running call's time bound (mx_now_boottime_ms), 0 outside one. */
-static uint64_t call_deadline_ms;
-
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 		   int op, char *errbuf, size_t errlen)
 {
@@ -284,7 +281,7 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 		[OP_STATUS] = { 0, NULL, -1 },
 	};
 	ipmi_ctx_t ctx = NULL;
-	uint64_t deadline;
+	uint64_t deadline, call_end;
 	int r, st;
 
 	r = mxqd_ipmi_open_lan(t, c, &ctx, errbuf, errlen);
@@ -297,7 +294,8 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	}
 	/* the control must arrive within the call's bound, which the leader
 	 * fences by: not sent when one request's time no longer fits */
-	if (call_deadline_ms && mx_now_boottime_ms() + c->ipmi_timeout_ms > call_deadline_ms) {
+	call_end = mxqd_power_call_deadline_ms();
+	if (call_end && mx_now_boottime_ms() + c->ipmi_timeout_ms > call_end) {
 		mxqd_ipmi_close(ctx);
 		snprintf(errbuf, errlen, "BMC %s: %s not sent: the call's time bound is used up",
 			 t->bmc_address, ops[op].what);
@@ -343,17 +341,12 @@ uint64_t mxqd_power_ipmi_bound_ms(const struct mxqd_power_transport_config *c)
 }
 
 /* OP with retries on timeouts only: a wrong password stays wrong. The
- * whole call within mxqd_power_ipmi_bound_ms (a worker process makes one
- * call at a time). */
+ * whole call within mxqd_power_ipmi_bound_ms. */
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	int r;
-
-	call_deadline_ms = mx_now_boottime_ms() + mxqd_power_ipmi_bound_ms(c);
-	r = mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0, errbuf, errlen);
-	call_deadline_ms = 0;
-	return r;
+	return mxqd_power_retry(attempt, t, c, (int)op, c->ipmi_retries, timed_out, 0,
+				mxqd_power_ipmi_bound_ms(c), errbuf, errlen);
 }
 
 static int ipmi_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

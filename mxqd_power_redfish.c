@@ -37,9 +37,6 @@
 #include "mxq_redfish.h"
 #include "mxqd_redfish.h"
 
-/* The end of the running call's time bound (mx_now_boottime_ms), 0 outside one. */
-static uint64_t call_deadline_ms;
-
 static struct mxqd_redfish_settings settings_of(const struct mxqd_power_target *t,
 						const struct mxqd_power_transport_config *c)
 {
@@ -51,7 +48,7 @@ static struct mxqd_redfish_settings settings_of(const struct mxqd_power_target *
 		.insecure = t->redfish_insecure,
 		.session = !t->redfish_basic,
 		.timeout_ms = c->redfish_timeout_ms ? c->redfish_timeout_ms : 10000,
-		.deadline_ms = call_deadline_ms,
+		.deadline_ms = mxqd_power_call_deadline_ms(),
 	};
 }
 
@@ -190,18 +187,12 @@ static bool retryable(int r)
 	return r == -ETIMEDOUT || r == -ECONNREFUSED || r == -EAGAIN;
 }
 
-/* Every attempt and request of one call within mxqd_power_redfish_bound_ms
- * (a call runs in a worker process of its own: one call at a time). */
+/* Every attempt and request of one call within mxqd_power_redfish_bound_ms. */
 static int with_retries(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			enum op op, char *errbuf, size_t errlen)
 {
-	int r;
-
-	call_deadline_ms = mx_now_boottime_ms() + mxqd_power_redfish_bound_ms(c);
-	r = mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500, errbuf,
-			     errlen);
-	call_deadline_ms = 0;
-	return r;
+	return mxqd_power_retry(attempt, t, c, (int)op, c->redfish_retries, retryable, 500,
+				mxqd_power_redfish_bound_ms(c), errbuf, errlen);
 }
 
 static int redfish_on(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,

@@ -126,10 +126,18 @@ typedef int (*mxqd_power_attempt_fn)(const struct mxqd_power_target *t,
  * ATTEMPT once and, while its result is RETRYABLE, up to RETRIES more
  * times, NAP_MS apart (mxqd_power_retry.c). After more than one failed
  * attempt the reason in errbuf ends in " (N attempts)". The last result.
+ * The whole call is BOUND_MS long at most (the transport's promise, which
+ * the leader fences by): meanwhile mxqd_power_call_deadline_ms() says
+ * until when, and the attempts send nothing that could arrive later.
  */
 int mxqd_power_retry(mxqd_power_attempt_fn attempt, const struct mxqd_power_target *t,
 		     const struct mxqd_power_transport_config *c, int op, unsigned retries,
-		     bool (*retryable)(int r), unsigned nap_ms, char *errbuf, size_t errlen);
+		     bool (*retryable)(int r), unsigned nap_ms, uint64_t bound_ms, char *errbuf,
+		     size_t errlen);
+
+/* The end of the running mxqd_power_retry() call's bound (mx_now_boottime_ms
+ * clock), 0 outside one. A worker process makes one call at a time. */
+uint64_t mxqd_power_call_deadline_ms(void);
 
 /* The transport called NAME, or NULL. */
 static inline const struct mxqd_power_transport *mxqd_power_transport_find(const char *name)
