@@ -511,6 +511,37 @@ int mx_proc_session(pid_t pid, pid_t *ret)
 	return 0;
 }
 
+int mx_proc_stat_read(pid_t pid, struct mx_proc_stat *ret)
+{
+	char buf[1024];
+	char *fields[STAT_FIELDS];
+	int32_t session;
+	uint64_t utime, stime;
+	int64_t rss;
+	int r = read_proc_stat(pid, buf, sizeof(buf), fields);
+
+	if (r < 0)
+		return r;
+	if (mx_strtoi32(fields[STAT_FIELD(6)], &session) < 0 ||
+	    mx_strtou64(fields[STAT_FIELD(14)], &utime) < 0 ||
+	    mx_strtou64(fields[STAT_FIELD(15)], &stime) < 0 ||
+	    mx_strtoi64(fields[STAT_FIELD(24)], &rss) < 0)
+		return -EINVAL;
+	ret->pid = pid;
+	ret->session = session;
+	ret->utime_ticks = utime;
+	ret->stime_ticks = stime;
+	ret->rss_pages = rss < 0 ? 0 : (uint64_t)rss;
+	return 0;
+}
+
+uint64_t mx_pages_kib(uint64_t pages)
+{
+	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+
+	return pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+}
+
 int mx_proc_scan(int (*fn)(const struct mx_proc_stat *st, void *ctx), void *ctx)
 {
 	struct dirent *de;
@@ -521,29 +552,14 @@ int mx_proc_scan(int (*fn)(const struct mx_proc_stat *st, void *ctx), void *ctx)
 	if (!dir)
 		return -errno;
 	while (r == 0 && (de = readdir(dir))) {
-		char buf[1024];
-		char *fields[STAT_FIELDS];
 		struct mx_proc_stat st;
 		uint32_t pid;
-		int32_t session;
-		uint64_t utime, stime;
-		int64_t rss;
 
 		if (mx_strtou32(de->d_name, &pid) < 0 || pid == 0 || pid > INT32_MAX)
 			continue;
 		/* processes come and go while we scan: skip what vanished */
-		if (read_proc_stat((pid_t)pid, buf, sizeof(buf), fields) < 0)
+		if (mx_proc_stat_read((pid_t)pid, &st) < 0)
 			continue;
-		if (mx_strtoi32(fields[STAT_FIELD(6)], &session) < 0 ||
-		    mx_strtou64(fields[STAT_FIELD(14)], &utime) < 0 ||
-		    mx_strtou64(fields[STAT_FIELD(15)], &stime) < 0 ||
-		    mx_strtoi64(fields[STAT_FIELD(24)], &rss) < 0)
-			continue;
-		st.pid = (pid_t)pid;
-		st.session = session;
-		st.utime_ticks = utime;
-		st.stime_ticks = stime;
-		st.rss_pages = rss < 0 ? 0 : (uint64_t)rss;
 		r = fn(&st, ctx);
 	}
 	closedir(dir);
@@ -566,13 +582,12 @@ static int add_session_rss(const struct mx_proc_stat *st, void *ctx)
 
 int mx_session_rss_kib(pid_t sid, uint64_t *ret_kib)
 {
-	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	struct session_sum sum = { .sid = sid };
 	int r = mx_proc_scan(add_session_rss, &sum);
 
 	if (r < 0)
 		return r;
-	*ret_kib = sum.pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	*ret_kib = mx_pages_kib(sum.pages);
 	return 0;
 }
 

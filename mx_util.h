@@ -108,6 +108,10 @@ struct mx_proc_stat {
 	uint64_t stime_ticks;
 	uint64_t rss_pages;
 };
+/* /proc/PID/stat of one process. 0 or negative errno (-ENOENT: gone). */
+int mx_proc_stat_read(pid_t pid, struct mx_proc_stat *ret);
+/* PAGES memory pages in KiB. */
+uint64_t mx_pages_kib(uint64_t pages);
 /* Call FN for every process readable in /proc (processes that vanish
  * during the scan are skipped). FN returns 0 to go on, anything else stops
  * the scan; a negative value is returned. 0 or negative errno. */

@@ -508,23 +508,15 @@ static int each_proc(const struct mxqd_cgroup *c, int sig)
 	return each_pid(c, signal_pid, &sig);
 }
 
-/* Add the resident pages of PID (/proc/PID/statm, second field). */
+/* Add the resident pages of PID (as the session poll reads them). */
 static bool add_rss_pages(pid_t pid, void *ctx)
 {
-	char path[64];
-	unsigned long long size, resident;
-	FILE *f;
-	bool ok;
+	struct mx_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (mx_proc_stat_read(pid, &st) < 0)
 		return false;   /* gone meanwhile */
-	ok = fscanf(f, "%llu %llu", &size, &resident) == 2;
-	fclose(f);
-	if (ok)
-		*(uint64_t *)ctx += resident;
-	return ok;
+	*(uint64_t *)ctx += st.rss_pages;
+	return true;
 }
 
 int mxqd_cgroup_signal(const struct mxqd_cgroup *c, int sig)
@@ -534,13 +526,12 @@ int mxqd_cgroup_signal(const struct mxqd_cgroup *c, int sig)
 
 int mxqd_cgroup_rss_kib(const struct mxqd_cgroup *c, uint64_t *ret_kib)
 {
-	long page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	uint64_t pages = 0;
 	int r = each_pid(c, add_rss_pages, &pages);
 
 	if (r < 0)
 		return r;
-	*ret_kib = pages * (uint64_t)(page_kib > 0 ? page_kib : 4);
+	*ret_kib = mx_pages_kib(pages);
 	return 0;
 }
 
