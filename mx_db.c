@@ -521,6 +521,12 @@ static int do_connect(struct mx_db *db)
 	return r;
 }
 
+int mx_db_defaults_readable(const char *defaults_file, const char **ret_path)
+{
+	*ret_path = defaults_file ? defaults_file : MX_DB_DEFAULT_FILE;
+	return access(*ret_path, R_OK) < 0 ? -errno : 0;
+}
+
 int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 		  const char *group, char *errbuf, size_t errlen)
 {

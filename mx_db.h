@@ -68,6 +68,13 @@ struct mx_db_stats {
  */
 int mx_db_connect(struct mx_db **ret_db, const char *defaults_file,
 		  const char *group, char *errbuf, size_t errlen);
+/*
+ * Whether the defaults file mx_db_connect() would read (DEFAULTS_FILE, NULL:
+ * MX_DB_DEFAULT_FILE; its path in *RET_PATH) can be read: a missing or
+ * unreadable one is a configuration error to report and stop at, not an
+ * outage to wait out (mxqd, mxq-web). 0 or negative errno.
+ */
+int mx_db_defaults_readable(const char *defaults_file, const char **ret_path);
 /* Close and free. NULL is fine. */
 void mx_db_close(struct mx_db *db);
 /* Last error text (never NULL). */

@@ -585,9 +585,10 @@ int main(int argc, char **argv)
 
 	/* a missing or unreadable client configuration is no outage that
 	 * passes: say so and stop, as mxqd does */
-	const char *cnf = cfg.defaults_file ? cfg.defaults_file : MX_DB_DEFAULT_FILE;
-	if (access(cnf, R_OK) < 0)
-		return mxq_failure("database client configuration %s: %s", cnf, strerror(errno));
+	const char *cnf;
+	int cr = mx_db_defaults_readable(cfg.defaults_file, &cnf);
+	if (cr < 0)
+		return mxq_failure("database client configuration %s: %s", cnf, strerror(-cr));
 	/* once in the main thread: initialises the client library before the
 	 * workers start, and says early when the credentials are wrong */
 	if (mx_db_connect(&db, cfg.defaults_file, cfg.db_group, err, sizeof(err)) < 0)

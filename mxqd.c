@@ -837,14 +837,13 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
  */
 static int connect_waiting(struct mxqd_server *server)
 {
-	const char *cnf = server->db_defaults_file ? server->db_defaults_file : MX_DB_DEFAULT_FILE;
+	const char *cnf;
 	char errbuf[1024], last[1024] = "";
 	unsigned backoff_s = 1;
 	int r;
 
 	/* a missing client configuration is no outage: say so and stop */
-	if (access(cnf, R_OK) < 0) {
-		r = -errno;
+	if ((r = mx_db_defaults_readable(server->db_defaults_file, &cnf)) < 0) {
 		fail("database client configuration %s: %s", cnf, strerror(-r));
 		return r;
 	}
