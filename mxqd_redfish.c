@@ -202,6 +202,7 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	char url[1024], detail[CURL_ERROR_SIZE] = "";
 	struct curl_slist *h = NULL, *h2;
 	CURLcode e;
+	long timeout_ms;
 	CURL *k = c->curl;
 
 	c->len = 0;
@@ -211,6 +212,7 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	c->location[0] = '\0';
 	c->token[0] = '\0';
 	c->token_cut = false;
+	timeout_ms = (long)c->s.timeout_ms;
 	if (c->s.deadline_ms) {
 		/* the call's bound, which the leader fences by: a request that
 		 * could end after it does not start, the others end by it */
@@ -222,11 +224,11 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 				 c->s.bmc, method, path);
 			return -ETIME;  /* final: no attempt may follow */
 		}
-		if (left > (long)c->s.timeout_ms)
-			left = (long)c->s.timeout_ms;
-		curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, left);
-		curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, left);
+		if (left < timeout_ms)
+			timeout_ms = left;
 	}
+	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	snprintf(url, sizeof(url), "https://%s%s", c->s.bmc, path);
 	h = curl_slist_append(h, "Accept: application/json");
 	if (h && json)
@@ -381,8 +383,6 @@ int mxqd_redfish_open(struct mxqd_redfish *c, const struct mxqd_redfish_settings
 	curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(k, CURLOPT_PROXY, "");
 	curl_easy_setopt(k, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
-	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, (long)s->timeout_ms);
 	curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(k, CURLOPT_WRITEDATA, c);
 	curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
@@ -413,8 +413,6 @@ void mxqd_redfish_close(struct mxqd_redfish *c)
 	if (c->curl && c->token_header[0] && c->session_path[0]) {
 		/* the logout acts on nothing: it gets its own timeout */
 		c->s.deadline_ms = 0;
-		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->s.timeout_ms);
-		curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)c->s.timeout_ms);
 		mxqd_redfish_request(c, "DELETE", c->session_path, NULL, err, sizeof(err));
 	}
 	wipe(c->token_header, sizeof(c->token_header));
