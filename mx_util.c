@@ -884,6 +884,14 @@ uint64_t mx_now_realtime_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+void mx_sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 void mx_signals_default(void)
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };

@@ -164,6 +164,9 @@ pid_t mx_fork_into_cgroup_with_pipe(int cgroup_fd, int *ret_fd);
  * parent left on them stays.) */
 void mx_signals_default(void);
 
+/* Sleep MS milliseconds (on after a signal that interrupts it). */
+void mx_sleep_ms(unsigned long ms);
+
 /* Monotonic and realtime clocks in milliseconds. */
 uint64_t mx_now_monotonic_ms(void);
 uint64_t mx_now_realtime_ms(void);

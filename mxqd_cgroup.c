@@ -535,13 +535,6 @@ int mxqd_cgroup_rss_kib(const struct mxqd_cgroup *c, uint64_t *ret_kib)
 	return 0;
 }
 
-static void nap_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 int mxqd_cgroup_kill(const struct mxqd_cgroup *c, unsigned timeout_ms)
 {
 	char dir[4096], state[32];
@@ -562,7 +555,7 @@ int mxqd_cgroup_kill(const struct mxqd_cgroup *c, unsigned timeout_ms)
 				if (read_str(dir, "freezer.state", state, sizeof(state)) < 0 ||
 				    strncmp(state, "FROZEN", 6) == 0)
 					break;
-				nap_ms(1);
+				mx_sleep_ms(1);
 			}
 			frozen = true;
 		}
@@ -578,7 +571,7 @@ int mxqd_cgroup_kill(const struct mxqd_cgroup *c, unsigned timeout_ms)
 		if (mx_now_monotonic_ms() >= deadline)
 			return -EBUSY;
 		each_proc(c, SIGKILL);  /* forked after the kill, or no cgroup.kill */
-		nap_ms(step);
+		mx_sleep_ms(step);
 	}
 }
 
@@ -600,7 +593,7 @@ int mxqd_cgroup_remove(const struct mxqd_cgroup *c)
 					first = -errno;
 				break;
 			}
-			nap_ms(5);
+			mx_sleep_ms(5);
 		}
 	}
 	return first;

@@ -261,12 +261,6 @@ static int chassis_control(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 	return r;
 }
 
-static void nap_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
 /* One attempt of OP (enum op) in one session. */
@@ -317,7 +311,7 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 		st = read_power(ctx, t, c, errbuf, errlen);
 		if (st < 0 || st == ops[op].want || mx_now_monotonic_ms() >= deadline)
 			break;
-		nap_ms(200);
+		mx_sleep_ms(200);
 	}
 	mxqd_ipmi_close(ctx);
 	if (st < 0)

@@ -69,12 +69,6 @@ static const char *redfish_unusable(const struct mxqd_power_target *t,
 	return mxqd_redfish_unusable(&s);
 }
 
-static void nap_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* GET the system at PATH and parse it. */
 static int read_system(struct mxqd_redfish *rf, const char *path, struct mxq_redfish_system *sys,
 		       char *errbuf, size_t errlen)
@@ -144,7 +138,7 @@ static int act(struct mxqd_redfish *rf, const char *path, struct mxq_redfish_sys
 		/* soft off: the OS takes its time; the BMC answered, the leader watches */
 		if (op == OP_SOFT_OFF || arrived(op, sys->power) || mx_now_monotonic_ms() >= deadline)
 			break;
-		nap_ms(200);
+		mx_sleep_ms(200);
 	}
 	if (op != OP_SOFT_OFF && !arrived(op, sys->power)) {
 		snprintf(errbuf, errlen, "BMC %s accepted ResetType %s but %s still reports PowerState "

@@ -31,10 +31,8 @@ static int retry_loop(mxqd_power_attempt_fn attempt, const struct mxqd_power_tar
 	int r = -EIO;
 
 	for (unsigned i = 0; i < tries; i++) {
-		if (i && nap_ms) {
-			struct timespec ts = { nap_ms / 1000, (long)(nap_ms % 1000) * 1000000L };
-			nanosleep(&ts, NULL);
-		}
+		if (i && nap_ms)
+			mx_sleep_ms(nap_ms);
 		r = attempt(t, c, op, errbuf, errlen);
 		if (!retryable(r))
 			return r;

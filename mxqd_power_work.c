@@ -130,14 +130,6 @@ static unsigned long test_hold_ms(enum mxqd_power_work_kind kind)
 	return 0;
 }
 
-static void sleep_ms(unsigned long ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd_power_work_kind kind,
 			const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 			const char *command, struct mxqd_power_work_fence fence, pid_t leader)
@@ -160,7 +152,7 @@ static void worker_main(int fd, const struct mxqd_power_transport *tr, enum mxqd
 	mx_log_close_other_fds(fd);
 	snprintf(epoch, sizeof(epoch), "%" PRIu64, fence.epoch);
 	setenv("MXQ_POWER_EPOCH", epoch, 1);
-	sleep_ms(test_hold_ms(kind));
+	mx_sleep_ms(test_hold_ms(kind));
 	t0 = mx_now_monotonic_ms();
 	now = mx_now_boottime_ms();  /* the lease's clock */
 	if (fence.deadline_ms && now >= fence.deadline_ms) {
