@@ -5,18 +5,23 @@
  *
  *   mxq-web [--listen ADDR:PORT] [-M FILE] [-S GROUP] [--private]
  *           [--refresh SECS] [--threads N] [--max-connections N]
- *           [--timeout SECS]
+ *           [--max-per-address N] [--timeout SECS] [--request-timeout SECS]
  *
  * HTTP: libmicrohttpd (Debian's libmicrohttpd12): a small, well-kept
  * embedded server that does the HTTP parsing, keep-alive and timeouts, so
  * this program only routes. It runs a fixed pool of --threads worker
  * threads, each with its own database connection (opened on first use,
- * reopened after a loss, in a read-only session); --max-connections and a
- * per-address limit bound the sockets, --timeout closes idle ones, and a
- * request's headers must fit into REQUEST_MEMORY bytes. Only GET and HEAD
- * are served (405 otherwise); a request with a body gets 400. The raw
- * request target is parsed here (mx_url) before anything looks at it:
- * junk is 400, an unknown path 404.
+ * reopened after a loss, in a read-only session); --max-connections and
+ * --max-per-address bound the sockets, --timeout closes idle ones, and a
+ * request's headers must fit into REQUEST_MEMORY bytes. libmicrohttpd's
+ * timeout only counts silence, so a client trickling header lines would
+ * keep its slot for ever: mx_sockguard gives every request a deadline for
+ * its headers (--request-timeout from the accept or the previous
+ * response) and, while every slot is taken and a client waits, closes the
+ * connection that has waited longest for its request after ROOM_GRACE_MS.
+ * Only GET and HEAD are served (405 otherwise); a request with a body gets
+ * 400. The raw request target is parsed here (mx_url) before anything
+ * looks at it: junk is 400, an unknown path 404.
  *
  * Configuration: -M/-S as the other tools (else $MXQ_MYSQL_DEFAULT_FILE,
  * $MXQ_MYSQL_DEFAULT_GROUP, else /etc/mxq/mysql.cnf group mxqclient); the
@@ -46,6 +51,7 @@
 
 #include "mx_db.h"
 #include "mx_log.h"
+#include "mx_sockguard.h"
 #include "mx_util.h"
 #include "mxq_client.h"
 #include "mxq_json.h"
@@ -59,7 +65,8 @@
 #define DEFAULT_PORT 8095
 #define REQUEST_MEMORY (32 * 1024)    /* per connection: headers must fit */
 #define BODY_MAX (8 * 1024 * 1024)    /* largest response built */
-#define PER_IP_MAX 16
+#define PER_ADDRESS_DEFAULT 16       /* at most half of --max-connections */
+#define ROOM_GRACE_MS 1000            /* a newcomer waits about this long for a slot */
 
 static const char usage_text[] =
 "usage: mxq-web [OPTIONS]\n"
@@ -72,7 +79,12 @@ static const char usage_text[] =
 "      --refresh SECS         pages refresh themselves every SECS (default 30, 0 = never)\n"
 "      --threads N            worker threads, one database connection each (default 4)\n"
 "      --max-connections N    open connections at most (default 64)\n"
+"      --max-per-address N    of them from one client address (default 16, 0 = no\n"
+"                             limit: behind a reverse proxy)\n"
 "      --timeout SECS         close idle connections after SECS (default 15)\n"
+"      --request-timeout SECS a request's headers must arrive within SECS of the\n"
+"                             connection or the previous response (default 10)\n"
+
 "  -h, --help                 show this help\n"
 "  -V, --version              show the version\n";
 
@@ -81,6 +93,8 @@ static volatile sig_atomic_t stop_requested;
 static __thread struct mx_db *worker_db;
 static __thread uint64_t worker_db_readonly; /* connects count the session was made read-only at */
 static pthread_key_t worker_db_key;
+/* the deadlines of every connection, set before the server starts */
+static struct mx_sockguard *conn_guard;
 
 static void worker_db_close(void *db)
 {
@@ -342,14 +356,42 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *con)
 	return strdup(uri ? uri : "");
 }
 
+/* The guard's entry of CON (NULL when out of memory at its accept). */
+static struct mx_sockguard_entry *guard_entry(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request ended: the connection's next request is due from now. */
 static void request_done(void *cls, struct MHD_Connection *con, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)con;
 	(void)toe;
 	free(*req_cls);
 	*req_cls = NULL;
+	mx_sockguard_arm(conn_guard, guard_entry(con));
+}
+
+/* Every connection is guarded from its accept until it closes. */
+static void on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	(void)cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = ci ? mx_sockguard_add(conn_guard, ci->connect_fd) : NULL;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		/* libmicrohttpd closes the socket after this: from now on the
+		 * guard cannot shut it, so never a descriptor reused meanwhile */
+		mx_sockguard_remove(conn_guard, *socket_context);
+		*socket_context = NULL;
+	}
 }
 
 static double clock_ms(clockid_t id)
@@ -442,6 +484,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	(void)url;
 	(void)version;
 	(void)upload_data;
+	/* the headers are in: the request's deadline is met */
+	mx_sockguard_disarm(conn_guard, guard_entry(con));
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return respond_early_error(con, *req_cls, MHD_HTTP_METHOD_NOT_ALLOWED,
 					   "only GET and HEAD are served here", true);
@@ -517,7 +561,9 @@ int main(int argc, char **argv)
 		{ "refresh", required_argument, NULL, 'r' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "max-connections", required_argument, NULL, 'c' },
+		{ "max-per-address", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -525,7 +571,11 @@ int main(int argc, char **argv)
 	static char default_listen[32];
 	struct web_config cfg = {
 		.refresh_s = 30, .threads = 4, .max_connections = 64, .timeout_s = 15,
+		.request_timeout_s = 10,
 	};
+	bool per_address_given = false;
+	struct mx_sockguard_stats gs;
+	const union MHD_DaemonInfo *di;
 	struct sockaddr_storage addr;
 	socklen_t addr_len = 0;
 	struct MHD_Daemon *d;
@@ -559,8 +609,19 @@ int main(int argc, char **argv)
 					      &cfg.max_connections)))
 				return rc;
 			break;
+		case 'a':
+			if ((rc = parse_count("max-per-address", optarg, 0, 4096,
+					      &cfg.per_address_max)))
+				return rc;
+			per_address_given = true;
+			break;
 		case 'T':
 			if ((rc = parse_count("timeout", optarg, 1, 3600, &cfg.timeout_s)))
+				return rc;
+			break;
+		case 'R':
+			if ((rc = parse_count("request-timeout", optarg, 1, 3600,
+					      &cfg.request_timeout_s)))
 				return rc;
 			break;
 		case 'h':
@@ -582,6 +643,13 @@ int main(int argc, char **argv)
 	if (parse_listen(cfg.listen, &addr, &addr_len) < 0)
 		return mxq_usage_error("--listen: '%s' is not ADDR:PORT with a numeric address "
 				       "(127.0.0.1:%d, [::1]:%d)", cfg.listen, DEFAULT_PORT, DEFAULT_PORT);
+	/* one address never takes every slot unless told so */
+	if (!per_address_given)
+		cfg.per_address_max = cfg.max_connections >= 2 * PER_ADDRESS_DEFAULT ?
+			PER_ADDRESS_DEFAULT : (cfg.max_connections + 1) / 2;
+	else if (cfg.per_address_max > cfg.max_connections)
+		return mxq_usage_error("--max-per-address %u is more than --max-connections %u",
+				       cfg.per_address_max, cfg.max_connections);
 
 	/* a missing or unreadable client configuration is no outage that
 	 * passes: say so and stop, as mxqd does */
@@ -599,6 +667,13 @@ int main(int argc, char **argv)
 		mx_log_err("out of thread keys");
 		return 1;
 	}
+	rc = mx_sockguard_new(&(struct mx_sockguard_config){
+			.deadline_ms = (uint64_t)cfg.request_timeout_s * 1000,
+			.grace_ms = ROOM_GRACE_MS, .slots = cfg.max_connections }, &conn_guard);
+	if (rc < 0) {
+		mx_log_err("cannot set up the request deadlines: %s", strerror(-rc));
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -610,22 +685,37 @@ int main(int argc, char **argv)
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 		MHD_OPTION_THREAD_POOL_SIZE, cfg.threads > 1 ? cfg.threads : 0,
 		MHD_OPTION_CONNECTION_LIMIT, cfg.max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_IP_MAX,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg.per_address_max,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg.timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 		MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 		MHD_OPTION_END);
 	if (!d) {
 		mx_log_err("cannot serve on %s: %s (address in use or not local?)", cfg.listen,
 			   strerror(errno));
+		mx_sockguard_free(conn_guard);
+		return 1;
+	}
+	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+	rc = mx_sockguard_start(conn_guard, di ? di->listen_fd : -1);
+	if (rc < 0) {
+		mx_log_err("cannot start the request deadlines: %s", strerror(-rc));
+		MHD_stop_daemon(d);
+		mx_sockguard_free(conn_guard);
 		return 1;
 	}
 	mx_log_notice("serving on http://%s/ (%u threads%s)", cfg.listen, cfg.threads,
 		      cfg.private_jobs ? ", private" : "");
 	while (!stop_requested)
 		pause();
+	/* the guard first: nothing is shut while the server closes everything */
+	mx_sockguard_stop(conn_guard);
 	MHD_stop_daemon(d);
-	mx_log_notice("stopped");
+	mx_sockguard_stats(conn_guard, &gs);
+	mx_sockguard_free(conn_guard);
+	mx_log_notice("stopped (closed %" PRIu64 " connections whose request was late, %" PRIu64
+		      " to make room)", gs.shut_late, gs.shut_room);
 	return 0;
 }

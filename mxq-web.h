@@ -34,7 +34,9 @@ struct web_config {
 	unsigned refresh_s;        /* auto-refresh period of the pages, 0 = off */
 	unsigned threads;          /* worker threads (each one DB connection) */
 	unsigned max_connections;
+	unsigned per_address_max;  /* connections from one client address, 0 = no limit */
 	unsigned timeout_s;        /* idle connection timeout */
+	unsigned request_timeout_s; /* a request's headers must be in by then */
 };
 
 /* One request: what the handlers read and what they produce. */

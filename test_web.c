@@ -1,16 +1,22 @@
 /*
  * test_web - unit tests of the pieces mxq-web is built on, no database:
  * the HTML escaper and output buffer (mx_html), request target parsing
- * and encoding (mx_url), and the chart scaling and SVG (mxq_chart).
+ * and encoding (mx_url), the request deadlines
+ * (mx_sockguard: its decision as a table, its thread on socket pairs) and
+ * the chart scaling and SVG (mxq_chart).
  */
 #include <check.h>
 #include <float.h>
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "mx_html.h"
+#include "mx_sockguard.h"
 #include "mx_url.h"
 #include "mx_util.h"
 #include "mxq_chart.h"
@@ -388,6 +394,166 @@ START_TEST(test_chart_svg)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* request deadlines                                                   */
+
+#define SLEEP MX_SOCKGUARD_SLEEP
+#define LATE MX_SOCKGUARD_SHUT_LATE
+#define ROOM MX_SOCKGUARD_SHUT_ROOM
+#define NEVER UINT64_MAX
+
+/* deadline 10 s, grace 1 s; the oldest waits since t = 100 000 ms */
+static const struct {
+	const char *what;
+	bool waiting, full, queued;
+	uint64_t now;
+	enum mx_sockguard_action action;
+	bool watch;
+	uint64_t wake_at;
+} plan_cases[] = {
+	{ "nothing waits: sleep until an event", false, false, false, 100000, SLEEP, false, NEVER },
+	{ "nothing waits, full, queued: no spin", false, true, true, 100000, SLEEP, false, NEVER },
+	{ "one waits: wake at its deadline", true, false, false, 100000, SLEEP, false, 110000 },
+	{ "just before the deadline", true, false, false, 109999, SLEEP, false, 110000 },
+	{ "at the deadline: shut", true, false, false, 110000, LATE, false, 0 },
+	{ "long past it: shut", true, false, false, 500000, LATE, false, 0 },
+	{ "full, nobody queued: watch the queue", true, true, false, 100500, SLEEP, true, 110000 },
+	{ "full, queued, too young: wake at grace", true, true, true, 100500, SLEEP, false, 101000 },
+	{ "full, queued, waited the grace: room", true, true, true, 101000, ROOM, false, 0 },
+	{ "full, queued, and late: late wins", true, true, true, 110000, LATE, false, 0 },
+	{ "queued but not full: the queue moves", true, false, true, 105000, SLEEP, false, 110000 },
+};
+
+START_TEST(test_sockguard_plan)
+{
+	const struct mx_sockguard_config cfg = { .deadline_ms = 10000, .grace_ms = 1000, .slots = 4 };
+	struct mx_sockguard_plan p = mx_sockguard_plan(&cfg, plan_cases[_i].waiting, 100000,
+						       plan_cases[_i].full, plan_cases[_i].queued,
+						       plan_cases[_i].now);
+
+	ck_assert_msg(p.action == plan_cases[_i].action, "%s: %s, want %s", plan_cases[_i].what,
+		      mx_sockguard_action_name(p.action),
+		      mx_sockguard_action_name(plan_cases[_i].action));
+	if (p.action != SLEEP)
+		return;
+	ck_assert_msg(p.watch_queue == plan_cases[_i].watch, "%s: watch %d", plan_cases[_i].what,
+		      p.watch_queue);
+	ck_assert_msg(p.wake_at == plan_cases[_i].wake_at, "%s: wake at %llu", plan_cases[_i].what,
+		      (unsigned long long)p.wake_at);
+}
+END_TEST
+
+/* Does the peer of FD see the connection closed within MS? */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&p, 1, ms) == 1 && read(fd, &c, 1) == 0;
+}
+
+START_TEST(test_sockguard_deadline)
+{
+	const struct mx_sockguard_config cfg = { .deadline_ms = 300, .grace_ms = 100, .slots = 8 };
+	struct mx_sockguard *g = NULL;
+	struct mx_sockguard_entry *late, *met, *rearmed;
+	struct mx_sockguard_stats st;
+	int a[2], b[2], c[2];
+	uint64_t t0;
+
+	ck_assert_int_eq(mx_sockguard_new(&(struct mx_sockguard_config){ .slots = 1 }, &g), -EINVAL);
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(mx_sockguard_new(&cfg, &g), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, c), 0);
+	ck_assert_int_eq(mx_sockguard_start(g, -1), 0);
+	t0 = mx_now_monotonic_ms();
+	late = mx_sockguard_add(g, a[0]);
+	met = mx_sockguard_add(g, b[0]);
+	rearmed = mx_sockguard_add(g, c[0]);
+	mx_sockguard_disarm(g, met);            /* its request came in time */
+	mx_sockguard_disarm(g, rearmed);
+	ck_assert(closed_within(a[1], 2000));
+	ck_assert_uint_ge(mx_now_monotonic_ms() - t0, 290);
+	mx_sockguard_arm(g, rearmed);           /* a next request: a fresh deadline */
+	t0 = mx_now_monotonic_ms();
+	ck_assert(!closed_within(b[1], 100));
+	ck_assert(closed_within(c[1], 2000));
+	ck_assert_uint_ge(mx_now_monotonic_ms() - t0, 290);
+	ck_assert(!closed_within(b[1], 400));   /* disarmed: never shut */
+	mx_sockguard_arm(g, late);              /* shut stays shut */
+	mx_sockguard_stats(g, &st);
+	ck_assert_uint_eq(st.open, 3);
+	ck_assert_uint_eq(st.waiting, 0);
+	ck_assert_uint_eq(st.shut_late, 2);
+	ck_assert_uint_eq(st.shut_room, 0);
+	mx_sockguard_stop(g);
+	mx_sockguard_remove(g, late);
+	mx_sockguard_remove(g, met);
+	mx_sockguard_remove(g, rearmed);
+	mx_sockguard_remove(g, NULL);
+	mx_sockguard_stats(g, &st);
+	ck_assert_uint_eq(st.open, 0);
+	mx_sockguard_free(g);
+	mx_sockguard_free(NULL);
+	for (int i = 0; i < 2; i++) {
+		close(a[i]);
+		close(b[i]);
+		close(c[i]);
+	}
+}
+END_TEST
+
+/* Every slot taken and a client in the listen queue: the longest waiting
+ * connection goes after the grace, long before its deadline. */
+START_TEST(test_sockguard_room)
+{
+	const struct mx_sockguard_config cfg = { .deadline_ms = 30000, .grace_ms = 200, .slots = 2 };
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	struct mx_sockguard *g = NULL;
+	struct mx_sockguard_entry *e1, *e2;
+	struct mx_sockguard_stats st;
+	int lfd, client, p1[2], p2[2];
+	uint64_t t0;
+
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	sa.ss_family = AF_UNIX;    /* autobind: an abstract name of the kernel's */
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa_family_t)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, p1), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, p2), 0);
+	ck_assert_int_eq(mx_sockguard_new(&cfg, &g), 0);
+	ck_assert_int_eq(mx_sockguard_start(g, lfd), 0);
+	e1 = mx_sockguard_add(g, p1[0]);
+	usleep(20000);
+	e2 = mx_sockguard_add(g, p2[0]);        /* full now, nobody queued */
+	ck_assert(!closed_within(p1[1], 400));
+	t0 = mx_now_monotonic_ms();
+	client = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(client, (struct sockaddr *)&sa, sl), 0);
+	ck_assert(closed_within(p1[1], 2000));  /* the longest waiting one */
+	ck_assert_uint_lt(mx_now_monotonic_ms() - t0, 1000);
+	ck_assert(!closed_within(p2[1], 400));  /* one for one newcomer */
+	mx_sockguard_stats(g, &st);
+	ck_assert_uint_eq(st.shut_room, 1);
+	ck_assert_uint_eq(st.shut_late, 0);
+	mx_sockguard_stop(g);
+	mx_sockguard_remove(g, e1);
+	mx_sockguard_remove(g, e2);
+	mx_sockguard_free(g);
+	close(client);
+	close(lfd);
+	for (int i = 0; i < 2; i++) {
+		close(p1[i]);
+		close(p2[i]);
+	}
+}
+END_TEST
+
 static Suite *web_suite(void)
 {
 	Suite *s = suite_create("web");
@@ -398,6 +564,9 @@ static Suite *web_suite(void)
 	tcase_add_loop_test(tc, test_url_parse, 0, MX_ARRAY_SIZE(url_cases));
 	tcase_add_test(tc, test_url_limits);
 	tcase_add_test(tc, test_url_encode_roundtrip);
+	tcase_add_loop_test(tc, test_sockguard_plan, 0, MX_ARRAY_SIZE(plan_cases));
+	tcase_add_test(tc, test_sockguard_deadline);
+	tcase_add_test(tc, test_sockguard_room);
 	tcase_add_loop_test(tc, test_nice_axis, 0, MX_ARRAY_SIZE(axis_cases));
 	tcase_add_test(tc, test_nice_axis_huge);
 	tcase_add_test(tc, test_chart_svg_huge);

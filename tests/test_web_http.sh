@@ -1,0 +1,138 @@
+#!/bin/sh
+# tests/test_web_http.sh - mxq-web against clients that misbehave: slow
+# ones that would hold every connection. A private MariaDB with the schema;
+# no cluster, no browser. The slow clients are tests/lib/slow_http.py, from
+# several addresses of 127.0.0.0/8 so the per-address limit does not stop
+# them alone.
+#
+#   1. defaults (--max-connections 64, 16 per address, --request-timeout
+#      10): 64 connections from 127.0.0.2-5 that send a header line every
+#      second take every slot; a normal request from 127.0.0.1 is answered
+#      within 3 s all the same (the connection that waited longest for its
+#      request is closed to make room), and the others are closed at their
+#      deadline: none before 9.5 s, all by 12.5 s; then the server answers
+#   2. --max-per-address 2 --request-timeout 2: a third connection from
+#      one address is closed at once, the two others at 2 s while they
+#      trickle header lines; one that sends nothing after its request line
+#      is closed at 2 s too (not after --timeout)
+#   3. usage errors: --max-per-address above --max-connections,
+#      --request-timeout 0
+#
+# Prints TAP lines; exits non-zero when a check failed.
+. "$(dirname -- "$0")/lib/mariadb.sh"
+mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
+. "$MXQ_SRC_DIR/tests/lib/mxqd.sh"
+
+web_bin=$MXQ_BUILD_DIR/mxq-web
+slow=$MXQ_SRC_DIR/tests/lib/slow_http.py
+T=$MXQ_TEST_DIR/web
+mkdir -p "$T"
+web_pids=
+slow_pid=
+silent_pid=
+
+mxq_test_cleanup_hook() {
+	for _p in $slow_pid $silent_pid $web_pids; do
+		kill -TERM "$_p" 2>/dev/null
+		wait "$_p" 2>/dev/null
+	done
+}
+
+# web_start NAME ARGS...: mxq-web on a free port ($port), log $T/NAME.out
+web_start() {
+	local _name
+	_name=$1
+	shift
+	port=$(mxq_free_port tcp)
+	"$web_bin" --listen "127.0.0.1:$port" --threads 2 "$@" >"$T/$_name.out" 2>&1 &
+	web_pids="$web_pids $!"
+	wait_until 20 curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$port/api/nodes" ||
+		{ diag <"$T/$_name.out"; return 1; }
+}
+# code PORT PATH [CURL ARGS...]: the status of a request
+code() {
+	local _url
+	_url=http://127.0.0.1:$1$2
+	shift 2
+	curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" "$_url"
+}
+# closed_between FILE LO HI: how many "closed I AFTER" lines have LO <= AFTER < HI
+closed_between() {
+	awk -v lo="$2" -v hi="$3" '$1 == "closed" && $3 >= lo && $3 < hi { n++ } END { print n + 0 }' "$1"
+}
+
+# ------------------------------------------------------------------ 1.
+
+section "1. slow clients with the defaults"
+web_start defaults || not_ok "mxq-web starts with the defaults"
+P1=$port
+python3 "$slow" 127.0.0.1 "$P1" --from 127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5 \
+	--count 64 --interval 1 --limit 30 >"$T/slow64.out" 2>&1 &
+slow_pid=$!
+check "64 slow connections are open" wait_until 10 grep -q '^open 64$' "$T/slow64.out"
+got=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 15 \
+	"http://127.0.0.1:$P1/api/nodes")
+check "a normal request is still answered, within 3 s ($got)" \
+	awk -v g="$got" 'BEGIN { split(g, a, " "); exit !(a[1] == 200 && a[2] < 3) }'
+check "the slow connections end (slow_http.py finishes)" wait_until 25 grep -q '^done' "$T/slow64.out"
+wait "$slow_pid"
+slow_pid=
+is "all 64 were closed by the server" "$(sed -n 's/^done //p' "$T/slow64.out")" "64 0"
+is "one of them early, for the newcomer's slot" "$(closed_between "$T/slow64.out" 0 9.5)" 1
+is "the other 63 at their deadline (10 s, all by 12.5 s)" \
+	"$(closed_between "$T/slow64.out" 9.5 12.5)" 63
+is "the server answers afterwards" "$(code "$P1" /api/nodes)" 200
+
+# ------------------------------------------------------------------ 2.
+
+section "2. --max-per-address 2 --request-timeout 2"
+web_start limits --max-per-address 2 --request-timeout 2 ||
+	not_ok "mxq-web starts with --max-per-address 2 --request-timeout 2"
+P2=$port
+python3 "$slow" 127.0.0.1 "$P2" --from 127.0.0.6 --count 3 --interval 0.5 --limit 10 \
+	>"$T/slow3.out" 2>&1 &
+slow_pid=$!
+# one that sends nothing after its first line: a connection, no request
+python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), source_address=("127.0.0.7", 0))
+s.sendall(b"GET / HTTP/1.1\r\n")
+t = time.monotonic()
+s.settimeout(10)
+try:
+    s.recv(100)
+except OSError:
+    pass
+print("%.2f" % (time.monotonic() - t))' "$P2" >"$T/silent.out" 2>&1 &
+silent_pid=$!
+check "the slow client finishes" wait_until 15 grep -q '^done' "$T/slow3.out"
+wait "$slow_pid"
+slow_pid=
+wait "$silent_pid"
+silent_pid=
+is "a third connection from one address is closed at once" "$(closed_between "$T/slow3.out" 0 0.5)" 1
+is "the two others at their deadline of 2 s" "$(closed_between "$T/slow3.out" 1.9 3.5)" 2
+check "a silent connection too ($(cat "$T/silent.out") s)" \
+	awk -v t="$(cat "$T/silent.out")" 'BEGIN { exit !(t >= 1.9 && t < 3.5) }'
+
+# ------------------------------------------------------------------ 3.
+
+section "3. usage errors"
+usage() { # ARGS...: exit status and the number of lines on stderr
+	local _rc _lines
+	"$web_bin" --listen 127.0.0.1:1 "$@" >/dev/null 2>"$T/usage.err"
+	_rc=$?
+	_lines=$(wc -l <"$T/usage.err")
+	echo "$_rc $_lines"
+}
+is "--max-per-address above --max-connections" "$(usage --max-connections 8 --max-per-address 9)" "2 1"
+is "--request-timeout 0" "$(usage --request-timeout 0)" "2 1"
+
+for _p in $web_pids; do
+	kill -TERM "$_p"
+	wait "$_p"
+done
+web_pids=
+contains "mxq-web says at exit how many it closed" "$(cat "$T/defaults.out")" \
+	"closed 63 connections whose request was late, 1 to make room"
+tap_done
