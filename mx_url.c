@@ -3,11 +3,13 @@
  * into the struct's own store: no allocation, so a hostile target costs at
  * most MX_URL_MAX bytes of work.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mx_url.h"
 #include "mx_util.h"
@@ -175,4 +177,69 @@ void mx_url_encode(struct mx_buf *b, const char *s)
 		if (*s)
 			mx_buf_printf(b, "%%%02X", (unsigned char)*s++);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Host header                                                         */
+
+int mx_url_host_parse(const char *value, struct mx_url_host *ret)
+{
+	struct mx_url_host h = { .is_ip = false };
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *host = value, *end, *port = NULL;
+	uint32_t p;
+	size_t len;
+
+	if (!value)
+		return -EINVAL;
+	if (value[0] == '[') {
+		host = value + 1;
+		end = strchr(host, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -EINVAL;
+		port = end[1] ? end + 2 : NULL;
+	} else {
+		end = strchr(host, ':');
+		port = end ? end + 1 : NULL;
+		if (!end)
+			end = host + strlen(host);
+	}
+	len = (size_t)(end - host);
+	if (len == 0 || len > MX_URL_HOST_MAX)
+		return -EINVAL;
+	/* digits only: strtou32 would also take a sign or blanks */
+	if (port && (!port[0] || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
+		     mx_strtou32(port, &p) < 0 || p == 0 || p > 65535))
+		return -EINVAL;
+	memcpy(h.name, host, len);
+	h.name[len] = '\0';
+	if (value[0] == '[') {
+		if (inet_pton(AF_INET6, h.name, bin) != 1)
+			return -EINVAL;
+		h.is_ip = true;
+	} else if (inet_pton(AF_INET, h.name, bin) == 1) {
+		h.is_ip = true;
+	} else {
+		if (h.name[len - 1] == '.')
+			h.name[--len] = '\0';
+		if (!mx_hostname_labels_ok(h.name, len))
+			return -EINVAL;
+	}
+	for (char *c = h.name; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	h.has_port = port != NULL;
+	*ret = h;
+	return 0;
+}
+
+bool mx_url_host_allowed(const struct mx_url_host *host, const char *const *names,
+			 size_t n_names)
+{
+	if (host->is_ip)
+		return true;
+	for (size_t i = 0; i < n_names; i++)
+		if (!strcmp(names[i], "*") || !strcasecmp(names[i], host->name))
+			return true;
+	return false;
 }

@@ -9,12 +9,15 @@
  * "key=value" pairs, keys [a-z0-9_] and unique, values percent-decoded
  * ("+" is a space) without control characters. No fragment.
  *
+ * Also the Host header's syntax and the decision which hosts are served.
+ *
  * Errors: -EINVAL, with one line for the client in the caller's buffer
  * (no input echoed back beyond what was parsed). Nothing here logs.
  */
 #ifndef MX_URL_H
 #define MX_URL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mx_html.h"
@@ -45,5 +48,28 @@ const char *mx_url_param(const struct mx_url *u, const char *key);
  * HTML attribute. mx_url_parse() decodes it back to S.
  */
 void mx_url_encode(struct mx_buf *b, const char *s);
+
+/*
+ * The Host header of a request (RFC 9110 7.2): HOST or HOST:PORT, HOST an
+ * IPv4 address (dotted), an IPv6 address in brackets or a DNS name (the
+ * label rule of mx_hostname_check(), at most MX_URL_HOST_MAX characters,
+ * one trailing dot allowed), PORT a number from 1 to 65535.
+ */
+#define MX_URL_HOST_MAX 253
+struct mx_url_host {
+	char name[MX_URL_HOST_MAX + 1]; /* lower case; no brackets, port or final dot */
+	bool is_ip;                      /* an IPv4 or IPv6 address */
+	bool has_port;
+};
+/* Parse VALUE into *RET: 0, or -EINVAL (*RET untouched) for anything else. */
+int mx_url_host_parse(const char *value, struct mx_url_host *ret);
+/*
+ * May a request for HOST be answered? IP addresses always (a page can only
+ * be rebound to another server through a DNS name); a name when it is one
+ * of NAMES (lower case, as mx_url_host_parse() gives them) or NAMES holds
+ * "*". Against DNS rebinding: a browser sends the name it resolved.
+ */
+bool mx_url_host_allowed(const struct mx_url_host *host, const char *const *names,
+			 size_t n_names);
 
 #endif

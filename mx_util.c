@@ -966,13 +966,7 @@ int mx_hostname_check(const char *name, char *err, size_t errlen)
 			 name ? name : "", MX_HOSTNAME_MAX);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		bool first = i == 0 || name[i - 1] == '.';
-
-		if (alnum || (!first && (c == '-' || c == '_')) || (c == '.' && !first && i + 1 < len))
-			continue;
+	if (!mx_hostname_labels_ok(name, len)) {
 		snprintf(err, errlen, "'%.*s%s' is not a host name: letters, digits, '-' and '_' "
 			 "in labels that start with a letter or digit, separated by single dots",
 			 (int)(len > 64 ? 64 : len), name, len > 64 ? "..." : "");
@@ -983,6 +977,21 @@ int mx_hostname_check(const char *name, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+bool mx_hostname_labels_ok(const char *name, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool first = i == 0 || name[i - 1] == '.';
+
+		if (!alnum && !(!first && (c == '-' || c == '_')) && !(c == '.' && !first && i + 1 < len))
+			return false;
+	}
+	return true;
 }
 
 /* ------------------------------------------------------------------ */

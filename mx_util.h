@@ -73,6 +73,9 @@ void mx_short_hostname(const char *hostname, char *buf, size_t len);
  */
 #define MX_HOSTNAME_MAX 64
 int mx_hostname_check(const char *name, char *err, size_t errlen);
+/* The label rule above on the first LEN bytes of NAME, without the length
+ * limit (for DNS names of up to 253 characters): true when it holds. */
+bool mx_hostname_labels_ok(const char *name, size_t len);
 /* HOST[:PORT] with HOST a host name (rule above) or IPv4 address,
  * [IPv6][:PORT], or a bare IPv6 address; PORT 1..65535. 0 or -EINVAL. */
 int mx_host_port_check(const char *value, char *err, size_t errlen);

@@ -6,6 +6,7 @@
  *   mxq-web [--listen ADDR:PORT] [-M FILE] [-S GROUP] [--private]
  *           [--refresh SECS] [--threads N] [--max-connections N]
  *           [--max-per-address N] [--timeout SECS] [--request-timeout SECS]
+ *           [--allow-host NAME]...
  *
  * HTTP: libmicrohttpd (Debian's libmicrohttpd12): a small, well-kept
  * embedded server that does the HTTP parsing, keep-alive and timeouts, so
@@ -19,9 +20,11 @@
  * its headers (--request-timeout from the accept or the previous
  * response) and, while every slot is taken and a client waits, closes the
  * connection that has waited longest for its request after ROOM_GRACE_MS.
- * Only GET and HEAD are served (405 otherwise); a request with a body gets
- * 400. The raw request target is parsed here (mx_url) before anything
- * looks at it: junk is 400, an unknown path 404.
+ * The Host header must name an IP address or a name of this machine
+ * (--allow-host adds names): a page rebound by DNS gets 421. Only GET and
+ * HEAD are served (405 otherwise); a request with a body gets 400. The raw
+ * request target is parsed here (mx_url) before anything looks at it:
+ * junk is 400, an unknown path 404.
  *
  * Configuration: -M/-S as the other tools (else $MXQ_MYSQL_DEFAULT_FILE,
  * $MXQ_MYSQL_DEFAULT_GROUP, else /etc/mxq/mysql.cnf group mxqclient); the
@@ -33,6 +36,7 @@
  * and every page answers 503 until it can. SIGINT/SIGTERM stop cleanly.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -40,9 +44,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +73,7 @@
 #define BODY_MAX (8 * 1024 * 1024)    /* largest response built */
 #define PER_ADDRESS_DEFAULT 16       /* at most half of --max-connections */
 #define ROOM_GRACE_MS 1000            /* a newcomer waits about this long for a slot */
+#define ALLOW_HOSTS_MAX 32            /* --allow-host given at most */
 
 static const char usage_text[] =
 "usage: mxq-web [OPTIONS]\n"
@@ -84,7 +91,8 @@ static const char usage_text[] =
 "      --timeout SECS         close idle connections after SECS (default 15)\n"
 "      --request-timeout SECS a request's headers must arrive within SECS of the\n"
 "                             connection or the previous response (default 10)\n"
-
+"      --allow-host NAME      serve requests for host NAME too, besides IP addresses,\n"
+"                             localhost and this machine's names (repeatable; '*': any)\n"
 "  -h, --help                 show this help\n"
 "  -V, --version              show the version\n";
 
@@ -394,6 +402,64 @@ static void on_connection(void *cls, struct MHD_Connection *con, void **socket_c
 	}
 }
 
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	unsigned *n = cls;
+
+	(void)kind;
+	(void)value;
+	if (key && !strcasecmp(key, MHD_HTTP_HEADER_HOST))
+		(*n)++;
+	return MHD_YES;
+}
+
+/* Said once a minute at most: a proxy that sends a name not allowed makes
+ * every request fail, a browser page on a rebound name only some. */
+static void log_refused_host(const char *name)
+{
+	static _Atomic uint64_t next_ms;
+	uint64_t now = mx_now_monotonic_ms(), at = atomic_load(&next_ms);
+
+	if (now >= at && atomic_compare_exchange_strong(&next_ms, &at, now + 60000))
+		mx_log_warning("refused a request for host '%s' with 421 (a name of this server? "
+			       "--allow-host in mxq-web(8)); said once a minute at most", name);
+}
+
+/*
+ * Is CON's request for a name this server answers to? Against DNS
+ * rebinding: a page of another site whose name was made to resolve to
+ * this server is still sent with that site's name. 0, or the status of
+ * the refusal with one line in LINE.
+ */
+static unsigned host_check(const struct web_config *cfg, struct MHD_Connection *con,
+			   char *line, size_t len)
+{
+	const char *value = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+							MHD_HTTP_HEADER_HOST);
+	struct mx_url_host h;
+	unsigned n = 0;
+
+	MHD_get_connection_values(con, MHD_HEADER_KIND, count_host, &n);
+	if (n == 0)
+		return 0;       /* HTTP/1.0: no browser (1.1 has to send one) */
+	if (n > 1) {
+		snprintf(line, len, "bad request: more than one Host header");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	if (mx_url_host_parse(value, &h) < 0) {
+		snprintf(line, len, "bad request: the Host header is not HOST or HOST:PORT");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	if (mx_url_host_allowed(&h, cfg->hosts, cfg->n_hosts))
+		return 0;
+	/* the name passed the host-name rule: safe to say back */
+	snprintf(line, len, "host '%s' is not a name of this server (see --allow-host in "
+		 "mxq-web(8))", h.name);
+	log_refused_host(h.name);
+	return MHD_HTTP_MISDIRECTED_REQUEST;
+}
+
 static double clock_ms(clockid_t id)
 {
 	struct timespec ts;
@@ -478,7 +544,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	struct web_request r = { .cfg = cfg, .status = 200 };
 	struct timing t0 = timing_start();
 	struct mx_url u;
-	char *body;
+	char *body, line[400];
+	unsigned refused;
 	size_t len;
 
 	(void)url;
@@ -486,6 +553,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 	(void)upload_data;
 	/* the headers are in: the request's deadline is met */
 	mx_sockguard_disarm(conn_guard, guard_entry(con));
+	if ((refused = host_check(cfg, con, line, sizeof(line))))
+		return respond_early_error(con, *req_cls, refused, line, false);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return respond_early_error(con, *req_cls, MHD_HTTP_METHOD_NOT_ALLOWED,
 					   "only GET and HEAD are served here", true);
@@ -496,7 +565,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 		return MHD_NO;
 	mx_buf_init(&r.out, BODY_MAX);
 	if (mx_url_parse(*req_cls, &u, r.error, sizeof(r.error)) < 0) {
-		char line[300];
 		snprintf(line, sizeof(line), "bad request: %s", r.error);
 		return respond_early_error(con, *req_cls, MHD_HTTP_BAD_REQUEST, line, false);
 	}
@@ -551,6 +619,83 @@ static int parse_count(const char *opt, const char *arg, uint32_t lo, uint32_t h
 	return 0;
 }
 
+/* The names served besides IP addresses: --allow-host's, then the
+ * machine's own. */
+struct host_list {
+	const char *names[ALLOW_HOSTS_MAX + 4];
+	size_t n, n_given;
+	bool any;                                /* '*' given */
+	char given[ALLOW_HOSTS_MAX][MX_URL_HOST_MAX + 1];
+	char own[3][MX_URL_HOST_MAX + 1];
+};
+
+static void host_list_add(struct host_list *l, const char *name)
+{
+	if (!*name || l->n >= MX_ARRAY_SIZE(l->names))
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name))
+			return;
+	l->names[l->n++] = name;
+}
+
+/* NAME, lower case and without a final dot, into BUF (MX_URL_HOST_MAX + 1) */
+static const char *host_lower(const char *name, char *buf)
+{
+	size_t len = strnlen(name, MX_URL_HOST_MAX);
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)tolower((unsigned char)name[i]);
+	if (len && buf[len - 1] == '.')
+		len--;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* localhost, the host name, its first label and its canonical name (a
+ * lookup, once, at start: a name that moves needs --allow-host) */
+static void host_list_add_own(struct host_list *l)
+{
+	struct addrinfo hints = { .ai_flags = AI_CANONNAME, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char hn[MX_URL_HOST_MAX + 1], shorter[MX_URL_HOST_MAX + 1];
+
+	host_list_add(l, "localhost");
+	if (gethostname(hn, sizeof(hn)) != 0)
+		return;
+	hn[sizeof(hn) - 1] = '\0';
+	host_list_add(l, host_lower(hn, l->own[0]));
+	mx_short_hostname(hn, shorter, sizeof(shorter));
+	host_list_add(l, host_lower(shorter, l->own[1]));
+	if (getaddrinfo(hn, NULL, &hints, &ai) == 0 && ai && ai->ai_canonname)
+		host_list_add(l, host_lower(ai->ai_canonname, l->own[2]));
+	if (ai)
+		freeaddrinfo(ai);
+}
+
+/* --allow-host NAME: a name (stored normalised) or "*" */
+static int host_list_allow(struct host_list *l, const char *arg)
+{
+	struct mx_url_host h;
+
+	if (l->n_given >= ALLOW_HOSTS_MAX)
+		return mxq_usage_error("--allow-host: at most %d names (or '*' for any)",
+				       ALLOW_HOSTS_MAX);
+	if (!strcmp(arg, "*")) {
+		host_list_add(l, "*");
+		l->any = true;
+		return 0;
+	}
+	if (mx_url_host_parse(arg, &h) < 0 || h.has_port)
+		return mxq_usage_error("--allow-host: '%s' is not a host name (without port) or '*'",
+				       arg);
+	if (h.is_ip)
+		return mxq_usage_error("--allow-host: '%s' is an IP address: those are always served",
+				       arg);
+	memcpy(l->given[l->n_given], h.name, sizeof(h.name));
+	host_list_add(l, l->given[l->n_given++]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -564,6 +709,7 @@ int main(int argc, char **argv)
 		{ "max-per-address", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "request-timeout", required_argument, NULL, 'R' },
+		{ "allow-host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -573,6 +719,7 @@ int main(int argc, char **argv)
 		.refresh_s = 30, .threads = 4, .max_connections = 64, .timeout_s = 15,
 		.request_timeout_s = 10,
 	};
+	static struct host_list hosts;
 	bool per_address_given = false;
 	struct mx_sockguard_stats gs;
 	const union MHD_DaemonInfo *di;
@@ -624,6 +771,10 @@ int main(int argc, char **argv)
 					      &cfg.request_timeout_s)))
 				return rc;
 			break;
+		case 'H':
+			if ((rc = host_list_allow(&hosts, optarg)))
+				return rc;
+			break;
 		case 'h':
 			printf(usage_text, DEFAULT_PORT, MX_DB_DEFAULT_FILE, MX_DB_GROUP_CLIENT);
 			return 0;
@@ -650,6 +801,10 @@ int main(int argc, char **argv)
 	else if (cfg.per_address_max > cfg.max_connections)
 		return mxq_usage_error("--max-per-address %u is more than --max-connections %u",
 				       cfg.per_address_max, cfg.max_connections);
+	if (!hosts.any)
+		host_list_add_own(&hosts);
+	cfg.hosts = hosts.names;
+	cfg.n_hosts = hosts.n;
 
 	/* a missing or unreadable client configuration is no outage that
 	 * passes: say so and stop, as mxqd does */
@@ -706,8 +861,16 @@ int main(int argc, char **argv)
 		mx_sockguard_free(conn_guard);
 		return 1;
 	}
-	mx_log_notice("serving on http://%s/ (%u threads%s)", cfg.listen, cfg.threads,
-		      cfg.private_jobs ? ", private" : "");
+	char served[512];
+	size_t used = 0;
+	served[0] = '\0';
+	for (size_t i = 0; i < cfg.n_hosts && used < sizeof(served); i++)
+		used += (size_t)snprintf(served + used, sizeof(served) - used, "%s%s",
+					 i ? ", " : "", cfg.hosts[i]);
+	if (hosts.any)
+		snprintf(served, sizeof(served), "any name");
+	mx_log_notice("serving on http://%s/ (%u threads%s; for IP addresses and %s)", cfg.listen,
+		      cfg.threads, cfg.private_jobs ? ", private" : "", served);
 	while (!stop_requested)
 		pause();
 	/* the guard first: nothing is shut while the server closes everything */

@@ -37,6 +37,8 @@ struct web_config {
 	unsigned per_address_max;  /* connections from one client address, 0 = no limit */
 	unsigned timeout_s;        /* idle connection timeout */
 	unsigned request_timeout_s; /* a request's headers must be in by then */
+	const char *const *hosts;  /* Host names served besides IP addresses ("*": any) */
+	size_t n_hosts;
 };
 
 /* One request: what the handlers read and what they produce. */

@@ -1,7 +1,7 @@
 /*
  * test_web - unit tests of the pieces mxq-web is built on, no database:
- * the HTML escaper and output buffer (mx_html), request target parsing
- * and encoding (mx_url), the request deadlines
+ * the HTML escaper and output buffer (mx_html), request target and Host
+ * header parsing and encoding (mx_url), the request deadlines
  * (mx_sockguard: its decision as a table, its thread on socket pairs) and
  * the chart scaling and SVG (mxq_chart).
  */
@@ -395,6 +395,99 @@ START_TEST(test_chart_svg)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Host header                                                         */
+
+static const struct {
+	const char *value;
+	int ret;
+	const char *name;  /* as parsed */
+	bool ip, port;
+	bool allowed;      /* with names "localhost", "node1", "node1.example.org" */
+} host_cases[] = {
+	{ "localhost", 0, "localhost", false, false, true },
+	{ "localhost:8095", 0, "localhost", false, true, true },
+	{ "LocalHost.", 0, "localhost", false, false, true },       /* case, final dot */
+	{ "node1.example.org:80", 0, "node1.example.org", false, true, true },
+	{ "node1", 0, "node1", false, false, true },
+	{ "127.0.0.1", 0, "127.0.0.1", true, false, true },
+	{ "127.0.0.1:8095", 0, "127.0.0.1", true, true, true },
+	{ "10.1.2.3:1", 0, "10.1.2.3", true, true, true },          /* any IP address */
+	{ "[::1]", 0, "::1", true, false, true },
+	{ "[::1]:8095", 0, "::1", true, true, true },
+	{ "[2001:DB8::1]:443", 0, "2001:db8::1", true, true, true },
+	{ "evil.example", 0, "evil.example", false, false, false },  /* a rebound name */
+	{ "node1.evil.example", 0, "node1.evil.example", false, false, false },
+	{ "localhost.evil.example", 0, "localhost.evil.example", false, false, false },
+	{ "127.0.0.1.nip.io", 0, "127.0.0.1.nip.io", false, false, false },
+	{ "2130706433", 0, "2130706433", false, false, false },     /* not dotted: a name */
+	{ "my_proxy_upstream", 0, "my_proxy_upstream", false, false, false },
+	{ "", -EINVAL, NULL, false, false, false },
+	{ ":8095", -EINVAL, NULL, false, false, false },
+	{ "localhost:", -EINVAL, NULL, false, false, false },
+	{ "localhost:0", -EINVAL, NULL, false, false, false },
+	{ "localhost:65536", -EINVAL, NULL, false, false, false },
+	{ "localhost:+80", -EINVAL, NULL, false, false, false },
+	{ "localhost:80:80", -EINVAL, NULL, false, false, false },
+	{ "::1", -EINVAL, NULL, false, false, false },              /* v6 needs brackets */
+	{ "[::1", -EINVAL, NULL, false, false, false },
+	{ "[::1]x", -EINVAL, NULL, false, false, false },
+	{ "[evil.example]", -EINVAL, NULL, false, false, false },
+	{ "[fe80::1%25eth0]", -EINVAL, NULL, false, false, false },
+	{ "a b", -EINVAL, NULL, false, false, false },
+	{ "a/b", -EINVAL, NULL, false, false, false },
+	{ "a..b", -EINVAL, NULL, false, false, false },
+	{ ".", -EINVAL, NULL, false, false, false },
+	{ "-x", -EINVAL, NULL, false, false, false },
+	{ "user@localhost", -EINVAL, NULL, false, false, false },
+	{ "localhost\r\nX: y", -EINVAL, NULL, false, false, false },
+};
+
+START_TEST(test_host_parse)
+{
+	static const char *const names[] = { "localhost", "node1", "node1.example.org" };
+	struct mx_url_host h = { .name = "untouched" };
+	int r = mx_url_host_parse(host_cases[_i].value, &h);
+
+	ck_assert_msg(r == host_cases[_i].ret, "'%s': got %d, want %d", host_cases[_i].value, r,
+		      host_cases[_i].ret);
+	if (r < 0) {
+		ck_assert_str_eq(h.name, "untouched");
+		return;
+	}
+	ck_assert_str_eq(h.name, host_cases[_i].name);
+	ck_assert_int_eq(h.is_ip, host_cases[_i].ip);
+	ck_assert_int_eq(h.has_port, host_cases[_i].port);
+	ck_assert_msg(mx_url_host_allowed(&h, names, MX_ARRAY_SIZE(names)) == host_cases[_i].allowed,
+		      "'%s': allowed is not %d", host_cases[_i].value, host_cases[_i].allowed);
+}
+END_TEST
+
+START_TEST(test_host_allowed_lists)
+{
+	static const char *const any[] = { "node1", "*" };
+	struct mx_url_host h;
+	char longest[MX_URL_HOST_MAX + 2];
+
+	ck_assert_int_eq(mx_url_host_parse("evil.example:80", &h), 0);
+	ck_assert(!mx_url_host_allowed(&h, NULL, 0));
+	ck_assert(mx_url_host_allowed(&h, any, 2));
+	ck_assert_int_eq(mx_url_host_parse("127.0.0.1", &h), 0);
+	ck_assert(mx_url_host_allowed(&h, NULL, 0));    /* an address needs no name */
+	ck_assert_int_eq(mx_url_host_parse(NULL, &h), -EINVAL);
+	/* 253 characters are a name, 254 are not */
+	memset(longest, 'a', sizeof(longest));
+	for (size_t i = 63; i < MX_URL_HOST_MAX; i += 64)
+		longest[i] = '.';
+	longest[MX_URL_HOST_MAX] = '\0';
+	ck_assert_int_eq(mx_url_host_parse(longest, &h), 0);
+	ck_assert_uint_eq(strlen(h.name), MX_URL_HOST_MAX);
+	longest[MX_URL_HOST_MAX] = 'a';
+	longest[MX_URL_HOST_MAX + 1] = '\0';
+	ck_assert_int_eq(mx_url_host_parse(longest, &h), -EINVAL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* request deadlines                                                   */
 
 #define SLEEP MX_SOCKGUARD_SLEEP
@@ -564,6 +657,8 @@ static Suite *web_suite(void)
 	tcase_add_loop_test(tc, test_url_parse, 0, MX_ARRAY_SIZE(url_cases));
 	tcase_add_test(tc, test_url_limits);
 	tcase_add_test(tc, test_url_encode_roundtrip);
+	tcase_add_loop_test(tc, test_host_parse, 0, MX_ARRAY_SIZE(host_cases));
+	tcase_add_test(tc, test_host_allowed_lists);
 	tcase_add_loop_test(tc, test_sockguard_plan, 0, MX_ARRAY_SIZE(plan_cases));
 	tcase_add_test(tc, test_sockguard_deadline);
 	tcase_add_test(tc, test_sockguard_room);

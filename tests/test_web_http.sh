@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/test_web_http.sh - mxq-web against clients that misbehave: slow
-# ones that would hold every connection. A private MariaDB with the schema;
+# ones that would hold every connection, and requests for host names that
+# are not the server's (DNS rebinding). A private MariaDB with the schema;
 # no cluster, no browser. The slow clients are tests/lib/slow_http.py, from
 # several addresses of 127.0.0.0/8 so the per-address limit does not stop
 # them alone.
@@ -15,8 +16,12 @@
 #      one address is closed at once, the two others at 2 s while they
 #      trickle header lines; one that sends nothing after its request line
 #      is closed at 2 s too (not after --timeout)
-#   3. usage errors: --max-per-address above --max-connections,
-#      --request-timeout 0
+#   3. Host: IP addresses, localhost and the machine's names are served;
+#      another name is 421 with one line (JSON under /api/), logged once;
+#      malformed or twice is 400; HTTP/1.0 without Host is served;
+#      --allow-host NAME serves NAME (any case, with a port), '*' any name
+#   4. usage errors: --allow-host with junk or an address, --max-per-address
+#      above --max-connections, --request-timeout 0
 #
 # Prints TAP lines; exits non-zero when a check failed.
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -56,6 +61,14 @@ code() {
 	shift 2
 	curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" "$_url"
 }
+# raw PORT REQUEST: the status line's code of a request sent as written
+raw() {
+	printf "$2" | python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(sys.stdin.buffer.read())
+print(s.recv(100).split(b" ")[1].decode())' "$1"
+}
 # closed_between FILE LO HI: how many "closed I AFTER" lines have LO <= AFTER < HI
 closed_between() {
 	awk -v lo="$2" -v hi="$3" '$1 == "closed" && $3 >= lo && $3 < hi { n++ } END { print n + 0 }' "$1"
@@ -86,7 +99,7 @@ is "the server answers afterwards" "$(code "$P1" /api/nodes)" 200
 # ------------------------------------------------------------------ 2.
 
 section "2. --max-per-address 2 --request-timeout 2"
-web_start limits --max-per-address 2 --request-timeout 2 ||
+web_start limits --max-per-address 2 --request-timeout 2 --allow-host status.example.org ||
 	not_ok "mxq-web starts with --max-per-address 2 --request-timeout 2"
 P2=$port
 python3 "$slow" 127.0.0.1 "$P2" --from 127.0.0.6 --count 3 --interval 0.5 --limit 10 \
@@ -117,7 +130,45 @@ check "a silent connection too ($(cat "$T/silent.out") s)" \
 
 # ------------------------------------------------------------------ 3.
 
-section "3. usage errors"
+section "3. Host"
+is "Host 127.0.0.1:PORT" "$(code "$P1" /api/nodes)" 200
+is "Host localhost:PORT" "$(code "$P1" /api/nodes -H "Host: localhost:$P1")" 200
+is "Host LOCALHOST. (case, final dot)" "$(code "$P1" /api/nodes -H "Host: LOCALHOST.")" 200
+is "Host [::1]:PORT" "$(code "$P1" /api/nodes -H "Host: [::1]:$P1")" 200
+is "Host another address (10.1.2.3)" "$(code "$P1" /api/nodes -H "Host: 10.1.2.3")" 200
+me=$(hostname)
+is "Host $me (this machine)" "$(code "$P1" /api/nodes -H "Host: $me:$P1")" 200
+fqdn=$(hostname -f 2>/dev/null)
+if [ -n "$fqdn" ] && [ "$fqdn" != "$me" ]; then
+	is "Host $fqdn (its FQDN)" "$(code "$P1" /api/nodes -H "Host: $fqdn")" 200
+else
+	skip "this machine has no FQDN apart from its name"
+fi
+is "HTTP/1.0 without Host is served" "$(code "$P1" /api/nodes --http1.0 -H "Host:")" 200
+is "Host evil.example is refused with 421" "$(code "$P1" /api/nodes -H "Host: evil.example:$P1")" 421
+is "so is a name that merely contains a served one" \
+	"$(code "$P1" / -H "Host: localhost.evil.example")" 421
+api=$(curl -s --max-time 20 -H "Host: evil.example" "http://127.0.0.1:$P1/api/nodes")
+is "under /api/ the refusal is the JSON error document" "$(printf '%s' "$api" | jq -r .status)" 421
+contains "which names the host" "$(printf '%s' "$api" | jq -r .error)" "host 'evil.example' is not a name of this server"
+page=$(curl -s --max-time 20 -H "Host: evil.example" "http://127.0.0.1:$P1/")
+is "a page's refusal is one line" "$(printf '%s\n' "$page" | wc -l)" 1
+is "a malformed Host is 400" "$(code "$P1" /api/nodes -H "Host: a b")" 400
+is "two Host headers are 400" \
+	"$(raw "$P1" 'GET /api/nodes HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n')" 400
+is "the refusal was logged once (at most once a minute)" \
+	"$(grep -c "refused a request for host 'evil.example'" "$T/defaults.out")" 1
+is "--allow-host status.example.org serves it" \
+	"$(code "$P2" /api/nodes -H "Host: STATUS.example.org:443")" 200
+is "but not another name" "$(code "$P2" /api/nodes -H "Host: other.example.org")" 421
+is "nor an IPv6 address in brackets with junk" "$(code "$P2" /api/nodes -H "Host: [::1]x")" 400
+web_start any --allow-host '*' || not_ok "mxq-web starts with --allow-host '*'"
+is "--allow-host '*' serves any name" "$(code "$port" /api/nodes -H "Host: anything.example")" 200
+contains "the names served are logged at start" "$(cat "$T/limits.out")" "status.example.org, localhost"
+
+# ------------------------------------------------------------------ 4.
+
+section "4. usage errors"
 usage() { # ARGS...: exit status and the number of lines on stderr
 	local _rc _lines
 	"$web_bin" --listen 127.0.0.1:1 "$@" >/dev/null 2>"$T/usage.err"
@@ -125,6 +176,9 @@ usage() { # ARGS...: exit status and the number of lines on stderr
 	_lines=$(wc -l <"$T/usage.err")
 	echo "$_rc $_lines"
 }
+is "--allow-host 'bad name'" "$(usage --allow-host 'bad name')" "2 1"
+is "--allow-host with a port" "$(usage --allow-host example.org:80)" "2 1"
+is "--allow-host an address" "$(usage --allow-host 10.0.0.1)" "2 1"
 is "--max-per-address above --max-connections" "$(usage --max-connections 8 --max-per-address 9)" "2 1"
 is "--request-timeout 0" "$(usage --request-timeout 0)" "2 1"
 
