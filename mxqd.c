@@ -28,6 +28,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,7 +273,14 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 
 	while ((c = getopt_long(argc, argv, ":N:j:m:t:M:S:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'N': s->daemon_name = optarg; break;
+		case 'N': {
+			/* it names the spool directory and the parent cgroup */
+			char err[256];
+			if (mx_hostname_check(optarg, err, sizeof(err)) < 0)
+				return fail("--daemon-name: %s (the rule of host names)", err);
+			s->daemon_name = optarg;
+			break;
+		}
 		case OPT_HOSTNAME: {
 			char err[256];
 			if (mx_hostname_check(optarg, err, sizeof(err)) < 0)
@@ -532,28 +540,37 @@ static void warm_up_nss(void)
 		getgrouplist(pw->pw_name, pw->pw_gid, groups, &n);
 }
 
-/* Containment: detect the cgroup layout once and say what it is. */
-static void setup_cgroups(struct mxqd_server *s)
+/* Containment: detect the cgroup layout once and say what it is. 0, or
+ * -EBUSY when another mxqd holds this one's parent cgroup (logged). */
+static int setup_cgroups(struct mxqd_server *s)
 {
-	char name[600], msg[8192];
-	enum mxqd_cgroup_layout layout;
+	char name[600], msg[8192], spool[PATH_MAX];
+	enum mxqd_cgroup_layout layout = MXQD_CGROUP_NONE;
 	int r;
 
 	if (!s->cgroup_root[0]) {
 		mx_log_notice("cgroups: off (--cgroup-root \"\"): jobs are contained by their session");
-		return;
+		return 0;
 	}
 	if (!s->is_root) {
 		mx_log_notice("cgroups: off (mxqd is not root): jobs are contained by their session");
-		return;
+		return 0;
 	}
-	snprintf(name, sizeof(name), "mxqd-%s-%s", s->hostname, s->daemon_name);
+	/* the spool directory is this daemon's alone (lock_spool) */
+	if (!realpath(s->spooldir, spool))
+		snprintf(spool, sizeof(spool), "%s", s->spooldir);
+	mxqd_cgroup_parent_name(name, sizeof(name), s->hostname, s->daemon_name, spool);
 	if (s->cgroup_v2_mount && (r = mxqd_cgroup_v2_mount(s->cgroup_root, s->cgroup_v2_mount)) < 0 &&
 	    r != -EEXIST)
 		mx_log_warning("cgroups: cannot mount cgroup2 on %s: %s", s->cgroup_v2_mount, strerror(-r));
-	layout = mxqd_cgroup_init(s->cgroup_root, name, msg, sizeof(msg));
+	r = mxqd_cgroup_init(s->cgroup_root, name, &layout, msg, sizeof(msg));
+	if (r < 0) {
+		mx_log_err("cgroups: %s", msg);
+		return r;
+	}
 	s->cgroups = layout != MXQD_CGROUP_NONE;
 	mx_log_notice("cgroups: %s", msg);
+	return 0;
 }
 
 /*
@@ -1071,7 +1088,8 @@ int main(int argc, char **argv)
 	warm_up_nss();
 	/* once nothing can stop the start any more: no parent cgroups left
 	 * behind by an mxqd that could not start */
-	setup_cgroups(&server);
+	if (setup_cgroups(&server) < 0)
+		return 1;
 	setup_private_shm(&server);
 
 	r = daemon_register(&server);

@@ -19,10 +19,14 @@
  * cgroup.controllers, so the detection needs no filesystem magic numbers.
  *
  * In each hierarchy used, the daemon's parent cgroup is mxqd's own cgroup
- * there (from /proc/self/cgroup) plus NAME (mxqd-HOST-DAEMON), so two
- * daemons on one host never share one, and a restarted mxqd computes the
- * same paths and finds the cgroups of the jobs it re-adopts. Jobs are
- * PARENT/job-ID, callbacks PARENT/callback-ID.
+ * there (from /proc/self/cgroup) plus NAME (mxqd_cgroup_parent_name(): host
+ * name, daemon name and a hash of the spool directory), so two daemons on
+ * one machine never share one, and a restarted mxqd computes the same
+ * paths and finds the cgroups of the jobs it re-adopts. The daemon holds
+ * an exclusive lock on each parent while it runs: a second process that
+ * computed the same name is refused, so whatever is under the parent
+ * belongs to this daemon (or to its earlier lives, whose reapers do not
+ * hold the lock). Jobs are PARENT/job-ID, callbacks PARENT/callback-ID.
  *
  * Errors: functions return 0 or -errno and never log; mxqd_cgroup_init
  * describes what it found (or why containment is off) in a caller buffer.
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -56,6 +61,8 @@ static struct {
 	const char *v2_dir;      /* mxqd_cgroup_v2_mount(): the unified tree, else ROOT/unified */
 	enum mxqd_cgroup_layout layout;
 	char *base[H__N];        /* daemon's parent cgroup per hierarchy, NULL = unused */
+	int lock_fd[H__N];       /* its exclusive lock (flock), valid where base is held */
+	bool held[H__N];
 	bool v2_memory;          /* memory controller on the unified tree */
 } cg;
 
@@ -245,7 +252,54 @@ static bool v2_enable_memory(const char *mount)
 	return write_str(parent, "cgroup.subtree_control", "+memory") == 0;
 }
 
-enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, char *msg, size_t len)
+void mxqd_cgroup_parent_name(char *buf, size_t len, const char *hostname, const char *daemon_name,
+			     const char *instance)
+{
+	uint32_t hash = 2166136261u;  /* 32-bit FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)instance; *p; p++)
+		hash = (hash ^ *p) * 16777619u;
+	snprintf(buf, len, "mxqd-%s@%s.%08" PRIx32, hostname, daemon_name, hash);
+}
+
+/* Take the exclusive lock on every parent cgroup found. 0, -EBUSY when
+ * another process holds one, or -errno. */
+static int hold_bases(void)
+{
+	for (enum hier h = 0; h < H__N; h++) {
+		int fd;
+
+		if (!cg.base[h])
+			continue;
+		fd = open(cg.base[h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			close(fd);
+			return r;
+		}
+		cg.lock_fd[h] = fd;
+		cg.held[h] = true;
+	}
+	return 0;
+}
+
+/* Let go of the parents without removing them (fini, or another's). */
+static void release_bases(void)
+{
+	for (enum hier h = 0; h < H__N; h++) {
+		if (cg.held[h])
+			close(cg.lock_fd[h]);
+		cg.held[h] = false;
+		free(cg.base[h]);
+		cg.base[h] = NULL;
+	}
+	cg.layout = MXQD_CGROUP_NONE;
+	cg.v2_memory = false;
+}
+
+static enum mxqd_cgroup_layout detect(const char *root, const char *name, char *msg, size_t len)
 {
 	char mount[4096];
 	int r;
@@ -296,6 +350,30 @@ enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, cha
 	return cg.layout = MXQD_CGROUP_NONE;
 }
 
+int mxqd_cgroup_init(const char *root, const char *name, enum mxqd_cgroup_layout *ret_layout,
+		     char *msg, size_t len)
+{
+	enum mxqd_cgroup_layout layout = detect(root, name, msg, len);
+	int r;
+
+	if (layout != MXQD_CGROUP_NONE && (r = hold_bases()) < 0) {
+		char path[4096];
+		size_t n;
+
+		mxqd_cgroup_path(&(struct mxqd_cgroup) { "" }, path, sizeof(path));
+		n = strlen(path);
+		if (n > 1 && path[n - 1] == '/')
+			path[n - 1] = '\0';   /* "PARENT/" of the empty leaf */
+		snprintf(msg, len, "%s is %s: it cannot be this daemon's alone (another mxqd with the "
+			 "same --hostname, --daemon-name and --spool?)", path,
+			 r == -EBUSY ? "held by another running process" : strerror(-r));
+		release_bases();
+		return r;
+	}
+	*ret_layout = layout;
+	return 0;
+}
+
 int mxqd_cgroup_v2_mount(const char *root, const char *dir)
 {
 	char unified[4096];
@@ -315,14 +393,10 @@ int mxqd_cgroup_v2_mount(const char *root, const char *dir)
 
 void mxqd_cgroup_fini(void)
 {
-	for (enum hier h = 0; h < H__N; h++) {
-		if (cg.base[h])
+	for (enum hier h = 0; h < H__N; h++)
+		if (cg.held[h])
 			rmdir(cg.base[h]);
-		free(cg.base[h]);
-		cg.base[h] = NULL;
-	}
-	cg.layout = MXQD_CGROUP_NONE;
-	cg.v2_memory = false;
+	release_bases();
 }
 
 /* ------------------------------------------------------------- per cgroup */

@@ -26,13 +26,29 @@ enum mxqd_cgroup_layout {
 const char *mxqd_cgroup_layout_name(enum mxqd_cgroup_layout layout);
 
 /*
- * Detect the layout under ROOT (the directory the cgroup filesystems are
- * mounted on) and create this daemon's parent cgroup NAME below mxqd's own
- * cgroup in every hierarchy used. Writes one human sentence describing the
- * result (or why containment is off) into MSG. Returns the layout; NONE
- * when nothing writable was found (never an error).
+ * The name of a daemon's parent cgroup: "mxqd-HOSTNAME@DAEMON_NAME.XXXXXXXX",
+ * XXXXXXXX a hash of INSTANCE (mxqd passes the real path of its spool
+ * directory, which one running mxqd holds alone). A host name has no '@',
+ * so different (HOSTNAME, DAEMON_NAME) pairs never give one name, and two
+ * mxqd of the same names with spools of their own (test instances on one
+ * machine) get different ones; the same mxqd restarted gets the same.
  */
-enum mxqd_cgroup_layout mxqd_cgroup_init(const char *root, const char *name, char *msg, size_t len);
+void mxqd_cgroup_parent_name(char *buf, size_t len, const char *hostname, const char *daemon_name,
+			     const char *instance);
+
+/*
+ * Detect the layout under ROOT (the directory the cgroup filesystems are
+ * mounted on), create this daemon's parent cgroup NAME below mxqd's own
+ * cgroup in every hierarchy used and hold it for this process alone (an
+ * exclusive lock until mxqd_cgroup_fini(), not inherited by an exec): what
+ * is in it is then this daemon's.
+ * Writes one human sentence describing the result (or why containment is
+ * off) into MSG. Returns 0 with *RET_LAYOUT (NONE when nothing writable
+ * was found), or -EBUSY when another running process holds NAME (then
+ * nothing is used or removed; MSG says so).
+ */
+int mxqd_cgroup_init(const char *root, const char *name, enum mxqd_cgroup_layout *ret_layout,
+		     char *msg, size_t len);
 
 /*
  * Where ROOT has v1 hierarchies but no cgroup2 tree: mount cgroup2 on
@@ -100,6 +116,7 @@ int mxqd_cgroup_kill(const struct mxqd_cgroup *cg, unsigned timeout_ms);
 
 /* Remove the (empty) cgroup in every hierarchy. 0 or the first -errno. */
 int mxqd_cgroup_remove(const struct mxqd_cgroup *cg);
+
 
 /* What the kernel accounted for a cgroup. Fields it cannot give are 0. */
 struct mxqd_cgroup_stats {

@@ -1,6 +1,7 @@
 /*
  * test_cgroup - the cgroup layout decision of mxqd_cgroup.c on fake trees
- * (marker files in a temporary directory: no real cgroups, no root) and
+ * (marker files in a temporary directory: no real cgroups, no root), the
+ * names of parent cgroups and the lock that keeps one to one daemon, and
  * the parsing of the CPU counters the energy split reads.
  */
 #define _GNU_SOURCE
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mx_util.h"
@@ -72,7 +75,7 @@ START_TEST(layout_decision)
 
 	for (size_t k = 0; k < 4 && layouts[_i].files[k] && layouts[_i].files[k][0]; k++)
 		put(layouts[_i].files[k], "");
-	got = mxqd_cgroup_init(tmpl, "mxqd-test-main", msg, sizeof(msg));
+	ck_assert_int_eq(mxqd_cgroup_init(tmpl, "mxqd-test-main", &got, msg, sizeof(msg)), 0);
 	ck_assert_msg(got == layouts[_i].want, "case %d: layout %s, want %s (%s)", _i,
 		      mxqd_cgroup_layout_name(got), mxqd_cgroup_layout_name(layouts[_i].want), msg);
 	ck_assert_int_eq(mxqd_cgroup_layout(), got);
@@ -85,11 +88,63 @@ END_TEST
 START_TEST(missing_root)
 {
 	char msg[4096], path[128];
+	enum mxqd_cgroup_layout got = MXQD_CGROUP_V2;
 
 	snprintf(path, sizeof(path), "%s/does-not-exist", tmpl);
-	ck_assert_int_eq(mxqd_cgroup_init(path, "mxqd-test-main", msg, sizeof(msg)), MXQD_CGROUP_NONE);
+	ck_assert_int_eq(mxqd_cgroup_init(path, "mxqd-test-main", &got, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(got, MXQD_CGROUP_NONE);
 	ck_assert_ptr_nonnull(strstr(msg, path));
 	ck_assert_int_eq(mxqd_cgroup_job_cpu_open(1), -ENOTSUP);
+}
+END_TEST
+
+/* Names of parent cgroups: one per (host, daemon, instance), never one
+ * for two, also where '-' in both names once made them equal. */
+START_TEST(parent_names)
+{
+	char a[256], b[256], c[256], d[256];
+
+	mxqd_cgroup_parent_name(a, sizeof(a), "node-p", "q", "/var/spool/mxqd/node-p.q");
+	mxqd_cgroup_parent_name(b, sizeof(b), "node", "p-q", "/var/spool/mxqd/node.p-q");
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(strncmp(a, "mxqd-node-p@q.", 14), 0);
+	ck_assert_uint_eq(strlen(a), 14 + 8);
+	/* the same names, another spool: another parent; the same: the same */
+	mxqd_cgroup_parent_name(c, sizeof(c), "node-p", "q", "/tmp/test/spool");
+	ck_assert_str_ne(a, c);
+	mxqd_cgroup_parent_name(d, sizeof(d), "node-p", "q", "/var/spool/mxqd/node-p.q");
+	ck_assert_str_eq(a, d);
+}
+END_TEST
+
+/* A parent cgroup another process holds is not used, and not removed. */
+START_TEST(held_parent)
+{
+	char msg[4096], dir[128];
+	enum mxqd_cgroup_layout got = MXQD_CGROUP_V2;
+	int fd;
+
+	put("cgroup.controllers", "");
+	snprintf(dir, sizeof(dir), "%s/mxqd-test@main.00000000", tmpl);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	ck_assert_int_eq(mxqd_cgroup_init(tmpl, "mxqd-test@main.00000000", &got, msg, sizeof(msg)),
+			 -EBUSY);
+	ck_assert_int_eq(got, MXQD_CGROUP_V2);  /* untouched */
+	ck_assert_int_eq(mxqd_cgroup_layout(), MXQD_CGROUP_NONE);
+	ck_assert_msg(strstr(msg, "held by another running process"), "%s", msg);
+	mxqd_cgroup_fini();
+	ck_assert_int_eq(access(dir, F_OK), 0);
+	/* once it is free, it is this one's */
+	close(fd);
+	ck_assert_int_eq(mxqd_cgroup_init(tmpl, "mxqd-test@main.00000000", &got, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(got, MXQD_CGROUP_V2);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), -1);
+	close(fd);
 }
 END_TEST
 
@@ -131,6 +186,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, layout_decision, 0, (int)MX_ARRAY_SIZE(layouts));
 	tcase_add_test(tc, missing_root);
+	tcase_add_test(tc, parent_names);
+	tcase_add_test(tc, held_parent);
 	tcase_add_loop_test(tc, cpu_counter, 0, (int)MX_ARRAY_SIZE(counters));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(name, sizeof(name), "mxqd-bench-%d", (int)getpid());
 	if (geteuid() == 0)
-		layout = mxqd_cgroup_init(root ? root : MXQD_CGROUP_DEFAULT_ROOT, name, msg, sizeof(msg));
+		mxqd_cgroup_init(root ? root : MXQD_CGROUP_DEFAULT_ROOT, name, &layout, msg, sizeof(msg));
 	else
 		snprintf(msg, sizeof(msg), "not root: no cgroups");
 	children = calloc(jobs, sizeof(*children));

@@ -3,7 +3,9 @@
 # (as root, on the machine's cgroup tree), tmpdir quotas and the fallback.
 #
 #   1. the layout is detected and logged once; a job's processes, also a
-#      daemonised one (setsid -f), run in the job's cgroup
+#      daemonised one (setsid -f), run in the job's cgroup; the parent
+#      cgroup mxqd-HOST@DAEMON.HASH of host "N-p", daemon "q" is not the
+#      one of host "N", daemon "p-q"; a daemon name with '/' is refused
 #   2. a daemonised child does not survive its job's end (FINISHED), its
 #      cancellation (mxqkill: CANCELLED) or its kill (runtime: KILLED); the
 #      cgroups are removed
@@ -65,11 +67,9 @@ kill_marked() {
 		alive "$p" && kill -KILL "$p" 2>/dev/null
 	done
 }
-# The daemons' parent cgroups (found in their logs) and what is left in them.
-cg_bases() {
-	sed -n 's/.*cgroups: .* jobs in \([^ ]*\)\/job-ID.*/\1/p;
-		s/.*memory limits in \([^ ]*\)\/job-ID.*/\1/p' "$MXQ_TEST_DIR"/mxqd/*/mxqd.log 2>/dev/null |
-		sort -u
+# The parent cgroup in the unified (main) hierarchy of daemon HOST.
+cg_base_of() {
+	sed -n 's/.*cgroups: .* jobs in \([^ ]*\)\/job-ID.*/\1/p' "$(mxqd_dir "$1")/mxqd.log" 2>/dev/null
 }
 U=mxqt16u
 remove_user() {
@@ -151,13 +151,35 @@ log=$(mxqd_dir "$H")/mxqd.log
 is "the cgroup layout is logged once" "$(grep -c 'cgroups: ' "$log")" 1
 layout_line=$(grep 'cgroups: ' "$log")
 echo "# $layout_line"
-contains "the layout names where the jobs go" "$layout_line" "/mxqd-$H-main/job-ID"
+cgdir=$(cg_base_of "$H")
+cgname=${cgdir##*/}
+check "the layout names where the jobs go: $cgname (host, daemon, spool hash)" \
+	sh -c "printf '%s\n' '$cgname' | grep -Eqx 'mxqd-$H@main\.[0-9a-f]{8}'"
+contains "... below it job-ID" "$layout_line" "/$cgname/job-ID"
+
+# The parent cgroups of daemons on one machine never collide: host "N-p"
+# with daemon "q" and host "N" with daemon "p-q" (both were mxqd-N-p-q),
+# else one would take the other's job cgroups for its own leftovers.
+Hn=${H}n
+check "start mxqd $Hn-p --daemon-name q" mxqd_start "$Hn-p" --cgroup-root "$CG" --daemon-name q \
+	--slots 1 --memory 1G
+check "start mxqd $Hn --daemon-name p-q" mxqd_start "$Hn" --cgroup-root "$CG" --daemon-name p-q \
+	--slots 1 --memory 1G
+b1=$(cg_base_of "$Hn-p") b2=$(cg_base_of "$Hn")
+echo "# parents: $b1 and $b2"
+check "their parent cgroups differ" test -n "$b1" -a -n "$b2" -a "$b1" != "$b2"
+mxqd_stop "$Hn-p" TERM 20
+mxqd_stop "$Hn" TERM 20
+mkdir -p "$MXQ_TEST_DIR/bad-name"
+check "a daemon name with a '/' is refused in one line" sh -c "timeout 10 '$mxqd_bin' \
+	--daemon-name a/b --hostname $Hn --spool '$MXQ_TEST_DIR/bad-name' --tmpdir '$MXQ_TEST_DIR/bad-name' \
+	-M '$MXQ_MYSQL_DEFAULT_FILE' 2>&1 >/dev/null | grep -q \"^mxqd: --daemon-name: 'a/b' is not a host name\""
 
 j_end=$(submit -N cg-end -m 64M -t 1h -w "$W" sh -c "$(daemonising_job d_end 'sleep 1')")
 wait_until 20 test -s "$W/d_end.pid" || not_ok "the daemonised child of job $j_end started"
 p=$(pid_of d_end)
 contains "the daemonised child is in the job's cgroup" \
-	"$(cat "/proc/$p/cgroup" 2>/dev/null)" "/mxqd-$H-main/job-$j_end"
+	"$(cat "/proc/$p/cgroup" 2>/dev/null)" "/$cgname/job-$j_end"
 
 # ------------------------------------------- 2. end, cancel, kill
 
@@ -165,7 +187,7 @@ section "2. nothing survives a job"
 wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_end" ||
 	not_ok "job $j_end FINISHED"
 check "after FINISHED the daemonised child is gone" wait_until 10 gone d_end
-cgdir=$(cg_bases | head -n 1)
+cgdir=$(cg_base_of "$H")
 check "the finished job's cgroup is removed" wait_until 10 test ! -e "$cgdir/job-$j_end"
 
 j_canc=$(submit -N cg-canc -m 64M -t 1h -w "$W" sh -c "$(daemonising_job d_canc 'sleep 1000')")
@@ -198,6 +220,7 @@ else
 	rmdir "$cgdir/job-$j_next" 2>/dev/null
 	not_ok "a frozen leftover job cgroup could not be made in $cgdir"
 fi
+
 
 # ---------------------------------------------------------- 3. memory
 
@@ -237,7 +260,7 @@ chmod 755 "$W/cb.sh"
 j_cb=$(submit -N cg-cb -m 64M -t 1h -w "$W" --callback "$W/cb.sh" true)
 wait_until 20 test -s "$W/d_cb.pid" || not_ok "the callback's daemonised child started"
 contains "the callback's daemonised child is in the callback's cgroup" \
-	"$(cat "/proc/$(pid_of d_cb)/cgroup" 2>/dev/null)" "/mxqd-$H-main/callback-$j_cb"
+	"$(cat "/proc/$(pid_of d_cb)/cgroup" 2>/dev/null)" "/$cgname/callback-$j_cb"
 check "at the callback timeout (3 s) its daemonised child is killed" wait_until 15 gone d_cb
 check "the callback's cgroup is removed" wait_until 10 test ! -e "$cgdir/callback-$j_cb"
 
