@@ -10,8 +10,9 @@
  * RLIMIT_AS 256 MiB and no core dumps; it kills the whole group when the
  * callback exits or after --callback-timeout, and logs anything unusual.
  * With cgroups (mxqd_cgroup.c) the callback runs in a cgroup of its own
- * (callback-JOBID, no memory limit beyond RLIMIT_AS), and at its end
- * or timeout every process in it is killed, daemonised ones included.
+ * (callback-JOBID, no memory limit beyond RLIMIT_AS; what an earlier one
+ * left there is killed first, and without one it is not run), and at its
+ * end or timeout every process in it is killed, daemonised ones included.
  * A callback's result never changes the job's status.
  */
 #define _GNU_SOURCE
@@ -126,12 +127,21 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	sigprocmask(SIG_SETMASK, &chld, NULL);
 
 	if (server->cgroups) {
+		/* as for a job: what an earlier one left under the name is
+		 * killed, and without a cgroup of its own it does not run */
 		mxqd_cgroup_callback(&cg, job->job_id);
-		r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
-		if (r < 0)
-			mx_log_warning("job %" PRIu64 ": cannot create a cgroup for callback %s: %s",
-				       job->job_id, cb, strerror(-r));
-		in_cg = r == 0;
+		r = mxqd_cgroup_clear(&cg, 2000);
+		if (r > 0)
+			mx_log_warning("job %" PRIu64 ": the cgroup of callback %s held %d process(es) "
+				       "of an earlier one: killed", job->job_id, cb, r);
+		if (r >= 0)
+			r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
+		if (r < 0) {
+			mx_log_err("job %" PRIu64 ": callback %s not run: cannot have a cgroup of its "
+				   "own: %s", job->job_id, cb, strerror(-r));
+			_exit(1);
+		}
+		in_cg = true;
 	}
 	pid = fork();
 	if (pid < 0) {

@@ -26,7 +26,8 @@
  * an exclusive lock on each parent while it runs: a second process that
  * computed the same name is refused, so whatever is under the parent
  * belongs to this daemon (or to its earlier lives, whose reapers do not
- * hold the lock). Jobs are PARENT/job-ID, callbacks PARENT/callback-ID.
+ * hold the lock), and mxqd_cgroup_clear() may kill it. Jobs are
+ * PARENT/job-ID, callbacks PARENT/callback-ID.
  *
  * Errors: functions return 0 or -errno and never log; mxqd_cgroup_init
  * describes what it found (or why containment is off) in a caller buffer.
@@ -544,17 +545,16 @@ int mxqd_cgroup_v2_fd(const struct mxqd_cgroup *c)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Call FN for every process listed in the main hierarchy; returns how
- * many FN counted (returned true for) or -errno. */
-static int each_pid(const struct mxqd_cgroup *c, bool (*fn)(pid_t pid, void *ctx), void *ctx)
+/* Call FN for every process listed in hierarchy H; returns how many FN
+ * counted (returned true for) or -errno. */
+static int each_pid_in(const struct mxqd_cgroup *c, enum hier h, bool (*fn)(pid_t pid, void *ctx),
+		       void *ctx)
 {
 	char dir[4096], path[4200], line[32];
-	int h = main_hier(), n = 0;
+	int n = 0;
 	FILE *f;
 
-	if (h < 0)
-		return -ENOTSUP;
-	dir_of(c, (enum hier)h, dir, sizeof(dir));
+	dir_of(c, h, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	f = fopen(path, "re");
 	if (!f)
@@ -566,6 +566,14 @@ static int each_pid(const struct mxqd_cgroup *c, bool (*fn)(pid_t pid, void *ctx
 	}
 	fclose(f);
 	return n;
+}
+
+/* each_pid_in() the main hierarchy, the one that says who is in the cgroup. */
+static int each_pid(const struct mxqd_cgroup *c, bool (*fn)(pid_t pid, void *ctx), void *ctx)
+{
+	int h = main_hier();
+
+	return h < 0 ? -ENOTSUP : each_pid_in(c, (enum hier)h, fn, ctx);
 }
 
 static bool signal_pid(pid_t pid, void *ctx)
@@ -671,6 +679,27 @@ int mxqd_cgroup_remove(const struct mxqd_cgroup *c)
 		}
 	}
 	return first;
+}
+
+int mxqd_cgroup_clear(const struct mxqd_cgroup *c, unsigned timeout_ms)
+{
+	int kill_sig = SIGKILL, n, main = main_hier();
+
+	if (main < 0)
+		return -ENOTSUP;
+	n = each_pid(c, signal_pid, &(int) { 0 });
+	if (n == -ENOENT)
+		n = 0;
+	if (n < 0)
+		return n;
+	if (n > 0 && mxqd_cgroup_kill(c, timeout_ms) < 0)
+		return -EBUSY;
+	/* a process that left the main hierarchy's cgroup but not another's
+	 * (only root can move it so) keeps that one busy */
+	for (enum hier h = 0; h < H__N; h++)
+		if (cg.base[h] && (int)h != main)
+			each_pid_in(c, h, signal_pid, &kill_sig);
+	return mxqd_cgroup_remove(c) < 0 ? -EBUSY : n;
 }
 
 int mxqd_cgroup_stats(const struct mxqd_cgroup *c, struct mxqd_cgroup_stats *ret)

@@ -41,7 +41,7 @@ void mxqd_cgroup_parent_name(char *buf, size_t len, const char *hostname, const 
  * mounted on), create this daemon's parent cgroup NAME below mxqd's own
  * cgroup in every hierarchy used and hold it for this process alone (an
  * exclusive lock until mxqd_cgroup_fini(), not inherited by an exec): what
- * is in it is then this daemon's.
+ * is in it is then this daemon's, and mxqd_cgroup_clear() may kill it.
  * Writes one human sentence describing the result (or why containment is
  * off) into MSG. Returns 0 with *RET_LAYOUT (NONE when nothing writable
  * was found), or -EBUSY when another running process holds NAME (then
@@ -117,6 +117,16 @@ int mxqd_cgroup_kill(const struct mxqd_cgroup *cg, unsigned timeout_ms);
 /* Remove the (empty) cgroup in every hierarchy. 0 or the first -errno. */
 int mxqd_cgroup_remove(const struct mxqd_cgroup *cg);
 
+/*
+ * Make sure nothing is left under CG's name (a job id used again: requeued,
+ * or a new database; a job given up as lost): kill every process in it, in
+ * every hierarchy, wait up to TIMEOUT_MS until it is empty, and remove it.
+ * What is there is this daemon's own (its parent is held by
+ * mxqd_cgroup_init). Returns how many processes it held (0: none, or no
+ * such cgroup), -EBUSY when processes survive SIGKILL or it cannot be
+ * removed (sub-cgroups), or another -errno.
+ */
+int mxqd_cgroup_clear(const struct mxqd_cgroup *cg, unsigned timeout_ms);
 
 /* What the kernel accounted for a cgroup. Fields it cannot give are 0. */
 struct mxqd_cgroup_stats {

@@ -333,7 +333,7 @@ static void end_lost_job(const struct mxqd_server *server, const struct mxqd_job
 	mxqd_cgroup_job(&cg, job->job_id);
 	if (!mxqd_cgroup_exists(&cg))
 		return;
-	r = mxqd_cgroup_kill(&cg, 2000);
+	r = mxqd_cgroup_clear(&cg, 2000);
 	mxqd_cgroup_path(&cg, path, sizeof(path));
 	if (r < 0) {
 		mx_log_err("job %" PRIu64 ": processes of the lost job left in %s after SIGKILL: %s",
@@ -341,7 +341,6 @@ static void end_lost_job(const struct mxqd_server *server, const struct mxqd_job
 		return;
 	}
 	mx_log_warning("job %" PRIu64 ": lost; what it left in %s is killed", job->job_id, path);
-	mxqd_cgroup_remove(&cg);
 	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
 	if (server->is_root)
 		umount2(path, MNT_DETACH);  /* its quota tmpfs, if it had one */
@@ -470,10 +469,50 @@ bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_jo
 }
 
 /*
- * What must hold before anything of a claimed job runs: its identity, and
- * a fresh temporary directory of its own (an entry already there, of any
- * kind, is never reused or followed). Returns 0 when the job may start,
- * else a negative errno with a one-line reason for job_reason.
+ * A cgroup of the job's name that is still there (the id used again: the
+ * job requeued, or a new database) was left by an earlier life of this
+ * daemon, whose parent cgroup no other daemon can hold: what is in it is
+ * killed, and the reaper makes the job's cgroup afresh. If it cannot be
+ * emptied the job must not run (without a cgroup of its own it would have
+ * no memory limit and no kill at its end): -EBUSY with a reason.
+ */
+static int clear_job_cgroup(const struct mxqd_server *server, const struct mxqd_job *job,
+			    char *reason, size_t len)
+{
+	struct mxqd_cgroup cg;
+	char path[4096];
+	int r, left;
+
+	if (!server->cgroups)
+		return 0;
+	mxqd_cgroup_job(&cg, job->job_id);
+	r = mxqd_cgroup_clear(&cg, 2000);
+	if (r == 0)
+		return 0;
+	mxqd_cgroup_path(&cg, path, sizeof(path));
+	if (r > 0) {
+		mx_log_warning("job %" PRIu64 ": its cgroup %s held %d process(es) of an earlier run "
+			       "on this node: killed before the job starts", job->job_id, path, r);
+		return 0;
+	}
+	left = mxqd_cgroup_signal(&cg, 0);
+	if (left > 0)
+		snprintf(reason, len, "refused: its cgroup %.600s holds %d process(es) of an earlier "
+			 "run that survive SIGKILL (nothing was run: it would run without a cgroup; an "
+			 "admin must look at them)", path, left);
+	else
+		snprintf(reason, len, "refused: its cgroup %.600s, left by an earlier run, cannot be "
+			 "removed: %s (nothing was run: it would run without a cgroup; an admin must "
+			 "remove it)", path, strerror(-r));
+	return r;
+}
+
+/*
+ * What must hold before anything of a claimed job runs: its identity, no
+ * processes of an earlier run in its cgroup, and a fresh temporary
+ * directory of its own (an entry already there, of any kind, is never
+ * reused or followed). Returns 0 when the job may start, else a negative
+ * errno with a one-line reason for job_reason.
  */
 static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, char *reason,
 		       size_t len)
@@ -485,6 +524,9 @@ static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, c
 		job->refused = true;
 		return -EPERM;
 	}
+	r = clear_job_cgroup(server, job, reason, len);
+	if (r < 0)
+		return r;
 	snprintf(name, sizeof(name), "mxq_job_%" PRIu64, job->job_id);
 	r = mx_subdir_create(server->tmpdir, name, server->is_root, job->uid, job->gid);
 	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));

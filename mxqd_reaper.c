@@ -16,7 +16,10 @@
  * killed, and the cgroup is removed once the outcome is written. An OOM kill
  * inside the cgroup ends the job KILLED ("memory"); CPU time and the memory
  * high-water mark in the outcome are the cgroup's. Without cgroups the job's
- * session is signalled and its RSS is polled, as before.
+ * session is signalled and its RSS is polled, as before. With cgroups a job
+ * never runs without one: if its cgroup cannot be made, the job process
+ * only says so on the job's stderr and exits 126 (mxqd has cleared what
+ * an earlier run left under the name before the fork).
  *
  * Tmpdir quota: a job of a group with --tmpdir SIZE gets a tmpfs of that
  * size as its tmpdir (mxqd running as root): writing past it fails with
@@ -135,8 +138,10 @@ static void private_dev_shm(const struct mxqd_job *job)
 
 /* The job process: never returns. Errors go to the job's stderr if open.
  * EXEC_FD (close-on-exec) stays open until the exec replaces us: the reaper
- * waits for its end of file before it looks at the job's memory. */
-static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmpdir, int exec_fd)
+ * waits for its end of file before it looks at the job's memory. With a
+ * REFUSAL the job is not run: that line goes to its stderr, exit 126. */
+static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmpdir, int exec_fd,
+			       const char *refusal)
 {
 	const struct mxqd_job *job = a->job;
 	const char *home = "/", *shell = "/bin/sh";
@@ -187,6 +192,10 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	if (exec_fd > 3)
 		close_range(3, (unsigned)exec_fd - 1, 0);
 	close_range((unsigned)exec_fd + 1, ~0U, 0);
+	if (refusal) {
+		fprintf(stderr, "mxqd: job %" PRIu64 ": not run: %s\n", job->job_id, refusal);
+		_exit(126);
+	}
 	if (chdir(job->workdir) < 0) {
 		fprintf(stderr, "mxqd: job %" PRIu64 ": cannot change to workdir %s: %s\n",
 			job->job_id, job->workdir, strerror(errno));
@@ -271,12 +280,15 @@ static bool mount_tmpdir_quota(const struct mxqd_reaper_args *a, const char *tmp
 	return true;
 }
 
-/* The job's cgroup, or NULL when it runs without one (no cgroups, or
- * creating it failed: then the job is contained by its session). */
+/* The job's cgroup, or NULL without cgroups (the job is contained by its
+ * session). With cgroups in use but this one not made, NULL and REFUSAL
+ * says why: the job must not run, it would have no memory limit and no
+ * kill at its end. */
 static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args *a,
-						   struct mxqd_cgroup *cg)
+						   struct mxqd_cgroup *cg, char *refusal, size_t len)
 {
 	const struct mxqd_job *job = a->job;
+	char path[4096];
 	int r;
 
 	if (!a->server->cgroups)
@@ -286,8 +298,10 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 	r = mxqd_cgroup_create(cg, job->memory_mib << 20,
 			       (job->memory_mib << 20) * a->server->memory_hard_pct / 100);
 	if (r < 0) {
-		mx_log_warning("job %" PRIu64 ": cannot create its cgroup: %s; contained by its session",
-			       job->job_id, strerror(-r));
+		mxqd_cgroup_path(cg, path, sizeof(path));
+		snprintf(refusal, len, "cannot create its cgroup %.3000s: %s (without it the job "
+			 "would have no memory limit and no kill at its end)", path, strerror(-r));
+		mx_log_err("job %" PRIu64 ": not run: %s", job->job_id, refusal);
 		return NULL;
 	}
 	return cg;
@@ -367,7 +381,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	const struct mxqd_server *server = a->server;
 	const struct mxqd_job *job = a->job;
 	struct mxqd_outcome outcome = { 0 };
-	char tmpdir[4096], path[4096], line[256];
+	char tmpdir[4096], path[4096], line[256], refusal[3200] = "";
 	uint64_t start_ms, limit_ms, kill_at_ms = 0;
 	unsigned long long starttime = 0;
 	struct sigaction sa = { .sa_handler = SIG_IGN };
@@ -404,7 +418,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	tmpfs = mount_tmpdir_quota(a, tmpdir);
 	t = mxqd_prof_now();
 	prof[MXQD_RPROF_SETUP] = t - job->fork_us;
-	cg = create_job_cgroup(a, &cg_buf);
+	cg = create_job_cgroup(a, &cg_buf, refusal, sizeof(refusal));
 	prof[MXQD_RPROF_CGROUP] = mxqd_prof_now() - t;
 	t = mxqd_prof_now();
 
@@ -422,7 +436,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		/* what the reaper ignores, and whatever mxqd was started with */
 		mx_signals_default();
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		exec_job(a, tmpdir, exec_fd);
+		exec_job(a, tmpdir, exec_fd, refusal[0] ? refusal : NULL);
 	}
 	if (pid < 0) {
 		mx_log_err("job %" PRIu64 ": cannot fork: %s", job->job_id, strerror((int)-pid));

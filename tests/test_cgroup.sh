@@ -8,12 +8,17 @@
 #      one of host "N", daemon "p-q"; a daemon name with '/' is refused
 #   2. a daemonised child does not survive its job's end (FINISHED), its
 #      cancellation (mxqkill: CANCELLED) or its kill (runtime: KILLED); the
-#      cgroups are removed
+#      cgroups are removed; a job whose id has a leftover cgroup (frozen,
+#      or holding a process of an earlier run) runs in a fresh one of its
+#      own, the leftover process killed; one whose leftover survives
+#      SIGKILL (frozen by a v1 freezer) is refused with a reason, unrun
 #   3. a daemonised child over the job's memory request (-m 100M, 300 MB)
 #      gets the job KILLED, reason memory; the memory high-water mark of
 #      a job whose daemonised child used 200 MB is in stats_max_sumrss;
 #      (in 7.) with --memory-limit-hard 200 a -m 100M job may use 150 MB
-#   4. a callback's daemonised child is killed at --callback-timeout
+#   4. a callback's daemonised child is killed at --callback-timeout; a
+#      leftover callback cgroup with a process: the process is killed, the
+#      callback runs in a fresh one
 #   5. a job writing past its --tmpdir 1 (GiB) gets ENOSPC on a tmpfs; the
 #      node's tmpdir filesystem gets none of it; the mount is gone after
 #   6. SIGQUIT + restart: the job's cgroup and its daemonised child stay,
@@ -79,6 +84,7 @@ remove_user() {
 }
 UW=
 mxq_test_cleanup_hook() {
+	[ -d "/sys/fs/cgroup/freezer/mxqt-$H" ] && echo THAWED >"/sys/fs/cgroup/freezer/mxqt-$H/freezer.state"
 	mxqd_cleanup
 	kill_marked
 	rm -f /dev/shm/"$H"-shm.*
@@ -101,6 +107,7 @@ mxq_test_cleanup_hook() {
 	for m in $(awk -v d="$MXQ_TEST_DIR" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
+	rmdir "/sys/fs/cgroup/freezer/mxqt-$H" 2>/dev/null
 }
 
 # alive PID: the process runs and carries our marker in its command line
@@ -221,6 +228,61 @@ else
 	not_ok "a frozen leftover job cgroup could not be made in $cgdir"
 fi
 
+# A job cgroup of the next job id that still holds a process: left by an
+# earlier life of this mxqd (crashed, or the process outlived the kill).
+# The parent cgroup is this mxqd's alone, so the leftover is provably its
+# own: it is killed and the job runs in a fresh cgroup, never without one
+# (its daemonised child dies with it). One that cannot be killed (here:
+# frozen by a v1 freezer, as a process stuck in the kernel would be)
+# refuses the job with a reason instead: nothing of it runs.
+cat >"$W/in_cgroup.sh" <<'EOF'
+#!/bin/sh
+# in_cgroup.sh DIR PIDFILE [FREEZER]: a marked sleeper in cgroup DIR (and FREEZER)
+echo $$ >"$1/cgroup.procs" || exit 1
+[ -z "$3" ] || echo $$ >"$3/tasks" || exit 1
+exec perl -e 'open(F, ">", $ARGV[0]); print F "$$\n"; close(F); $0 = "mxq16marker"; sleep 1000' "$2"
+EOF
+j_next=$(mxq_sql "SELECT MAX(job_id) + 1 FROM mxq_job")
+mkdir "$cgdir/job-$j_next" &&
+	setsid -f sh "$W/in_cgroup.sh" "$cgdir/job-$j_next" "$W/left.pid" </dev/null >/dev/null 2>&1
+wait_until 10 test -s "$W/left.pid" || not_ok "a process runs in the leftover cgroup job-$j_next"
+contains "a leftover process holds cgroup job-$j_next" \
+	"$(cat "/proc/$(pid_of left)/cgroup" 2>/dev/null)" "/job-$j_next"
+j_busy=$(submit -N cg-busy -m 64M -t 1h -w "$W" sh -c "$(daemonising_job d_busy 'sleep 1')")
+is "the leftover's job id is the next one" "$j_busy" "$j_next"
+wait_until 20 test -s "$W/d_busy.pid" || not_ok "the daemonised child of job $j_busy started"
+contains "the job's daemonised child is in a cgroup of the job's own" \
+	"$(cat "/proc/$(pid_of d_busy)/cgroup" 2>/dev/null)" "/job-$j_busy"
+check "the leftover process is killed" wait_until 10 gone left
+contains "the log names what was killed" "$(grep "job $j_busy: " "$log")" \
+	"held 1 process(es) of an earlier run"
+wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_busy" ||
+	not_ok "job $j_busy FINISHED"
+check "after FINISHED its daemonised child is gone" wait_until 10 gone d_busy
+check "its cgroup is removed" wait_until 10 test ! -e "$cgdir/job-$j_busy"
+
+FRZ=/sys/fs/cgroup/freezer/mxqt-$H
+if [ -e /sys/fs/cgroup/freezer/tasks ] && mkdir "$FRZ"; then
+	j_next=$(mxq_sql "SELECT MAX(job_id) + 1 FROM mxq_job")
+	mkdir "$cgdir/job-$j_next" && setsid -f sh "$W/in_cgroup.sh" "$cgdir/job-$j_next" \
+		"$W/stuck.pid" "$FRZ" </dev/null >/dev/null 2>&1
+	wait_until 10 test -s "$W/stuck.pid" || not_ok "a process runs in the leftover cgroup job-$j_next"
+	echo FROZEN >"$FRZ/freezer.state"
+	j_stuck=$(submit -N cg-stuck -m 64M -t 1h -w "$W" sh -c 'touch stuck.ran')
+	is "the stuck leftover's job id is the next one" "$j_stuck" "$j_next"
+	wait_for 20 "SELECT job_status >= 400 FROM mxq_job WHERE job_id = $j_stuck" ||
+		not_ok "job $j_stuck ended"
+	is "a job whose leftover cgroup cannot be emptied: FAILED" "$(status_of "$j_stuck")" 750
+	contains "its reason names the cgroup and why" \
+		"$(mxq_sql "SELECT job_reason FROM mxq_job WHERE job_id = $j_stuck")" \
+		"refused: its cgroup $cgdir/job-$j_stuck holds 1 process(es) of an earlier run that survive SIGKILL"
+	check "nothing of it ran" test ! -e "$W/stuck.ran"
+	echo THAWED >"$FRZ/freezer.state"
+	check "the thawed leftover dies (the kill was pending)" wait_until 10 gone stuck
+	rmdir "$cgdir/job-$j_stuck" "$FRZ" 2>/dev/null
+else
+	skip "no v1 freezer to hold a leftover process that survives SIGKILL"
+fi
 
 # ---------------------------------------------------------- 3. memory
 
@@ -263,6 +325,21 @@ contains "the callback's daemonised child is in the callback's cgroup" \
 	"$(cat "/proc/$(pid_of d_cb)/cgroup" 2>/dev/null)" "/$cgname/callback-$j_cb"
 check "at the callback timeout (3 s) its daemonised child is killed" wait_until 15 gone d_cb
 check "the callback's cgroup is removed" wait_until 10 test ! -e "$cgdir/callback-$j_cb"
+# a leftover callback cgroup of the next job id, holding a process: the
+# callback runs in a fresh one, the leftover is killed
+j_next=$(mxq_sql "SELECT MAX(job_id) + 1 FROM mxq_job")
+printf '#!/bin/sh\ncat /proc/self/cgroup > %s/cb2.cgroup\n' "$W" >"$W/cb2.sh"
+chmod 755 "$W/cb2.sh"
+mkdir "$cgdir/callback-$j_next" && setsid -f sh "$W/in_cgroup.sh" "$cgdir/callback-$j_next" \
+	"$W/cbleft.pid" </dev/null >/dev/null 2>&1
+wait_until 10 test -s "$W/cbleft.pid" || not_ok "a process runs in the leftover cgroup callback-$j_next"
+j_cb2=$(submit -N cg-cb2 -m 64M -t 1h -w "$W" --callback "$W/cb2.sh" true)
+is "the leftover callback cgroup's job id is the next one" "$j_cb2" "$j_next"
+check "the callback ran" wait_until 20 test -s "$W/cb2.cgroup"
+contains "in a callback cgroup of its own" "$(cat "$W/cb2.cgroup" 2>/dev/null)" \
+	"/$cgname/callback-$j_cb2"
+check "the leftover process in it is killed" wait_until 10 gone cbleft
+check "and the callback's cgroup is removed" wait_until 10 test ! -e "$cgdir/callback-$j_cb2"
 
 # ---------------------------------------------------------- 5. tmpdir
 
