@@ -836,6 +836,32 @@ static int rm_contents(int dfd, dev_t dev)
 	return r;
 }
 
+bool mx_path_is_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool mx_path_resolved_below(const char *path, bool is_file, const char *dir)
+{
+	char name[PATH_MAX], real_path[PATH_MAX], real_dir[PATH_MAX];
+
+	snprintf(name, sizeof(name), "%s", path);
+	if (is_file) {
+		char *slash = strrchr(name, '/');
+		if (slash)
+			*(slash == name ? slash + 1 : slash) = '\0';
+	}
+	if (!realpath(name, real_path))
+		snprintf(real_path, sizeof(real_path), "%s", name);
+	if (!realpath(dir, real_dir))
+		snprintf(real_dir, sizeof(real_dir), "%s", dir);
+	return mx_path_is_below(real_path, real_dir);
+}
+
 int mx_rmtree(const char *path)
 {
 	struct stat st;

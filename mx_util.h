@@ -144,6 +144,12 @@ void mx_strvec_free(char **strvec);
 int mx_mkdir_p(const char *path, mode_t mode);
 /* rm -rf, not crossing file systems, not following symlinks. */
 int mx_rmtree(const char *path);
+/* Is the absolute PATH DIR itself or inside it, by the names alone
+ * ("/tmp/a" is below "/tmp", "/tmpx" is not; everything is below "/")? */
+bool mx_path_is_below(const char *path, const char *dir);
+/* The same with symlinks resolved (realpath) in both; of a file (IS_FILE)
+ * its directory counts. A name that cannot be resolved is taken as it is. */
+bool mx_path_resolved_below(const char *path, bool is_file, const char *dir);
 
 /*
  * fork() with a pipe from the child to the parent. Returns the child's pid

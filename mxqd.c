@@ -99,8 +99,9 @@ static void usage(FILE *f)
 "      --spool DIR               job outcome files (default " LOCALSTATEDIR "/spool/mxqd/HOST.NAME), same rule\n"
 "      --min-uid UID             lowest uid a job may run as (default 1000)\n"
 "      --allow-root-jobs         also run jobs of uid 0 and of uids below --min-uid\n"
-"      --shared-dev-shm          jobs share the host's /dev/shm (default as root: each\n"
-"                                job its own, gone with the job)\n"
+"      --shared-tmp              jobs share the host's /tmp, /var/tmp and /dev/shm (default\n"
+"                                as root: each job its own, gone with the job; older name:\n"
+"                                --shared-dev-shm)\n"
 "      --cgroup-v2-mount DIR     without a cgroup2 tree under the root: mount one on DIR\n"
 "      --memory-limit-hard PCT   kill a job above PCT %% of its memory request; above\n"
 "                                100 %% the kernel reclaims/throttles it first (default 100)\n"
@@ -192,7 +193,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		OPT_PT_SECRETS, OPT_PT_RECONCILE, OPT_PT_SOFT_OFF, OPT_PT_IPMI_TIMEOUT, OPT_PT_IPMI_RETRIES,
 		OPT_PT_IPMI_VERIFY, OPT_PT_WOL_PORT, OPT_PT_WOL_COUNT, OPT_PT_SSH_TIMEOUT, OPT_PT_SSH_DRAIN,
 		OPT_PT_SSH_POWEROFF, OPT_PT_SSH_KNOWN_HOSTS, OPT_PT_REDFISH_TIMEOUT, OPT_PT_REDFISH_RETRIES,
-		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS, OPT_SHARED_DEV_SHM,
+		OPT_MIN_UID, OPT_ALLOW_ROOT_JOBS, OPT_SHARED_TMP,
 	};
 	enum { OPT_ENERGY = 4096 }; /* + enum mxqd_energy_opt: the --energy-* options */
 	static const struct option opts[] = {
@@ -212,7 +213,8 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 		{ "cgroup-v2-mount",     required_argument, NULL, OPT_CGROUP_V2_MOUNT },
 		{ "min-uid",             required_argument, NULL, OPT_MIN_UID },
 		{ "allow-root-jobs",     no_argument,       NULL, OPT_ALLOW_ROOT_JOBS },
-		{ "shared-dev-shm",      no_argument,       NULL, OPT_SHARED_DEV_SHM },
+		{ "shared-tmp",          no_argument,       NULL, OPT_SHARED_TMP },
+		{ "shared-dev-shm",      no_argument,       NULL, OPT_SHARED_TMP }, /* its older name */
 		{ "mysql-default-file",  required_argument, NULL, 'M' },
 		{ "mysql-default-group", required_argument, NULL, 'S' },
 		{ "foreground",          no_argument,       NULL, OPT_FOREGROUND },
@@ -294,7 +296,7 @@ static int parse_options(int argc, char **argv, struct mxqd_server *s, struct op
 			s->min_uid = u32;
 			break;
 		case OPT_ALLOW_ROOT_JOBS: s->allow_root_jobs = true; break;
-		case OPT_SHARED_DEV_SHM: s->shared_dev_shm = true; break;
+		case OPT_SHARED_TMP: s->shared_tmp = true; break;
 		case 'j':
 			if (mx_strtou32(optarg, &u32) < 0 || u32 == 0)
 				return fail("--slots: '%s' is not a positive number", optarg);
@@ -574,27 +576,47 @@ static int setup_cgroups(struct mxqd_server *s)
 }
 
 /*
- * Whether a job can have a /dev/shm of its own (mxqd_reaper.c): tried once
- * in a child, as a job's would be, so that a kernel or container that
- * refuses it is said once, not at every job.
+ * Whether a job can have temporary places of its own (mxqd_reaper.c): a
+ * /dev/shm, and its tmpdir on /tmp and /var/tmp, except on one that holds
+ * --tmpdir (the job's TMPDIR would be hidden below it). Tried once in a
+ * child, as a job's would be, so that a kernel or container that refuses
+ * it is said once, not at every job.
  */
-static void setup_private_shm(struct mxqd_server *s)
+static void setup_private_tmp(struct mxqd_server *s)
 {
 	int status = 0;
 	pid_t pid;
 
-	if (!s->is_root || s->shared_dev_shm)
+	if (!s->is_root || s->shared_tmp)
 		return;
+	for (unsigned i = 0; i < MXQD_JOB_TMP_DIRS; i++) {
+		s->private_tmp[i] = !mx_path_resolved_below(s->tmpdir, false, mxqd_job_tmp_dirs[i]);
+		if (!s->private_tmp[i])
+			mx_log_notice("jobs keep the host's %s: --tmpdir %s is in it (their TMPDIR "
+				      "would be hidden below one of their own)", mxqd_job_tmp_dirs[i],
+				      s->tmpdir);
+	}
 	pid = fork();
-	if (pid == 0)
-		_exit(mxqd_job_private_dev_shm(64) < 0 ? 1 : 0);
+	if (pid == 0) {
+		if (mxqd_job_private_dev_shm(64) < 0)
+			_exit(1);
+		for (unsigned i = 0; i < MXQD_JOB_TMP_DIRS; i++)
+			if (s->private_tmp[i] && mxqd_job_bind_tmp(s->tmpdir, mxqd_job_tmp_dirs[i]) < 0)
+				_exit(2);
+		_exit(0);
+	}
 	if (pid > 0)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		mx_log_warning("jobs share the host's /dev/shm: a mount namespace of their own is "
-			       "refused here (as with --shared-dev-shm)");
-		s->shared_dev_shm = true;
+	if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		mx_log_warning("jobs keep the host's /tmp and /var/tmp: binding a directory on them "
+			       "is refused here");
+		for (unsigned i = 0; i < MXQD_JOB_TMP_DIRS; i++)
+			s->private_tmp[i] = false;
+	} else if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		mx_log_warning("jobs share the host's /dev/shm, /tmp and /var/tmp: a mount namespace "
+			       "of their own is refused here (as with --shared-tmp)");
+		s->shared_tmp = true;
 	}
 }
 
@@ -1090,7 +1112,7 @@ int main(int argc, char **argv)
 	 * behind by an mxqd that could not start */
 	if (setup_cgroups(&server) < 0)
 		return 1;
-	setup_private_shm(&server);
+	setup_private_tmp(&server);
 
 	r = daemon_register(&server);
 	if (r < 0) {

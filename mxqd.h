@@ -24,6 +24,10 @@
 
 struct mxqd_job;
 
+/* The directories a job gets its tmpdir on ("/tmp", "/var/tmp"). */
+#define MXQD_JOB_TMP_DIRS 2
+extern const char *const mxqd_job_tmp_dirs[MXQD_JOB_TMP_DIRS];
+
 /* Everything the daemon knows about itself; one instance, set up by main(). */
 struct mxqd_server {
 	/* configuration (options) */
@@ -54,8 +58,10 @@ struct mxqd_server {
 	                               minutes x this (time-scaled tests and demos) */
 	uint32_t min_uid;           /* --min-uid: lowest uid a job may run as (1000) */
 	bool allow_root_jobs;       /* --allow-root-jobs: lifts --min-uid and the uid 0 ban */
-	bool shared_dev_shm;        /* --shared-dev-shm: jobs see the host's /dev/shm
-	                               (default, as root: a tmpfs of the job's own) */
+	bool shared_tmp;            /* --shared-tmp (older name --shared-dev-shm): jobs
+	                               see the host's /dev/shm, /tmp and /var/tmp (default,
+	                               as root: a tmpfs of the job's own on /dev/shm and
+	                               its tmpdir on /tmp and /var/tmp) */
 	struct rlimit job_core_limit; /* RLIMIT_CORE at start; mxqd itself runs with 0 */
 
 	/* derived */
@@ -63,6 +69,8 @@ struct mxqd_server {
 	uint64_t memory_per_slot_mib;
 	bool is_root;
 	bool cgroups;               /* jobs and callbacks run in cgroups of their own */
+	bool private_tmp[MXQD_JOB_TMP_DIRS]; /* mxqd_job_tmp_dirs[i] of a job is its tmpdir
+	                               (root, not shared_tmp, --tmpdir not below it) */
 	char boot_id[37];
 	unsigned long long pid_starttime;
 
@@ -266,6 +274,9 @@ void mxqd_hooks_job_ended(struct mxqd_server *server, const struct mxqd_job *job
 /* Put the calling process (a job, before its exec) into a mount namespace
  * of its own with a tmpfs of SIZE_MIB on /dev/shm. 0 or negative errno. */
 int mxqd_job_private_dev_shm(uint64_t size_mib);
+/* In that namespace, bind DIR (the job's tmpdir) on TARGET (an entry of
+ * mxqd_job_tmp_dirs), nosuid and nodev. 0 or negative errno. */
+int mxqd_job_bind_tmp(const char *dir, const char *target);
 
 /* The job-callback runner, registered as a job_ended hook by main(). */
 extern const struct mxqd_hooks mxqd_callback_hooks;

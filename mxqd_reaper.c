@@ -26,6 +26,10 @@
  * ENOSPC and the node's tmpdir filesystem is never touched. tmpfs pages
  * are memory, charged to the job's cgroup.
  *
+ * Private temporary places (root, not --shared-tmp): the job runs in a
+ * mount namespace of its own with a tmpfs on /dev/shm and its tmpdir on
+ * /tmp and /var/tmp (private_mounts), so the quota covers those too.
+ *
  * Error handling: the reaper has nobody to return errors to. Problems before
  * the job runs (user switch, workdir, output files, exec) end the job with
  * exit status 126/127 and a line on the job's stderr or the daemon's log.
@@ -114,7 +118,7 @@ static void set_job_environment(const struct mxqd_reaper_args *a, const char *ho
  * gone with the job's last process, so that what a job leaves there (and
  * the memory it holds, which its removed cgroup no longer limits) does not
  * outlive the job. The host's mounts stay visible below it as slaves (the
- * tmpdir quota, mounted before). Failing that, the job shares the host's.
+ * tmpdir quota, mounted before).
  */
 int mxqd_job_private_dev_shm(uint64_t size_mib)
 {
@@ -127,13 +131,66 @@ int mxqd_job_private_dev_shm(uint64_t size_mib)
 	return 0;
 }
 
-static void private_dev_shm(const struct mxqd_job *job)
+const char *const mxqd_job_tmp_dirs[MXQD_JOB_TMP_DIRS] = { "/tmp", "/var/tmp" };
+
+int mxqd_job_bind_tmp(const char *dir, const char *target)
 {
+	/* a bind takes the source's flags; nosuid and nodev need a remount */
+	if (mount(dir, target, NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Which of the job's own paths is in DIR (then the job keeps the host's:
+ * its files there must stay where it and its submitter find them), or NULL. */
+static const char *job_path_in(const struct mxqd_job *job, const char *dir)
+{
+	if (mx_path_resolved_below(job->workdir, false, dir))
+		return "workdir";
+	if (mx_path_resolved_below(job->stdout_path, true, dir))
+		return "stdout";
+	if (mx_path_resolved_below(job->stderr_path, true, dir))
+		return "stderr";
+	return NULL;
+}
+
+/*
+ * The job's own temporary places, in a mount namespace of its own: a
+ * tmpfs on /dev/shm, and its tmpdir (TMPDIR, created by mxqd in a
+ * directory only root can write, so nothing of the user's is followed)
+ * bound on /tmp and /var/tmp, so that what it leaves there goes with the
+ * tmpdir at its end and no other job sees it. The job cannot undo the
+ * binds: it has no privilege here, and in a user namespace of its own
+ * they are locked. A job whose workdir or output files are in /tmp (or
+ * /var/tmp) keeps the host's one. Failing that, it shares the host's.
+ */
+static void private_mounts(const struct mxqd_reaper_args *a, const char *tmpdir)
+{
+	const struct mxqd_job *job = a->job;
 	int r = mxqd_job_private_dev_shm(job->memory_mib);
 
-	if (r < 0)
-		mx_log_warning("job %" PRIu64 ": no /dev/shm of its own (%s): it shares the host's",
-			       job->job_id, strerror(-r));
+	if (r < 0) {
+		mx_log_warning("job %" PRIu64 ": no /dev/shm, /tmp or /var/tmp of its own (%s): it "
+			       "shares the host's", job->job_id, strerror(-r));
+		return;
+	}
+	for (unsigned i = 0; i < MXQD_JOB_TMP_DIRS; i++) {
+		const char *dir = mxqd_job_tmp_dirs[i], *why;
+
+		if (!a->server->private_tmp[i])
+			continue;
+		why = job_path_in(job, dir);
+		if (why) {
+			mx_log_info("job %" PRIu64 ": keeps the host's %s: its %s is there",
+				    job->job_id, dir, why);
+			continue;
+		}
+		r = mxqd_job_bind_tmp(tmpdir, dir);
+		if (r < 0)
+			mx_log_warning("job %" PRIu64 ": no %s of its own (%s): it shares the host's",
+				       job->job_id, dir, strerror(-r));
+	}
 }
 
 /* The job process: never returns. Errors go to the job's stderr if open.
@@ -155,8 +212,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 		home = pw->pw_dir;
 		shell = pw->pw_shell;
 	}
-	if (a->server->is_root && !a->server->shared_dev_shm)
-		private_dev_shm(job);
+	if (a->server->is_root && !a->server->shared_tmp)
+		private_mounts(a, tmpdir);
 	if (a->server->is_root) {
 		/* mxqd itself runs without core files; the job gets the limit mxqd started with */
 		setrlimit(RLIMIT_CORE, &a->server->job_core_limit);

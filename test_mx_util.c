@@ -605,6 +605,40 @@ START_TEST(test_cleanup_helpers)
 }
 END_TEST
 
+static const struct {
+	const char *path, *dir;
+	bool below;
+} below_cases[] = {
+	{ "/tmp", "/tmp", true }, { "/tmp/a/b", "/tmp", true }, { "/tmp/a", "/tmp/", true },
+	{ "/tmpx", "/tmp", false }, { "/var/tmp", "/tmp", false }, { "/", "/tmp", false },
+	{ "/anything", "/", true }, { "/var/tmp/x", "/var/tmp", true }, { "/var", "/var/tmp", false },
+};
+
+START_TEST(test_path_below)
+{
+	ck_assert_msg(mx_path_is_below(below_cases[_i].path, below_cases[_i].dir) == below_cases[_i].below,
+		      "%s below %s", below_cases[_i].path, below_cases[_i].dir);
+}
+END_TEST
+
+/* symlinks count where they lead; of a file its directory */
+START_TEST(test_path_resolved_below)
+{
+	char dir[600], link[600], file[700];
+
+	snprintf(dir, sizeof(dir), "%s/real", scratch);
+	snprintf(link, sizeof(link), "%s/link", scratch);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert(mx_path_resolved_below(link, false, dir));
+	snprintf(file, sizeof(file), "%s/out.txt", link);
+	ck_assert(mx_path_resolved_below(file, true, dir));
+	ck_assert(!mx_path_resolved_below(scratch, false, dir));
+	snprintf(file, sizeof(file), "%s/missing/x", scratch);
+	ck_assert(mx_path_resolved_below(file, false, scratch));
+}
+END_TEST
+
 static Suite *mx_util_suite(void)
 {
 	Suite *s = suite_create("mx_util");
@@ -623,6 +657,7 @@ static Suite *mx_util_suite(void)
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_format_roundtrip);
 	tcase_add_test(tc, test_strings);
+	tcase_add_loop_test(tc, test_path_below, 0, MX_ARRAY_SIZE(below_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("argv");
@@ -644,6 +679,7 @@ static Suite *mx_util_suite(void)
 	tcase_add_test(tc, test_log_one_line);
 	tcase_add_test(tc, test_mkdir_p);
 	tcase_add_test(tc, test_rmtree);
+	tcase_add_test(tc, test_path_resolved_below);
 	suite_add_tcase(s, tc);
 	return s;
 }

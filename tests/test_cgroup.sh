@@ -44,6 +44,11 @@
 #      job is given up as UNKNOWN (cgroup and tmpdir removed too)
 #  11. a job's /dev/shm is a tmpfs of its own: what it writes there is
 #      gone with the job; with --shared-dev-shm it is the host's
+#  12. with --tmpdir outside /tmp, a real user's job has its TMPDIR as /tmp
+#      and /var/tmp: its files there are not on the host while it runs,
+#      not seen by another user's job beside it, gone after it; it cannot
+#      unmount them (also not in a user namespace); a job with its workdir
+#      in /tmp keeps the host's; --shared-tmp keeps the host's for all
 #
 # Daemonised children write their pid into a file first; they are
 # "alive" while /proc/PID/cmdline still names the test's marker.
@@ -77,12 +82,17 @@ cg_base_of() {
 	sed -n 's/.*cgroups: .* jobs in \([^ ]*\)\/job-ID.*/\1/p' "$(mxqd_dir "$1")/mxqd.log" 2>/dev/null
 }
 U=mxqt16u
+V=mxqt16v
 remove_user() {
-	getent passwd "$U" >/dev/null && userdel "$U" 2>/dev/null
-	getent group "$U" >/dev/null && groupdel "$U" 2>/dev/null
+	for _u in "$U" "$V"; do
+		getent passwd "$_u" >/dev/null && userdel "$_u" 2>/dev/null
+		getent group "$_u" >/dev/null && groupdel "$_u" 2>/dev/null
+	done
 	return 0
 }
 UW=
+# section 12: a root-owned directory outside /tmp and /var/tmp
+B=
 mxq_test_cleanup_hook() {
 	[ -d "/sys/fs/cgroup/freezer/mxqt-$H" ] && echo THAWED >"/sys/fs/cgroup/freezer/mxqt-$H/freezer.state"
 	mxqd_cleanup
@@ -93,6 +103,7 @@ mxq_test_cleanup_hook() {
 	done
 	remove_user
 	[ -n "$UW" ] && rm -rf "$UW"
+	rm -f /tmp/"mxqt16-$H"-* /var/tmp/"mxqt16-$H"-*
 	# every daemon's parent cgroup of this test, in whichever hierarchy
 	for b in $(find /sys/fs/cgroup "$MXQ_TEST_DIR" -maxdepth 6 -type d -name "mxqd-$H*" 2>/dev/null); do
 		for d in "$b"/*/; do
@@ -104,10 +115,12 @@ mxq_test_cleanup_hook() {
 		done
 		rmdir "$b" 2>/dev/null
 	done
-	for m in $(awk -v d="$MXQ_TEST_DIR" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v d="$MXQ_TEST_DIR" -v b="${B:-/nonexistent}" \
+		'index($2, d) == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
 	rmdir "/sys/fs/cgroup/freezer/mxqt-$H" 2>/dev/null
+	[ -n "$B" ] && rm -rf "$B"
 }
 
 # alive PID: the process runs and carries our marker in its command line
@@ -552,16 +565,19 @@ sleep 1000
 EOF
 printf '#!/bin/sh\nexec %s/escape.sh %s/cb.out\n' "$UW" "$UW" >"$UW/cb.sh"
 chmod 755 "$UW/escape.sh" "$UW/stubborn.sh" "$UW/cb.sh"
-# as_user_job NAME MXQSUB-ARGS...: queue as root for no host, then hand
-# the group to the user (as a database writer could) and release it
-as_user_job() {
-	_n=$1
-	shift
-	_j=$(submit -N "$_n" -w "$UW" --whitelist as-user.invalid "$@") || return 1
-	mxq_sql "UPDATE mxq_group SET user_uid = $uid_u, user_name = '$U', user_gid = $gid_u,
-		group_whitelist = '' WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" ||
-		return 1
+# as_job USER WORKDIR NAME MXQSUB-ARGS...: queue as root for no host, then
+# hand the group to USER (as a database writer could) and release it
+as_job() {
+	_u=$1 _w=$2 _n=$3
+	shift 3
+	_j=$(submit -N "$_n" -w "$_w" --whitelist as-user.invalid "$@") || return 1
+	mxq_sql "UPDATE mxq_group SET user_uid = $(id -u "$_u"), user_name = '$_u',
+		user_gid = $(id -g "$_u"), group_whitelist = ''
+		WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" || return 1
 	echo "$_j"
+}
+as_user_job() {
+	as_job "$U" "$UW" "$@"
 }
 H4=${H}u
 mxqd_root_jobs=
@@ -631,5 +647,92 @@ check "with --shared-dev-shm the job's file is in the host's /dev/shm" \
 	test -s "/dev/shm/$H-shm.$j_shm2"
 rm -f "/dev/shm/$H-shm.$j_shm2"
 mxqd_stop "$H5" TERM 20
+
+# ------------------------------------------------- 12. /tmp and /var/tmp
+
+# Real users' jobs on an mxqd whose --tmpdir is outside /tmp (as the
+# default /var/lib/mxqd/tmp is): what a job writes to /tmp or /var/tmp is
+# in its TMPDIR, not on the host, not seen by another user's job running
+# beside it, and gone with the job; the job cannot unmount it.
+section "12. a job's /tmp and /var/tmp are its own"
+H6=${H}t
+B=$(mktemp -d /var/lib/mxqt16.XXXXXX) && chmod 755 "$B"
+getent passwd "$V" >/dev/null || useradd -M -U -s /bin/sh "$V"
+check "second test user $V exists" sh -c "getent passwd $V >/dev/null"
+mkdir -p "$B/u" "$B/v" && chown "$U:$(id -g "$U")" "$B/u" && chown "$V:$(id -g "$V")" "$B/v"
+# tmpjob.sh NAME OTHER: put NAME into /tmp and /var/tmp, write what this
+# job sees (also of OTHER's file) into NAME.seen, wait for NAME.go
+cat >"$B/tmpjob.sh" <<'EOF'
+#!/bin/sh
+n=$1 other=$2
+echo "secret of $n" >"/tmp/$n" && echo "secret of $n" >"/var/tmp/$n" || echo "cannot write"
+{
+	echo "tmp: $(stat -c '%U %a' /tmp)"
+	[ /tmp -ef "$TMPDIR" ] && echo "tmp is TMPDIR"
+	[ /var/tmp -ef "$TMPDIR" ] && echo "var-tmp is TMPDIR"
+	echo "in tmp: $(ls -A /tmp | tr '\n' ' ')"
+	if [ -n "$other" ]; then
+		if [ -e "/tmp/$other" ] || [ -e "/var/tmp/$other" ]; then echo "sees $other"
+		else echo "does not see $other"; fi
+	fi
+	if umount /tmp 2>/dev/null; then echo "ESCAPED umount"; else echo "refused umount"; fi
+	if unshare -Urm true 2>/dev/null; then
+		unshare -Urm sh -c 'umount -l /tmp 2>/dev/null && echo "ESCAPED userns umount" ||
+			echo "refused userns umount"'
+	fi
+} >"$n.tmp" && mv "$n.tmp" "$n.seen"
+while [ ! -e "$n.go" ]; do sleep 0.1; done
+EOF
+chmod 755 "$B/tmpjob.sh"
+mxqd_root_jobs=
+check "start mxqd $H6 --tmpdir $B/tmp (no --allow-root-jobs)" mxqd_start "$H6" --cgroup-root "$CG" \
+	--tmpdir "$B/tmp" --slots 2 --memory 4G
+mxqd_root_jobs=--allow-root-jobs
+fa=mxqt16-$H-a fb=mxqt16-$H-b
+ja=$(as_job "$U" "$B/u" cg-tmp-a -m 64M -t 1h "$B/tmpjob.sh" "$fa")
+check "the job of $U has written its files" wait_until 20 test -e "$B/u/$fa.seen"
+echo "# job $ja as $U: $(tr '\n' ';' <"$B/u/$fa.seen" 2>/dev/null)"
+not_contains "it could write /tmp and /var/tmp" "$(cat "$B/u/$fa.seen" 2>/dev/null)" "cannot write"
+check "while it runs, its /tmp file is not in the host's /tmp" test ! -e "/tmp/$fa"
+check "... nor its /var/tmp file in the host's /var/tmp" test ! -e "/var/tmp/$fa"
+check "... they are in its tmpdir" test -s "$B/tmp/mxq_job_$ja/$fa"
+contains "its /tmp is its TMPDIR, the user's, mode 0700" "$(cat "$B/u/$fa.seen" 2>/dev/null)" \
+	"tmp: $U 700"
+contains "... as is its /var/tmp" "$(cat "$B/u/$fa.seen" 2>/dev/null)" "var-tmp is TMPDIR"
+contains "the job cannot unmount its /tmp" "$(cat "$B/u/$fa.seen" 2>/dev/null)" "refused umount"
+not_contains "... not even from a user namespace" "$(cat "$B/u/$fa.seen" 2>/dev/null)" "ESCAPED"
+jb=$(as_job "$V" "$B/v" cg-tmp-b -m 64M -t 1h "$B/tmpjob.sh" "$fb" "$fa")
+check "a job of $V beside it has looked" wait_until 20 test -e "$B/v/$fb.seen"
+echo "# job $jb as $V: $(tr '\n' ';' <"$B/v/$fb.seen" 2>/dev/null)"
+contains "it does not see the other job's file" "$(cat "$B/v/$fb.seen" 2>/dev/null)" \
+	"does not see $fa"
+contains "its /tmp holds its own file only" "$(cat "$B/v/$fb.seen" 2>/dev/null)" "in tmp: $fb "
+touch "$B/u/$fa.go" "$B/v/$fb.go"
+wait_for 20 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($ja, $jb) AND job_status = 1000" ||
+	not_ok "jobs $ja and $jb FINISHED"
+check "after the job its file is in neither /tmp nor /var/tmp" \
+	test ! -e "/tmp/$fa" -a ! -e "/var/tmp/$fa" -a ! -e "/tmp/$fb" -a ! -e "/var/tmp/$fb"
+check "... and its tmpdir, with the files, is removed" \
+	wait_until 10 test ! -e "$B/tmp/mxq_job_$ja" -a ! -e "$B/tmp/mxq_job_$jb"
+# a job whose workdir is in /tmp keeps the host's: its files there stay
+# where it and its user look for them
+fc=mxqt16-$H-c
+jc=$(as_user_job cg-tmp-c -m 64M -t 1h sh -c "echo kept >/tmp/$fc")
+wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $jc" || not_ok "job $jc FINISHED"
+check "a job with its workdir in /tmp writes into the host's /tmp" test -s "/tmp/$fc"
+contains "the log says why" "$(grep "job $jc: " "$(mxqd_dir "$H6")/mxqd.log")" \
+	"keeps the host's /tmp: its workdir is there"
+rm -f "/tmp/$fc"
+mxqd_stop "$H6" TERM 20
+mxqd_root_jobs=
+check "start mxqd $H6 --shared-tmp" mxqd_start "$H6" --cgroup-root "$CG" --tmpdir "$B/tmp" \
+	--slots 2 --memory 4G --shared-tmp
+mxqd_root_jobs=--allow-root-jobs
+fd=mxqt16-$H-d
+jd=$(as_job "$U" "$B/u" cg-tmp-d -m 64M -t 1h sh -c "echo shared >/tmp/$fd")
+wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $jd" || not_ok "job $jd FINISHED"
+check "with --shared-tmp the job's /tmp is the host's" test -s "/tmp/$fd"
+rm -f "/tmp/$fd"
+mxqd_stop "$H6" TERM 20
 
 tap_done
