@@ -20,33 +20,42 @@
 
 #include "mx_util.h"
 
-/* Is the directory with stat ST acceptable: LAST for the directory itself
- * (no group/other write at all), else for one above it (sticky is fine). */
-static int check_one(const char *path, const struct stat *st, uid_t owner, bool last,
-		     char *err, size_t errlen)
+/* Who may own what is checked, besides root, and how messages name them. */
+struct trusted {
+	uid_t uid;
+	const char *name;       /* NULL: root alone (uid 0) */
+};
+
+/* Is the entry with stat ST acceptable: LAST for the directory itself or
+ * the file (no group/other write at all), else for a directory above it
+ * (sticky is fine); IS_FILE: a regular file, not a directory. */
+static int check_one(const char *path, const struct stat *st, const struct trusted *who, bool last,
+		     bool is_file, char *err, size_t errlen)
 {
-	if (!S_ISDIR(st->st_mode)) {
-		snprintf(err, errlen, "%s is not a directory", path);
-		return -ENOTDIR;
+	if (is_file ? !S_ISREG(st->st_mode) : !S_ISDIR(st->st_mode)) {
+		snprintf(err, errlen, "%s is not a %s", path, is_file ? "regular file" : "directory");
+		return is_file ? -EINVAL : -ENOTDIR;
 	}
-	if (st->st_uid != 0 && st->st_uid != owner) {
-		snprintf(err, errlen, "%s belongs to uid %u, not to root%s: its owner could swap "
-			 "what is in it (use a directory owned by root, mode 0755)", path,
-			 (unsigned)st->st_uid, owner ? " or this daemon's user" : "");
+	if (st->st_uid != 0 && st->st_uid != who->uid) {
+		snprintf(err, errlen, "%s belongs to uid %u, not to root%s%s: its owner could %s", path,
+			 (unsigned)st->st_uid, who->name ? " or " : "", who->name ? who->name : "",
+			 is_file ? "change what it runs" :
+			 "swap what is in it (use a directory owned by root, mode 0755)");
 		return -EPERM;
 	}
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX))) {
-		snprintf(err, errlen, "%s is writable by %s (mode %04o): other users could plant "
-			 "entries in it (use a directory only root can write, mode 0755)", path,
+		snprintf(err, errlen, "%s is writable by %s (mode %04o): other users could %s", path,
 			 (st->st_mode & S_IWOTH) ? "others" : "its group",
-			 (unsigned)(st->st_mode & 07777));
+			 (unsigned)(st->st_mode & 07777), is_file ? "change what it runs" :
+			 "plant entries in it (use a directory only root can write, mode 0755)");
 		return -EPERM;
 	}
 	return 0;
 }
 
-/* lstat PREFIX and check it; LAST for the directory itself. */
-static int check_prefix(const char *prefix, uid_t owner, bool last, char *err, size_t errlen)
+/* lstat PREFIX and check it (see check_one). */
+static int check_prefix(const char *prefix, const struct trusted *who, bool last, bool is_file,
+			char *err, size_t errlen)
 {
 	struct stat st;
 
@@ -55,12 +64,15 @@ static int check_prefix(const char *prefix, uid_t owner, bool last, char *err, s
 		snprintf(err, errlen, "%s: %s", prefix, strerror(errno));
 		return r;
 	}
-	return check_one(prefix, &st, owner, last, err, errlen);
+	return check_one(prefix, &st, who, last, is_file, err, errlen);
 }
 
-int mx_dir_check_safe(const char *path, uid_t owner, char *err, size_t errlen)
+/* Resolve PATH into REAL and check every directory from "/" down to it;
+ * the last component is checked as the directory itself or, IS_FILE, as
+ * a regular file. */
+static int check_path(const char *path, const struct trusted *who, bool is_file, char *real,
+		      char *err, size_t errlen)
 {
-	char real[PATH_MAX];
 	size_t len;
 	int r;
 
@@ -70,15 +82,36 @@ int mx_dir_check_safe(const char *path, uid_t owner, char *err, size_t errlen)
 		return r;
 	}
 	len = strlen(real);
-	r = check_prefix("/", owner, len == 1, err, errlen);
-	/* every directory from "/" down to the last one */
+	r = check_prefix("/", who, len == 1, false, err, errlen);
 	for (size_t i = 1; r == 0 && i <= len; i++) {
 		if (real[i] != '/' && real[i] != '\0')
 			continue;
 		real[i] = '\0';
-		r = check_prefix(real, owner, i == len, err, errlen);
+		r = check_prefix(real, who, i == len, is_file && i == len, err, errlen);
 		if (i < len)
 			real[i] = '/';
+	}
+	return r;
+}
+
+int mx_dir_check_safe(const char *path, uid_t owner, char *err, size_t errlen)
+{
+	const struct trusted who = { owner, owner ? "this daemon's user" : NULL };
+	char real[PATH_MAX];
+
+	return check_path(path, &who, false, real, err, errlen);
+}
+
+int mx_file_check_safe(const char *path, uid_t owner, const char *owner_name, char *ret_real,
+		       size_t real_len, char *err, size_t errlen)
+{
+	const struct trusted who = { owner, owner ? owner_name : NULL };
+	char real[PATH_MAX];
+	int r = check_path(path, &who, true, real, err, errlen);
+
+	if (r == 0 && snprintf(ret_real, real_len, "%s", real) >= (int)real_len) {
+		snprintf(err, errlen, "%s: the real path is too long", path);
+		return -ENAMETOOLONG;
 	}
 	return r;
 }

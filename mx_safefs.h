@@ -10,6 +10,12 @@
  * group and others or sticky (others cannot rename our entries in it).
  * Symlinks in the path are resolved first and the real path is checked.
  *
+ * A file is "safe" to run as OWNER (a callback, like ssh's StrictModes)
+ * when it is a regular file owned by root or OWNER and writable by
+ * neither group nor others, and every directory above it follows the rule
+ * for directories above (owned by root or OWNER; not writable by group and
+ * others, or sticky): then nobody else can change what runs.
+ *
  * Per-job directories are created with mkdirat() in such a directory; an
  * existing entry of any kind is an error (never reused, never followed);
  * their owner is set through a descriptor opened O_NOFOLLOW|O_DIRECTORY.
@@ -31,6 +37,17 @@
  * directory and what is wrong with it.
  */
 int mx_dir_check_safe(const char *path, uid_t owner, char *err, size_t errlen);
+
+/*
+ * Check that PATH (symlinks resolved) is a safe file to run as OWNER (see
+ * above); OWNER_NAME names OWNER in the error ("the job's user"). On
+ * success its real path is in RET_REAL (run that one: the checked
+ * directories lead there). -ENOENT, -EPERM when it is not safe, -EINVAL
+ * when it is not a regular file, other negative errno; err says which
+ * entry is wrong and why, in one line.
+ */
+int mx_file_check_safe(const char *path, uid_t owner, const char *owner_name, char *ret_real,
+		       size_t real_len, char *err, size_t errlen);
 
 /*
  * Create PATH (mkdir -p, new components 0755) if it is missing, then

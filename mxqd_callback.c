@@ -13,6 +13,12 @@
  * (callback-JOBID, no memory limit beyond RLIMIT_AS; what an earlier one
  * left there is killed first, and without one it is not run), and at its
  * end or timeout every process in it is killed, daemonised ones included.
+ * Like ssh's StrictModes, the callback is checked when it is about to run,
+ * as the user it runs as: the file (symlinks resolved) and every directory
+ * above it must be owned by that user or root and not writable by group or
+ * others (a directory above may be, with the sticky bit: /tmp), so that no
+ * other user can change what runs as this one; the real path is what is
+ * run. Otherwise it is not run, and the daemon logs why in one line.
  * A callback's result never changes the job's status.
  */
 #define _GNU_SOURCE
@@ -32,6 +38,7 @@
 #include <unistd.h>
 
 #include "mx_log.h"
+#include "mx_safefs.h"
 #include "mx_util.h"
 #include "mxq_status.h"
 #include "mxqd.h"
@@ -42,14 +49,16 @@
 #define CALLBACK_CPU_SECONDS 60
 #define CALLBACK_AS_BYTES    (256ULL << 20)
 
+/* The callback process: never returns. If the callback may not run, the
+ * reason goes to WHY_FD (close-on-exec, read by the supervisor), exit 126. */
 static _Noreturn void exec_callback(const struct mxqd_server *server, const struct mxqd_job *job,
-				    int final_status)
+				    int final_status, int why_fd)
 {
 	struct rlimit cpu = { CALLBACK_CPU_SECONDS, CALLBACK_CPU_SECONDS };
 	struct rlimit as = { CALLBACK_AS_BYTES, CALLBACK_AS_BYTES };
 	struct rlimit core = { 0, 0 };
 	const char *status_name = mxq_job_status_to_name(final_status);
-	char num[32];
+	char num[32], real[4096], why[1024];
 	int fd;
 
 	setpgid(0, 0);
@@ -68,7 +77,9 @@ static _Noreturn void exec_callback(const struct mxqd_server *server, const stru
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 	}
-	close_range(3, ~0U, 0);
+	if (why_fd > 3)
+		close_range(3, (unsigned)why_fd - 1, 0);
+	close_range((unsigned)why_fd + 1, ~0U, 0);
 	if (chdir(job->workdir) < 0 && chdir("/") < 0)
 		_exit(126);
 	umask(job->umask);  /* what the user chose for the job's files, not mxqd's */
@@ -92,7 +103,15 @@ static _Noreturn void exec_callback(const struct mxqd_server *server, const stru
 		snprintf(num, sizeof(num), "%d", WEXITSTATUS(job->outcome->wait_status));
 		setenv("MXQ_JOB_EXIT_CODE", num, 1);
 	}
-	execl(job->callback, job->callback, (char *)NULL);
+	/* as the user, where a relative name is resolved as the exec would */
+	if (mx_file_check_safe(job->callback, geteuid(), "the job's user", real, sizeof(real),
+			       why, sizeof(why)) < 0) {
+		if (write(why_fd, why, strlen(why)) < 0) {
+			/* the supervisor then says only that it could not run */
+		}
+		_exit(126);
+	}
+	execl(real, job->callback, (char *)NULL);
 	_exit(127);
 }
 
@@ -104,9 +123,10 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 	sigset_t chld, none;
 	struct mxqd_cgroup cg;
 	bool in_cg = false;
-	int status = 0, r;
+	int status = 0, r, why_fd = -1;
 	pid_t pid;
-	char shown[4096];
+	ssize_t n;
+	char shown[4096], why[1024], why_shown[4096];
 	/* the name comes from the job's row: no control characters into the log */
 	const char *cb = mx_term_field(job->callback, shown, sizeof(shown));
 
@@ -143,9 +163,10 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		}
 		in_cg = true;
 	}
-	pid = fork();
+	pid = mx_fork_with_pipe(&why_fd);
 	if (pid < 0) {
-		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %m", job->job_id, cb);
+		mx_log_err("job %" PRIu64 ": cannot fork callback %s: %s", job->job_id, cb,
+			   strerror((int)-pid));
 		if (in_cg)
 			mxqd_cgroup_remove(&cg);
 		_exit(1);
@@ -154,8 +175,9 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 		if (in_cg && mxqd_cgroup_join(&cg) < 0)
 			_exit(126);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		exec_callback(server, job, final_status);
+		exec_callback(server, job, final_status, why_fd);
 	}
+	fcntl(why_fd, F_SETFL, O_NONBLOCK);
 	setpgid(pid, pid); /* also done by the child: no race on who is first */
 
 	/* one deadline: every stop and continue of the callback is a SIGCHLD,
@@ -192,7 +214,13 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 				   job->job_id, cb);
 		mxqd_cgroup_remove(&cg);
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+	/* written before its exit, if it refused to run the callback */
+	n = read(why_fd, why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = '\0';
+	if (n > 0)
+		mx_log_err("job %" PRIu64 ": callback %s not run: %s", job->job_id, cb,
+			   mx_term_field(why, why_shown, sizeof(why_shown)));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		mx_log_warning("job %" PRIu64 ": callback %s could not be executed", job->job_id, cb);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 		mx_log_warning("job %" PRIu64 ": callback %s exited with status %d",

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,71 @@ START_TEST(test_dir_check_safe)
 }
 END_TEST
 
+/* A program to run as a user (callbacks): the file and its directories. */
+START_TEST(test_file_check_safe)
+{
+	char base[] = "/tmp/test_trust.XXXXXX", dir[256], file[300], link[300], real[4096], err[512];
+	uid_t me = geteuid();
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	ck_assert_int_eq(chmod(base, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/bin", base);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/cb", dir);
+	fd = open(file, O_WRONLY | O_CREAT, 0755);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(chmod(file, 0755), 0);
+	ck_assert_int_eq(mx_file_check_safe(file, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), 0);
+	ck_assert_str_eq(real, file);
+	/* a symlink counts where it leads, and that is what runs */
+	snprintf(link, sizeof(link), "%s/link", base);
+	ck_assert_int_eq(symlink(file, link), 0);
+	ck_assert_int_eq(mx_file_check_safe(link, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), 0);
+	ck_assert_str_eq(real, file);
+	/* the file: no group or other write */
+	ck_assert_int_eq(chmod(file, 0775), 0);
+	ck_assert_int_eq(mx_file_check_safe(link, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), -EPERM);
+	ck_assert_msg(strstr(err, "is writable by its group (mode 0775)") && strstr(err, file), "%s", err);
+	ck_assert_int_eq(chmod(file, 0757), 0);
+	ck_assert_int_eq(mx_file_check_safe(file, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), -EPERM);
+	ck_assert_msg(strstr(err, "is writable by others"), "%s", err);
+	ck_assert_int_eq(chmod(file, 0755), 0);
+	/* its directory: writable by others only with the sticky bit */
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	ck_assert_int_eq(mx_file_check_safe(file, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), -EPERM);
+	ck_assert_msg(strstr(err, dir) && strstr(err, "is writable by others"), "%s", err);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	ck_assert_int_eq(mx_file_check_safe(file, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	/* owned by somebody else */
+	if (me == 0) {
+		ck_assert_int_eq(chown(file, 4242, 0), 0);
+		ck_assert_int_eq(mx_file_check_safe(file, 1000, "the job's user", real, sizeof(real),
+						    err, sizeof(err)), -EPERM);
+		ck_assert_msg(strstr(err, "belongs to uid 4242, not to root or the job's user"), "%s", err);
+		ck_assert_int_eq(chown(file, 0, 0), 0);
+		ck_assert_int_eq(mx_file_check_safe(file, 1000, "the job's user", real, sizeof(real),
+						    err, sizeof(err)), 0);
+	}
+	/* not a regular file; missing */
+	ck_assert_int_eq(mx_file_check_safe(dir, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "is not a regular file"), "%s", err);
+	snprintf(file, sizeof(file), "%s/missing", dir);
+	ck_assert_int_eq(mx_file_check_safe(file, me, "the job's user", real, sizeof(real), err,
+					    sizeof(err)), -ENOENT);
+	ck_assert_int_eq(mx_rmtree(base), 0);
+}
+END_TEST
+
 static Suite *trust_suite(void)
 {
 	Suite *s = suite_create("trust");
@@ -278,6 +344,7 @@ static Suite *trust_suite(void)
 	tcase_add_test(tc, test_term_escape);
 	tcase_add_test(tc, test_term_escape_split);
 	tcase_add_test(tc, test_dir_check_safe);
+	tcase_add_test(tc, test_file_check_safe);
 	suite_add_tcase(s, tc);
 	return s;
 }

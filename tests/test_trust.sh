@@ -28,6 +28,11 @@
 #      a job's reaper (and, as a control, present in mxqd's own)
 #   7. control characters in group names are escaped in tables, exact in
 #      JSON
+#   8. a callback runs only when its file and directories are owned by its
+#      user or root and writable by no one else (StrictModes): one $UB can
+#      write, one in a directory $UB can write, one of $UB's, a symlink to
+#      one of $UB's: $UB changes each, none runs, one log line each says
+#      why; a safe one under /tmp (sticky) runs as its user
 #
 # Needs root (useradd, runuser, setuid install, gcore). Prints TAP lines.
 
@@ -432,5 +437,54 @@ contains "mxqdump table: the ESC is shown as \\x1b" "$out" 'evil\x1b]0;owned\x07
 case $out in *"$esc"*) not_ok "mxqdump table: no raw ESC byte" ;; *) ok "mxqdump table: no raw ESC byte" ;; esac
 contains "mxqdump --json: exact (\\u001b)" \
 	"$("$mxqdump" -M "$MXQ_MYSQL_DEFAULT_FILE" -g "$(group_of "$j_esc")" --json)" 'evil\u001B]0;owned\u0007name'
+
+# ------------------------------------------------ 8. callbacks' files
+
+section "8. a callback runs only if no one but its user (and root) can change it"
+C=$W/a/cbs    # $UA's own directory of callbacks
+mkdir -p "$C" "$C/shared" && chown "$UA:$gid_a" "$C" && chown "$UA:$gid_b" "$C/shared" &&
+	chmod 755 "$C" && chmod 775 "$C/shared"
+# cb8 FILE TAG OWNER:GROUP MODE: a callback that writes who ran it
+cb8() {
+	printf '#!/bin/sh\nid -u >"%s/cb/ran8-%s-$MXQ_JOB_ID"\n' "$W" "$2" >"$1" &&
+		chown "$3" "$1" && chmod "$4" "$1"
+}
+cb8 "$C/ok.sh" ok "$UA:$gid_a" 755
+cb8 "$C/gw.sh" gw "$UA:$gid_b" 775                 # its group ($UB's) can write it
+cb8 "$C/shared/cb.sh" dir "$UA:$gid_a" 755         # in a directory $UB can write
+cb8 "$C/ub.sh" ub "$UB:$gid_b" 755                 # $UB's file (given to $UA)
+cb8 "$W/b/cb.sh" link "$UB:$gid_b" 755 && ln -sf "$W/b/cb.sh" "$C/link.sh"
+# $UB puts its own code into every one it can change: run as $UA, it
+# would leave $UA's uid in a pwned8 file
+payload=$(printf '#!/bin/sh\nid -u >"%s/cb/pwned8-$MXQ_JOB_ID"\n' "$W")
+as_user "$UB" sh -c "printf '%s\n' '$payload' >'$C/gw.sh'" &&
+	as_user "$UB" sh -c "rm -f '$C/shared/cb.sh' && printf '%s\n' '$payload' >'$C/shared/cb.sh' &&
+		chmod 755 '$C/shared/cb.sh'" &&
+	as_user "$UB" sh -c "printf '%s\n' '$payload' >'$C/ub.sh'" &&
+	as_user "$UB" sh -c "printf '%s\n' '$payload' >'$W/b/cb.sh'"
+is "$UB could change the callbacks it can write" "$?" 0
+j8_ok=$(job_as "$uid_a" "$UA" "$gid_a" cb8ok --callback "$C/ok.sh" -o "$W/a/cb8.out" -- /bin/true)
+j8_gw=$(job_as "$uid_a" "$UA" "$gid_a" cb8gw --callback "$C/gw.sh" -o "$W/a/cb8.out" -- /bin/true)
+j8_dir=$(job_as "$uid_a" "$UA" "$gid_a" cb8dir --callback "$C/shared/cb.sh" -o "$W/a/cb8.out" -- /bin/true)
+j8_ub=$(job_as "$uid_a" "$UA" "$gid_a" cb8ub --callback "$C/ub.sh" -o "$W/a/cb8.out" -- /bin/true)
+j8_link=$(job_as "$uid_a" "$UA" "$gid_a" cb8link --callback "$C/link.sh" -o "$W/a/cb8.out" -- /bin/true)
+mxqd_start tnode8 --slots 4 --memory 4G || { not_ok "start mxqd tnode8"; tap_done; exit 1; }
+log8=$(mxqd_dir tnode8)/mxqd.log
+check "the safe callback ran" wait_until 20 test -s "$W/cb/ran8-ok-$j8_ok"
+is "... as $UA" "$(cat "$W/cb/ran8-ok-$j8_ok" 2>/dev/null)" "$uid_a"
+# JOB|CALLBACK|WHY: the one log line of a callback not run
+for c in "$j8_gw|$C/gw.sh|$C/gw.sh is writable by its group (mode 0775)" \
+	"$j8_dir|$C/shared/cb.sh|$C/shared is writable by its group (mode 0775)" \
+	"$j8_ub|$C/ub.sh|$C/ub.sh belongs to uid $uid_b, not to root or the job's user" \
+	"$j8_link|$C/link.sh|$W/b belongs to uid $uid_b, not to root or the job's user"; do
+	j=${c%%|*} rest=${c#*|}
+	cbp=${rest%%|*} why=${rest#*|}
+	check "callback ${cbp#"$W"/} is not run: ${why#"$W"/}" wait_until 20 grep -qF \
+		"job $j: callback $cbp not run: $why" "$log8"
+	is "... the log says so in one line" "$(grep -cF "job $j: callback" "$log8")" 1
+done
+ls "$W"/cb/pwned8-* >/dev/null 2>&1 && pwned=yes || pwned=no
+is "none of $UB's code ran as $UA" "$pwned" no
+mxqd_stop tnode8 TERM 30
 
 tap_done
