@@ -39,6 +39,7 @@
 
 #include "keywordset.h"
 #include "mx_db.h"
+#include "mx_safefs.h"
 #include "mxq_client.h"
 #include "mxq_privs.h"
 #include "mx_util.h"
@@ -264,6 +265,7 @@ static int canonical_words(const char *name, const char *arg, char **ret)
 
 static int check_callback(const char *path)
 {
+	char real[PATH_MAX], err[1024];
 	struct stat st;
 
 	if (path[0] != '/') {
@@ -284,6 +286,12 @@ static int check_callback(const char *path)
 	}
 	if (strlen(path) > MAX_PATH_COL) {
 		mxq_complain("--callback: path longer than %d characters", MAX_PATH_COL);
+		return -EINVAL;
+	}
+	/* the rule mxqd applies right before it runs the callback: said now,
+	 * not found later in a node's log the user cannot read */
+	if (mx_file_check_safe(path, getuid(), "you", real, sizeof(real), err, sizeof(err)) < 0) {
+		mxq_complain("--callback: %s; mxqd would not run it", err);
 		return -EINVAL;
 	}
 	return 0;

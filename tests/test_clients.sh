@@ -232,6 +232,14 @@ rejects "callback not absolute" "not an absolute path" "$mxqsub" --callback call
 rejects "callback not executable" "not executable" "$mxqsub" --callback "$work/plain.sh" true
 rejects "callback missing" "--callback" "$mxqsub" --callback "$work/none.sh" true
 rejects "callback is a directory" "not a regular file" "$mxqsub" --callback "$work" true
+# the rule mxqd applies before it runs one (mx_file_check_safe), said at submit
+printf '#!/bin/sh\nexit 0\n' >"$work/cb-gw.sh"
+chmod 775 "$work/cb-gw.sh"
+rejects "group-writable callback" "writable by its group" "$mxqsub" --callback "$work/cb-gw.sh" true
+mkdir -m 755 "$work/cbdir" && cp "$work/callback.sh" "$work/cbdir/cb.sh" && chmod 777 "$work/cbdir"
+rejects "callback in a directory anyone can write" "writable by others" \
+	"$mxqsub" --callback "$work/cbdir/cb.sh" true
+chmod 755 "$work/cbdir"
 rejects "prerequisites syntax error 'a &'" "--prerequisites: " \
 	"$mxqsub" --prerequisites 'a &' true
 rejects "prerequisites unbalanced" "--prerequisites: " "$mxqsub" --prerequisites '(a' true
