@@ -566,11 +566,16 @@ EOF
 printf '#!/bin/sh\nexec %s/escape.sh %s/cb.out\n' "$UW" "$UW" >"$UW/cb.sh"
 chmod 755 "$UW/escape.sh" "$UW/stubborn.sh" "$UW/cb.sh"
 # as_job USER WORKDIR NAME MXQSUB-ARGS...: queue as root for no host, then
-# hand the group to USER (as a database writer could) and release it
+# hand the group to USER (as a database writer could) and release it; with
+# CALLBACK set, the job gets that callback on the way (mxqsub, run as root,
+# would refuse one in USER's directory: the check at submit is the caller's)
 as_job() {
 	_u=$1 _w=$2 _n=$3
 	shift 3
 	_j=$(submit -N "$_n" -w "$_w" --whitelist as-user.invalid "$@") || return 1
+	if [ -n "${CALLBACK:-}" ]; then
+		mxq_sql "UPDATE mxq_job SET job_callback = '$CALLBACK' WHERE job_id = $_j" || return 1
+	fi
 	mxq_sql "UPDATE mxq_group SET user_uid = $(id -u "$_u"), user_name = '$_u',
 		user_gid = $(id -g "$_u"), group_whitelist = ''
 		WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" || return 1
@@ -585,7 +590,7 @@ check "start mxqd $H4 (no --allow-root-jobs)" mxqd_start "$H4" --cgroup-root "$C
 	--memory 4G --kill-grace 1 --callback-timeout 5
 mxqd_root_jobs=--allow-root-jobs
 cgdir_u=$(sed -n 's/.*cgroups: .* jobs in \([^ ]*\)\/job-ID.*/\1/p' "$(mxqd_dir "$H4")/mxqd.log")
-j_esc=$(as_user_job cg-user -m 64M -t 1h --callback "$UW/cb.sh" "$UW/escape.sh" "$UW/job.out")
+j_esc=$(CALLBACK=$UW/cb.sh as_user_job cg-user -m 64M -t 1h "$UW/escape.sh" "$UW/job.out")
 wait_for 20 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j_esc" ||
 	not_ok "the user's job $j_esc FINISHED"
 echo "# the job as $U: $(tr '\n' ';' <"$UW/job.out" 2>/dev/null)"

@@ -116,6 +116,11 @@ job_as() {
 	_u=$1 _n=$2 _g=$3 _gn=$4
 	shift 4
 	_j=$(submit -N "$_gn" -w "$W" --whitelist job-as.invalid "$@") || return 1
+	# CALLBACK: set as a database writer could; mxqsub, run here as root,
+	# checks a callback as its caller and would refuse one of another user's
+	if [ -n "${CALLBACK:-}" ]; then
+		mxq_sql "UPDATE mxq_job SET job_callback = '$CALLBACK' WHERE job_id = $_j" || return 1
+	fi
 	mxq_sql "UPDATE mxq_group SET user_uid = $_u, user_name = '$_n', user_gid = $_g,
 		group_whitelist = IF(group_whitelist = 'job-as.invalid', '', group_whitelist)
 		WHERE group_id = (SELECT group_id FROM mxq_job WHERE job_id = $_j)" || return 1
@@ -463,11 +468,11 @@ as_user "$UB" sh -c "printf '%s\n' '$payload' >'$C/gw.sh'" &&
 	as_user "$UB" sh -c "printf '%s\n' '$payload' >'$C/ub.sh'" &&
 	as_user "$UB" sh -c "printf '%s\n' '$payload' >'$W/b/cb.sh'"
 is "$UB could change the callbacks it can write" "$?" 0
-j8_ok=$(job_as "$uid_a" "$UA" "$gid_a" cb8ok --callback "$C/ok.sh" -o "$W/a/cb8.out" -- /bin/true)
-j8_gw=$(job_as "$uid_a" "$UA" "$gid_a" cb8gw --callback "$C/gw.sh" -o "$W/a/cb8.out" -- /bin/true)
-j8_dir=$(job_as "$uid_a" "$UA" "$gid_a" cb8dir --callback "$C/shared/cb.sh" -o "$W/a/cb8.out" -- /bin/true)
-j8_ub=$(job_as "$uid_a" "$UA" "$gid_a" cb8ub --callback "$C/ub.sh" -o "$W/a/cb8.out" -- /bin/true)
-j8_link=$(job_as "$uid_a" "$UA" "$gid_a" cb8link --callback "$C/link.sh" -o "$W/a/cb8.out" -- /bin/true)
+j8_ok=$(CALLBACK=$C/ok.sh job_as "$uid_a" "$UA" "$gid_a" cb8ok -o "$W/a/cb8.out" -- /bin/true)
+j8_gw=$(CALLBACK=$C/gw.sh job_as "$uid_a" "$UA" "$gid_a" cb8gw -o "$W/a/cb8.out" -- /bin/true)
+j8_dir=$(CALLBACK=$C/shared/cb.sh job_as "$uid_a" "$UA" "$gid_a" cb8dir -o "$W/a/cb8.out" -- /bin/true)
+j8_ub=$(CALLBACK=$C/ub.sh job_as "$uid_a" "$UA" "$gid_a" cb8ub -o "$W/a/cb8.out" -- /bin/true)
+j8_link=$(CALLBACK=$C/link.sh job_as "$uid_a" "$UA" "$gid_a" cb8link -o "$W/a/cb8.out" -- /bin/true)
 mxqd_start tnode8 --slots 4 --memory 4G || { not_ok "start mxqd tnode8"; tap_done; exit 1; }
 log8=$(mxqd_dir tnode8)/mxqd.log
 check "the safe callback ran" wait_until 20 test -s "$W/cb/ran8-ok-$j8_ok"
