@@ -25,7 +25,9 @@
  *      dead-node rule lives here: a node whose mxqd is gone is recorded
  *      OFF once its power is known off and never drained automatically;
  *      an earlier leader's in-flight window (fence_until) holds back every
- *      wake and power-off of the node;
+ *      wake and power-off of the node and the RETRY of a FAILED one, and
+ *      a power-off whose call still runs is not FAILED at its deadline
+ *      (either would reopen the claims under a late power-off);
  *   3. place the pending demand, one requirement signature at a time, on
  *      the free room of ON and POWERING_ON nodes, then on room that running
  *      jobs free before a boot would finish; what is left takes back
@@ -2274,6 +2276,14 @@ static void transition_powering_off(struct decide_ctx *c, size_t i)
 		add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_OFF,
 			   plan_str(c, "power-off sent again by the new leader (the previous "
 				    "leader wrote it and may not have sent it)"));
+	} else if (in_state >= c->cfg->shutdown_deadline_s && n->off_call_busy) {
+		/* the call may still switch the node off, within its bound:
+		 * FAILED would be retried, which reopens the claims under it */
+		dur(c->cfg->shutdown_deadline_s, a, sizeof(a));
+		work(c, i)->note = plan_printf(c, "powering off: the %s shutdown deadline has passed, "
+					       "but the power-off call is still running (it may "
+					       "still switch the node off): FAILED only once it "
+					       "returned", a);
 	} else if (in_state >= c->cfg->shutdown_deadline_s) {
 		dur(c->cfg->shutdown_deadline_s, a, sizeof(a));
 		add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,
@@ -2300,6 +2310,12 @@ static void transition_failed(struct decide_ctx *c, size_t i)
 	}
 	if (c->now < due)
 		return;  /* explain_node says when */
+	if (fenced(c, i)) {
+		/* a retry reopens the claims: not while an earlier leader's
+		 * power-off may still land */
+		work(c, i)->note = fence_text(c, i);
+		return;
+	}
 	dur(c->now - n->state_since, a, sizeof(a));
 	add_action(c, i, MXQ_POWER_ACTION_RETRY, MXQ_POWER_UNKNOWN,
 		   plan_printf(c, "automatic retry %" PRIu32 " of %" PRIu32 " after %s FAILED (%s)",

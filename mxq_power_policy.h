@@ -124,7 +124,8 @@ struct mxq_power_config {
 	int64_t min_off_time_s;      /* OFF at least this long before a wake; 30s */
 	uint32_t max_cycles_per_day; /* boots per node per day; 0 = unlimited; 24 */
 	int64_t boot_deadline_s;     /* POWERING_ON longer -> FAILED; 10m */
-	int64_t shutdown_deadline_s; /* POWERING_OFF longer -> FAILED; 5m */
+	int64_t shutdown_deadline_s; /* POWERING_OFF longer (and no power-off
+	                                call running) -> FAILED; 5m */
 	int64_t drain_timeout_s;     /* DRAINING without ack longer -> back to ON; 5m */
 	uint32_t breaker_failures;   /* consecutive failed boots opening the
 	                                breaker; 0 = no breaker; 3 */
@@ -239,7 +240,8 @@ struct mxq_power_node {
 	                                state failed: why (NULL = none) */
 	bool can_cut;                /* the off transport can cut the power (hard off) */
 	bool off_call_busy;          /* a power-off call (POWERING_OFF) or the ssh drain
-	                                (DRAINING) is still running */
+	                                (DRAINING) is still running: no FAILED at the
+	                                shutdown deadline meanwhile */
 	bool hard_off_done;          /* a hard off returned success in this state */
 	bool ssh_drain;              /* the off transport can run the drain command */
 	bool ssh_drain_sent;         /* ... and did, for this DRAINING period */
