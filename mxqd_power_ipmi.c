@@ -18,7 +18,9 @@
  * escalates to hard off when the node is still on after its deadline.
  *
  * Errors: a rejected login, an unreachable BMC and an unexpected completion
- * code each give one line naming the BMC; only timeouts are retried.
+ * code each give one line naming the BMC; only timeouts are retried. A call
+ * keeps to mxqd_power_ipmi_bound_ms(): a request that libfreeipmi could
+ * still retransmit past it is not started, the call ends with -ETIME.
  */
 #define _GNU_SOURCE
 #include "mxqd_power_transport.h"
@@ -263,6 +265,29 @@ static int chassis_control(ipmi_ctx_t ctx, const struct mxqd_power_target *t,
 
 enum op { OP_ON, OP_SOFT_OFF, OP_HARD_OFF, OP_STATUS };
 
+/*
+ * Whether a request started now still ends, with libfreeipmi's
+ * retransmissions for up to one timeout, within the running call's bound
+ * (mxqd_power_call_deadline_ms; always outside a call). The leader fences
+ * by that bound, so nothing is sent that could arrive later.
+ */
+static bool request_fits(const struct mxqd_power_transport_config *c)
+{
+	uint64_t end = mxqd_power_call_deadline_ms();
+
+	return !end || mx_now_boottime_ms() + c->ipmi_timeout_ms <= end;
+}
+
+/* The final error of an attempt that stops because the bound is used up:
+ * no attempt may follow (-ETIME). */
+static int bound_used_up(const struct mxqd_power_target *t, const char *what, char *errbuf,
+			 size_t errlen)
+{
+	snprintf(errbuf, errlen, "BMC %s: %s not sent: the call's time bound is used up",
+		 t->bmc_address, what);
+	return -ETIME;
+}
+
 /* One attempt of OP (enum op) in one session. */
 static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_transport_config *c,
 		   int op, char *errbuf, size_t errlen)
@@ -275,28 +300,28 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 		[OP_STATUS] = { 0, NULL, -1 },
 	};
 	ipmi_ctx_t ctx = NULL;
-	uint64_t deadline, call_end;
+	uint64_t deadline;
 	int r, st;
 
+	/* every request, the session's too, must fit into the call's bound:
+	 * a retry's session is not even opened when it would not */
+	if (!request_fits(c))
+		return bound_used_up(t, "session request", errbuf, errlen);
 	r = mxqd_ipmi_open_lan(t, c, &ctx, errbuf, errlen);
 	if (r < 0)
 		return r;
-	st = read_power(ctx, t, c, errbuf, errlen);
+	st = request_fits(c) ? read_power(ctx, t, c, errbuf, errlen) :
+	     bound_used_up(t, "Get Chassis Status", errbuf, errlen);
 	if (st < 0 || op == OP_STATUS || st == ops[op].want) {
 		mxqd_ipmi_close(ctx);
 		return op == OP_STATUS || st < 0 ? st : 0;  /* already there: nothing to do */
 	}
-	/* the control must arrive within the call's bound, which the leader
-	 * fences by: not sent when one request's time no longer fits */
-	call_end = mxqd_power_call_deadline_ms();
-	if (call_end && mx_now_boottime_ms() + c->ipmi_timeout_ms > call_end) {
+	if (!request_fits(c)) {
 		mxqd_ipmi_close(ctx);
-		snprintf(errbuf, errlen, "BMC %s: %s not sent: the call's time bound is used up",
-			 t->bmc_address, ops[op].what);
-		return -ETIME;  /* final: no attempt may follow */
+		return bound_used_up(t, ops[op].what, errbuf, errlen);
 	}
 	r = chassis_control(ctx, t, c, ops[op].control, ops[op].what, errbuf, errlen);
-	if (r >= 0 && op == OP_SOFT_OFF) {
+	if (r >= 0 && op == OP_SOFT_OFF && request_fits(c)) {
 		/* soft off: the OS takes its time; reading the status back shows
 		 * the BMC still answers, the leader watches and escalates */
 		st = read_power(ctx, t, c, errbuf, errlen);
@@ -308,6 +333,12 @@ static int attempt(const struct mxqd_power_target *t, const struct mxqd_power_tr
 	}
 	deadline = mx_now_monotonic_ms() + c->ipmi_verify_ms;
 	for (;;) {
+		if (!request_fits(c)) {
+			mxqd_ipmi_close(ctx);
+			snprintf(errbuf, errlen, "BMC %s accepted %s but the call's time bound was used "
+				 "up before the chassis showed it", t->bmc_address, ops[op].what);
+			return -ETIME;
+		}
 		st = read_power(ctx, t, c, errbuf, errlen);
 		if (st < 0 || st == ops[op].want || mx_now_monotonic_ms() >= deadline)
 			break;

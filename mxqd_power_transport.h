@@ -57,7 +57,9 @@ struct mxqd_power_transport_config {
  */
 uint64_t mxqd_power_redfish_bound_ms(const struct mxqd_power_transport_config *c);
 /* The same for ipmi: attempts x --power-ipmi-timeout + --power-ipmi-verify;
- * no Chassis Control is sent that could arrive later. */
+ * no request (a retry's session, a status read, a Chassis Control) starts
+ * that libfreeipmi could still retransmit after it, and the call ends as
+ * final (-ETIME) when the next one would not fit. */
 uint64_t mxqd_power_ipmi_bound_ms(const struct mxqd_power_transport_config *c);
 
 /* One node as a transport sees it. Strings may be empty, never NULL. */

@@ -14,6 +14,12 @@
 #   n4  BMC stopped                                -> FAILED, reason, bounded
 #   n5  switched on at the BMC behind the leader's back -> reconciled, event
 #   n6  chassis control broken                 -> FAILED, completion code
+#   n7  behind tests/udp_stall.py: every answer 0.5 s late, the session
+#       whose Chassis Control the BMC carried out gets no answer after it
+#       (the chassis ignores the power up): the retry would send its
+#       control after the call's bound; a leader with timeout 4 s, 1 retry,
+#       verify 1 s (bound 9 s) ends the call as final within the bound,
+#       sends no request after it and no second Chassis Control
 # plus: the BMC password never shows in any /proc/*/cmdline, log or table;
 # a secrets file readable by group or others is refused, naming the file.
 . "$(dirname -- "$0")/lib/mariadb.sh"
@@ -33,6 +39,7 @@ IPMI_TIMEOUT=2
 IPMI_RETRIES=1
 RECONCILE=3
 bmc__pids=
+relay__pids=
 
 # ------------------------------------------------------------ simulated BMCs
 
@@ -51,6 +58,9 @@ bmc_start() {
 d=$_d
 echo "\$(date +%s.%N) \$*" >>"\$d/chassis.log"
 [ -e "\$d/broken" ] && exit 1    # a BMC error: completion code 0xFF
+# a Chassis Control carried out (ipmi_sim answers after this script): the
+# relay in front of the BMC, if any, silences that session from here on
+[ "\$1" = set ] && touch "\$d/controlled"
 stop_node() {
 	f=$MXQ_TEST_DIR/mxqd/$_n/mxqd.pid
 	[ -f "\$f" ] || return 0
@@ -60,7 +70,8 @@ stop_node() {
 }
 case "\$1 \$2" in
 "get power") echo "power:\$(cat "\$d/power")" ;;
-"set power") echo "\$3" >"\$d/power"; [ "\$3" = 0 ] && stop_node ;;
+"set power") [ "\$3" = 1 ] && [ -e "\$d/ignore_on" ] && exit 0
+	echo "\$3" >"\$d/power"; [ "\$3" = 0 ] && stop_node ;;
 "set shutdown") [ -e "\$d/ignore_soft" ] || { echo 0 >"\$d/power"; stop_node; } ;;
 esac
 exit 0
@@ -96,7 +107,7 @@ mxq_test_cleanup_hook() {
 	secret__stop
 	mxqd_cleanup
 	power_cleanup
-	for _p in $bmc__pids; do
+	for _p in $bmc__pids $relay__pids; do
 		kill -TERM "$_p" 2>/dev/null
 		wait "$_p" 2>/dev/null
 	done
@@ -118,10 +129,15 @@ secs_between() { # cs1 cs2 -> seconds with two decimals
 # ----------------------------------------------------------------- setup
 
 section "setup"
-for n in n1 n2 n3 n4 n5 n6; do
+for n in n1 n2 n3 n4 n5 n6 n7; do
 	bmc_start "$n" || { not_ok "start the simulated BMC of $n"; tap_done; exit 1; }
 done
-ok "six simulated BMCs run on 127.0.0.1"
+ok "seven simulated BMCs run on 127.0.0.1"
+mxq_free_port udp >"$D/n7/relay.port"
+udp_stall_start "$D/n7/relay" "$(cat "$D/n7/relay.port")" "$(cat "$D/n7/port")" ||
+	{ not_ok "start the UDP relay in front of n7's BMC"; tap_done; exit 1; }
+relay__pids=$udp_stall_pid
+ok "a UDP relay stands in front of n7's BMC"
 touch "$D/n6/broken"
 touch "$D/n2/ignore_soft"
 bmc_stop n4
@@ -284,6 +300,48 @@ ev=$(mxq_sql "SELECT CONCAT(from_state, '>', to_state, ' ', actor, ': ', reason)
 contains "n5: an event records the reconciliation" "$ev" "OFF>ON leader: reconciled"
 echo 0 >"$D/n5/power"
 check "n5: switched off at the BMC: recorded OFF again" power_wait_state 20 n5 OFF
+
+# ------------------------------------------- the call's bound, staged
+section "a slow BMC that goes silent after the Chassis Control (n7)"
+# answers 0.5 s late (below libfreeipmi's retransmission after 1 s):
+# opening a session and reading the power takes 3 s, the control's
+# session is then silenced and times out 4 s later; the retry's control
+# would go out 10 s into a call bounded at 4 x 2 + 1 = 9 s
+N7_TIMEOUT=4
+N7_BOUND=9
+check "the leader stops" mxqd_stop leader
+check "a leader with --power-ipmi-timeout $N7_TIMEOUT --power-ipmi-retries 1 --power-ipmi-verify 1 starts" \
+	power_leader_start leader7 "$D/power.conf" --power-secrets "$D/secrets" \
+	--power-ipmi-timeout "$N7_TIMEOUT" --power-ipmi-retries 1 --power-ipmi-verify 1 \
+	--power-reconcile-interval 0
+touch "$D/n7/ignore_on"
+echo 0.5 >"$D/n7/relay/delay"
+echo "$D/n7/controlled" >"$D/n7/relay/silence_when"
+mxq_sql "INSERT INTO mxq_power (hostname, state, transport_on, transport_off, bmc_address,
+	ipmi_workarounds, reason, admin_request, admin_request_reason) VALUES ('n7', 'OFF',
+	'ipmi', 'ipmi', '127.0.0.1:$(cat "$D/n7/relay.port")', 'opensesspriv', 'test node', 'ON',
+	'test: ON')"
+check "n7: FAILED" power_wait_state 40 n7 FAILED
+contains "n7: the call ended final: its bound was used up" "$(power_failure n7)" \
+	"not sent: the call's time bound is used up"
+d7=$(awk -v p="power: wake of n7 failed after " '
+	index($0, p) { sub(/.* failed after /, ""); sub(/ s:.*/, ""); print; exit }
+	' "$(power_leader_log leader7)")
+check "n7: the call ended after ${d7:-?}s, within its bound (${N7_BOUND}s)" \
+	awk "BEGIN { exit !(\"$d7\" != \"\" && $d7 + 0 <= $N7_BOUND) }"
+first=$(awk 'NR == 1 { print $1 }' "$D/n7/relay/requests.log" 2>/dev/null)
+late=$(awk -v f="${first:-0}" -v b="$N7_BOUND" '$1 > f + b' "$D/n7/relay/requests.log" 2>/dev/null)
+check "n7: requests went through the relay" [ -n "$first" ]
+contains "n7: the relay silenced the session of the Chassis Control" \
+	"$(cat "$D/n7/relay/answers.log" 2>/dev/null)" "dropped"
+is "n7: no IPMI request later than the call's bound (${N7_BOUND}s) after its first" "$late" ""
+late_sets=$(awk -v f="${first:-0}" -v b="$N7_BOUND" '$1 > f + b && $2 == "set"' \
+	"$D/n7/chassis.log" 2>/dev/null)
+check "n7: the BMC carried out the Chassis Control" grep -q "set power 1" "$D/n7/chassis.log"
+is "n7: no Chassis Control carried out later than the call's bound (no second one)" "$late_sets" ""
+echo "# n7: call ${d7:-?} s; requests at $(awk -v f="${first:-0}" '{ printf "%.2f/%s ", $1 - f, $2 }' \
+	"$D/n7/relay/requests.log" 2>/dev/null); controls at $(awk -v f="${first:-0}" \
+	'$2 == "set" { printf "%.2f ", $1 - f }' "$D/n7/chassis.log"); reason: $(power_failure n7)"
 
 # ------------------------------------------------------------ secrecy
 section "the password stays secret"

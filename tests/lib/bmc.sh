@@ -12,6 +12,11 @@
 #       With WATTS_FILE the BMC also answers DCMI Get Power Reading from
 #       that file through $MXQ_BUILD_DIR/tests/ipmi_sim_dcmi.so (make
 #       builds it; the file's format is described in ipmi_sim_dcmi.c).
+#   udp_stall_start DIR PORT TARGET_PORT
+#       Start tests/udp_stall.py on 127.0.0.1:PORT, relaying to the BMC on
+#       127.0.0.1:TARGET_PORT, with DIR for its fault files and logs (see
+#       the script), as a child of the calling shell; wait (bounded, 5 s)
+#       until it listens. Sets udp_stall_pid and writes DIR/pid.
 
 
 ipmi_sim_start() {
@@ -54,6 +59,26 @@ EMU
 		if ! mxq__alive "$ipmi_sim_pid" || [ "$(now_cs)" -ge "$_end" ]; then
 			echo "ipmi_sim of $_name did not start" | diag
 			diag <"$_d/sim.out"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+udp_stall_start() {
+	local _d _port _to _end
+	_d=$1 _port=$2 _to=$3
+	mkdir -p "$_d" || return 1
+	rm -f "$_d/port"
+	python3 "$MXQ_SRC_DIR/tests/udp_stall.py" --dir "$_d" --port "$_port" --to "$_to" \
+		</dev/null >>"$_d/relay.out" 2>&1 &
+	udp_stall_pid=$!
+	echo "$udp_stall_pid" >"$_d/pid"
+	_end=$(( $(now_cs) + 500 ))
+	until [ -s "$_d/port" ]; do
+		if ! mxq__alive "$udp_stall_pid" || [ "$(now_cs)" -ge "$_end" ]; then
+			echo "the UDP relay on port $_port did not start" | diag
+			diag <"$_d/relay.out"
 			return 1
 		fi
 		sleep 0.05
