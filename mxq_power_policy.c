@@ -19,7 +19,8 @@
  *      also for a failed call, CANCEL_DRAIN for a draining node that got
  *      work, POWER_OFF for admin-off drains and for drains whose mxqd is
  *      gone, HARD_OFF after the soft-off deadline, SSH_DRAIN for an mxqd
- *      that does not answer, RESEND of an inherited transition, WAKE for
+ *      that does not answer, RESEND of an inherited transition or of the
+ *      leader's own that it wrote and never sent, WAKE for
  *      an admin's request or to recover stranded jobs, RESOLVE_JOBS when
  *      that is impossible, RETRY of a FAILED node after its backoff); the
  *      dead-node rule lives here: a node whose mxqd is gone is recorded
@@ -2060,6 +2061,12 @@ static void record_boot_result(struct decide_ctx *c, bool ok)
 
 /* --- step 2: per-node transitions ------------------------------------------ */
 
+/* The reason of a RESEND of this leader's own intent that it never sent. */
+#define UNSENT_TEXT(what) \
+	what " sent now: this leader wrote it at an earlier decision but did not send it " \
+	"(the database connection was lost at the commit, or the lease ran short before " \
+	"the call)"
+
 /* An earlier leader's call may still land: no wake or power-off yet. */
 static bool fenced(const struct decide_ctx *c, size_t i)
 {
@@ -2276,6 +2283,9 @@ static void transition_powering_off(struct decide_ctx *c, size_t i)
 		add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_OFF,
 			   plan_str(c, "power-off sent again by the new leader (the previous "
 				    "leader wrote it and may not have sent it)"));
+	} else if (n->intent_unsent && !n->off_call_busy) {
+		add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_OFF,
+			   plan_str(c, UNSENT_TEXT("power-off")));
 	} else if (in_state >= c->cfg->shutdown_deadline_s && n->off_call_busy) {
 		/* the call may still switch the node off, within its bound:
 		 * FAILED would be retried, which reopens the claims under it */
@@ -2364,6 +2374,9 @@ static void step_transitions(struct decide_ctx *c)
 				add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_ON,
 					   plan_str(c, "wake sent again by the new leader (the previous "
 						    "leader wrote it and may not have sent it)"));
+			} else if (n->intent_unsent) {
+				add_action(c, i, MXQ_POWER_ACTION_RESEND, MXQ_POWER_POWERING_ON,
+					   plan_str(c, UNSENT_TEXT("wake")));
 			} else if (in_state >= cfg->boot_deadline_s) {
 				dur(cfg->boot_deadline_s, a, sizeof(a));
 				add_action(c, i, MXQ_POWER_ACTION_MARK_FAILED, MXQ_POWER_FAILED,

@@ -248,6 +248,10 @@ struct mxq_power_node {
 	bool drain_busy_ack;         /* the node answered the drain BUSY */
 	bool inherited;              /* POWERING_ON/OFF written by an earlier leader,
 	                                first tick of this one: send it again */
+	bool intent_unsent;          /* POWERING_ON/OFF written by this leader in this
+	                                term whose call it never started (the commit's
+	                                answer was lost, the lease ran short before
+	                                the call): send it now */
 	int64_t fence_until;         /* an earlier leader's call may still land until
 	                                then: no wake or power-off before; 0 = none */
 	bool admin_wake;             /* an admin asked to power it on */
@@ -426,7 +430,8 @@ enum mxq_power_action_kind {
 	MXQ_POWER_ACTION_HARD_OFF,     /* POWERING_OFF (same): cut the power */
 	MXQ_POWER_ACTION_SSH_DRAIN,    /* DRAINING (same): run the drain command over ssh */
 	MXQ_POWER_ACTION_RESEND,       /* POWERING_ON/OFF (same, deadline restarts):
-	                                  send the inherited wake / power-off again */
+	                                  send the inherited (or unsent) wake /
+	                                  power-off again */
 	MXQ_POWER_ACTION_RETRY,        /* FAILED -> UNKNOWN: automatic retry (backoff) */
 	MXQ_POWER_ACTION_RESOLVE_JOBS, /* (same): mark the jobs still active on a
 	                                  node that is off and stays off UNKNOWN */

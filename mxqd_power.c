@@ -21,7 +21,10 @@
  * that the policy turns into FAILED with the reason. The leader never
  * writes after its local lease deadline, and its workers make no call
  * after it (mxqd_power_work.h); see mxqd(8), "Fenced actuation", for what
- * a new leader waits out.
+ * a new leader waits out. An intent whose commit failed (it may have
+ * taken: a lost connection) or whose call the deadline overtook is sent
+ * at a later tick of the same term when the host is found in it
+ * (intent_unsent).
  */
 #define _GNU_SOURCE
 #include "mxqd_power.h"
@@ -149,6 +152,7 @@ static struct {
 } tp;
 
 static void fences_clear(void);
+static void unsent_clear(void);
 
 /* Log that HOST's power state cannot be read once, not on every tick:
  * again only when the reason changed or after a good read. */
@@ -252,6 +256,7 @@ static void transports_fini(void)
 	tp.results = NULL;
 	tp.n_results = 0;
 	fences_clear();
+	unsent_clear();
 	mxqd_power_work_fini();
 }
 
@@ -625,6 +630,85 @@ static void inherit_fences(const struct mxq_power_db_snapshot *s)
 			      "longest call of their transports)", fences.n, longest);
 }
 
+/*
+ * Intents this leader wrote, or tried to write, in its present term whose
+ * call it has not started: a wake or power-off whose commit returned an
+ * error (a lost connection: the server may have applied it all the same)
+ * or that the lease's deadline overtook before the call. Each is noted
+ * before its write and dropped once its worker runs; a later snapshot
+ * that finds the host in the state written makes it the node's
+ * intent_unsent (the policy sends it then), one that finds it elsewhere
+ * drops it. A new term starts empty: inherited transitions are sent
+ * again anyway.
+ */
+struct unsent_intent {
+	char *hostname;
+	enum mxq_power_node_state to;
+};
+
+static struct {
+	struct unsent_intent *v;
+	size_t n;
+} unsent;
+
+static struct unsent_intent *unsent_find(const char *hostname)
+{
+	for (size_t i = 0; i < unsent.n; i++)
+		if (strcmp(unsent.v[i].hostname, hostname) == 0)
+			return &unsent.v[i];
+	return NULL;
+}
+
+static int unsent_note(const char *hostname, enum mxq_power_node_state to)
+{
+	struct unsent_intent *u = unsent_find(hostname), *m;
+
+	if (!u) {
+		m = realloc(unsent.v, (unsent.n + 1) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		unsent.v = m;
+		if (!(m[unsent.n].hostname = strdup(hostname)))
+			return -ENOMEM;
+		u = &m[unsent.n++];
+	}
+	u->to = to;
+	return 0;
+}
+
+static void unsent_drop(const char *hostname)
+{
+	struct unsent_intent *u = unsent_find(hostname);
+
+	if (!u)
+		return;
+	free(u->hostname);
+	*u = unsent.v[--unsent.n];
+}
+
+static void unsent_clear(void)
+{
+	for (size_t i = 0; i < unsent.n; i++)
+		free(unsent.v[i].hostname);
+	free(unsent.v);
+	unsent.v = NULL;
+	unsent.n = 0;
+}
+
+/* Whether N (host H) is in a state this leader wrote and never sent the
+ * call of; forgets an intent the node has left. */
+static bool intent_unsent(const struct mxq_power_host *h, const struct mxq_power_node *n)
+{
+	const struct unsent_intent *u = unsent_find(h->hostname);
+
+	if (!u)
+		return false;
+	if (u->to == n->state && !pm.lease.new_term)
+		return true;
+	unsent_drop(h->hostname);
+	return false;
+}
+
 /* The ssh drain already sent for this DRAINING period of H. */
 static struct ssh_drain_sent *drain_sent(const struct mxq_power_host *h)
 {
@@ -692,6 +776,7 @@ static void node_facts(struct mxq_power_db_snapshot *s, size_t i, bool ask, bool
 	n->fence_until = fence_of(h->hostname, s->now);
 	n->inherited = pm.lease.new_term &&
 		       (n->state == MXQ_POWER_POWERING_ON || n->state == MXQ_POWER_POWERING_OFF);
+	n->intent_unsent = intent_unsent(h, n);
 	for (size_t k = 0; k < tp.n_results; k++) {
 		const struct mxqd_power_work_result *r = &tp.results[k];
 
@@ -930,8 +1015,13 @@ static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 	const struct mxq_power_node *n = &s->nodes[a->node_index];
 	char err[512] = "";
 	uint64_t jobs = 0;
+	/* a call follows the write: until it runs, the intent may be unsent */
+	bool calls = a->kind == MXQ_POWER_ACTION_WAKE || a->kind == MXQ_POWER_ACTION_POWER_OFF ||
+		     a->kind == MXQ_POWER_ACTION_RESEND;
 	int r;
 
+	if (calls && (r = unsent_note(a->hostname, a->to)) < 0)
+		return r;
 	switch (a->kind) {
 	case MXQ_POWER_ACTION_ADMIN_DONE:
 		return mxq_power_db_admin_request_done(server->db, &pm.lease, a->hostname,
@@ -960,8 +1050,14 @@ static int execute(struct mxqd_server *server, struct mxq_power_db_snapshot *s,
 			      mxq_power_state_to_string(a->to), a->reason);
 	else
 		mx_log_notice("power: %s %s", a->hostname, a->reason);
-	if (!mxq_power_lease_valid(&pm.lease) || actuate(s, a, err, sizeof(err)) >= 0)
-		return 1;  /* past the deadline nothing is sent: the next leader resends */
+	if (!mxq_power_lease_valid(&pm.lease))
+		return 1;  /* nothing is sent past the deadline: our next tick (intent_unsent),
+			    * our next term or the next leader sends it */
+	if (actuate(s, a, err, sizeof(err)) >= 0) {
+		if (calls)
+			unsent_drop(a->hostname);
+		return 1;
+	}
 	mx_log_err("power: %s %s failed: %s", mxq_power_action_to_string(a->kind), a->hostname, err);
 	r = mxq_power_db_transition(server->db, &pm.lease, a->hostname, a->to, MXQ_POWER_FAILED, err);
 	return r < 0 ? r : 1;
@@ -995,10 +1091,12 @@ static int leader_tick(struct mxqd_server *server)
 	if (r < 0)
 		return r;
 	if (r == 0) {
+		unsent_clear();  /* another leader's now: it sends what it inherits */
 		warn_other_config(server);
 		return 0;
 	}
 	if (pm.lease.new_term) {
+		unsent_clear();  /* inherited transitions are sent again anyway */
 		mx_log_notice("power: this mxqd is the power manager now (epoch %" PRIu64 ", config %s%s)",
 			      pm.lease.epoch, pm.config_hash, pm.cfg.dry_run ? ", dry run" : "");
 		r = mxq_power_state_load(server->db, &pm.policy_state);

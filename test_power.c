@@ -51,7 +51,7 @@ struct t_node {
 	/* leader facts (issue 13) */
 	bool gone;               /* daemon_gone */
 	int reading;             /* 0 none, 1 power on, 2 power off */
-	bool readable, can_cut, off_busy, hard_done, ssh, ssh_sent, busy_ack, inherited;
+	bool readable, can_cut, off_busy, hard_done, ssh, ssh_sent, busy_ack, inherited, unsent;
 	bool admin_wake, admin_req, off_by_node;
 	int64_t fence_in;        /* fence_until = NOW + fence_in; 0 = none */
 	const char *unmanaged;
@@ -416,6 +416,17 @@ static const struct scenario scenarios[] = {
 	    N("n4", "POWERING_OFF", 60, 4, .inherited = true, .seen_down = true) }, { { 0 } },
 	  { { "n1", "RESEND", "wake sent again by the new leader" },
 	    { "n2", "RESEND", "power-off sent again by the new leader" },
+	    { "n3", "MARK_ON", "boot completed" }, { "n4", "MARK_OFF", "confirmed" } }, ANY },
+	{ "this leader's own unsent intents are sent, not left to the deadline",
+	  "boot_deadline = 10m\nshutdown_deadline = 5m\n", FRESH,
+	  { N("n1", "POWERING_ON", 20 * MIN, 1, .unsent = true),
+	    N("n2", "POWERING_OFF", 20 * MIN, 2, .unsent = true),
+	    N("n3", "POWERING_ON", 60, 3, .unsent = true, .seen_up = true),
+	    N("n4", "POWERING_OFF", 60, 4, .unsent = true, .seen_down = true) }, { { 0 } },
+	  { { "n1", "RESEND", "wake sent now: this leader wrote it at an earlier decision but did "
+	      "not send it (the database connection was lost at the commit, or the lease ran "
+	      "short before the call)" },
+	    { "n2", "RESEND", "power-off sent now: this leader wrote it" },
 	    { "n3", "MARK_ON", "boot completed" }, { "n4", "MARK_OFF", "confirmed" } }, ANY },
 	{ "in-flight window of the previous leader: no wake, no power-off", "warm_pool = 0\n", FRESH,
 	  { N("o1", "OFF", HOUR, 1, .fence_in = 20), N("n1", "ON", HOUR, 2, .idle_ago = HOUR,
@@ -854,6 +865,7 @@ static void build(const struct scenario *s, struct built *b)
 			.ssh_drain_sent = t->ssh_sent,
 			.drain_busy_ack = t->busy_ack,
 			.inherited = t->inherited,
+			.intent_unsent = t->unsent,
 			.fence_until = t->fence_in ? NOW + t->fence_in : 0,
 			.admin_wake = t->admin_wake,
 			.admin_request = t->admin_req,

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""tests/db_cut.py - a TCP relay in front of MariaDB that loses a COMMIT's answer.
+
+    db_cut.py --dir DIR --port PORT --to TARGET_PORT
+
+Relays connections from 127.0.0.1:PORT (only there) to the server on
+127.0.0.1:TARGET_PORT and reads the client's side of the MariaDB protocol
+(packets of a 3-byte length, a sequence number and the payload; no TLS, no
+compression, as the tests' clients speak it).
+
+The fault, a file in DIR the test writes (read at every COMMIT):
+  cut_commit   holds a text; the next transaction (START TRANSACTION ...
+               COMMIT) whose statements or parameters contain that text has
+               its COMMIT passed on to the server, which carries it out,
+               and then its connection closed before the server's answer
+               reaches the client: a connection lost after the commit took.
+               The file is removed when used (one cut per file).
+Written by the relay:
+  port         written once listening (the test waits for it)
+  cuts.log     one line per cut: "EPOCH TEXT"
+Stops on SIGTERM or SIGINT.
+"""
+
+import argparse
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+COM_QUERY = 0x03
+
+
+class Conn:
+    """One client connection and its server connection."""
+
+    def __init__(self, relay, client):
+        self.relay = relay
+        self.client = client
+        self.server = socket.create_connection((HOST, relay.target))
+        self.cut_next_answer = threading.Event()
+        self.in_txn = False
+        self.seen = b""          # the transaction's packets so far
+
+    def close(self):
+        for s in (self.client, self.server):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def answers(self):
+        """Server to client; the answer to a cut COMMIT is never passed on."""
+        try:
+            while True:
+                data = self.server.recv(65536)
+                if not data:
+                    break
+                if self.cut_next_answer.is_set():
+                    break  # the server has committed; the client never hears
+                self.client.sendall(data)
+        except OSError:
+            pass
+        self.close()
+
+    def cut_text(self):
+        try:
+            with open(os.path.join(self.relay.dir, "cut_commit"), "rb") as f:
+                return f.read().strip()
+        except OSError:
+            return b""
+
+    def packet(self, payload):
+        """One client packet: pass it on, after deciding whether to cut."""
+        query = payload[1:].strip().upper() if payload[:1] == bytes([COM_QUERY]) else None
+        if query in (b"START TRANSACTION", b"BEGIN"):
+            self.in_txn, self.seen = True, b""
+        elif query in (b"COMMIT", b"ROLLBACK"):
+            text = self.cut_text()
+            if query == b"COMMIT" and self.in_txn and text and text in self.seen:
+                try:
+                    os.unlink(os.path.join(self.relay.dir, "cut_commit"))
+                except OSError:
+                    pass
+                self.relay.log("cuts.log", text.decode(errors="replace"))
+                self.cut_next_answer.set()
+            self.in_txn, self.seen = False, b""
+        elif self.in_txn:
+            self.seen += payload
+
+    def requests(self):
+        """Client to server, packet by packet."""
+        buf = b""
+        try:
+            while True:
+                data = self.client.recv(65536)
+                if not data:
+                    break
+                buf += data
+                while len(buf) >= 4:
+                    n = int.from_bytes(buf[:3], "little")
+                    if len(buf) < 4 + n:
+                        break
+                    frame, buf = buf[:4 + n], buf[4 + n:]
+                    self.packet(frame[4:])
+                    self.server.sendall(frame)
+        except OSError:
+            pass
+        self.close()
+
+
+class Relay:
+    def __init__(self, d, port, target):
+        self.dir = d
+        self.target = target
+        self.lock = threading.Lock()
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind((HOST, port))
+        self.listener.listen(64)
+
+    def log(self, name, line):
+        with self.lock, open(os.path.join(self.dir, name), "a") as f:
+            f.write(f"{time.time():.6f} {line}\n")
+
+    def serve(self):
+        while True:
+            client, _ = self.listener.accept()
+            try:
+                c = Conn(self, client)
+            except OSError:
+                client.close()  # the server is down: so is the relay, to the client
+                continue
+            threading.Thread(target=c.answers, daemon=True).start()
+            threading.Thread(target=c.requests, daemon=True).start()
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line, no usage block."""
+        self.exit(2, f"db_cut.py: {message}\n")
+
+
+def main():
+    p = Parser(description="TCP relay in front of MariaDB that loses a COMMIT's answer")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--to", type=int, required=True, help="the server's port on 127.0.0.1")
+    a = p.parse_args()
+    for what, v in (("--port", a.port), ("--to", a.to)):
+        if not 0 < v < 65536:
+            p.error(f"{what} {v} is not a port number (1..65535)")
+    if not os.path.isdir(a.dir):
+        p.error(f"--dir {a.dir}: not a directory")
+    try:
+        relay = Relay(a.dir, a.port, a.to)
+    except OSError as e:
+        print(f"db_cut.py: cannot listen on {HOST}:{a.port}: {e.strerror}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    with open(os.path.join(a.dir, "port"), "w") as f:
+        f.write(f"{a.port}\n")
+    relay.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
