@@ -236,6 +236,12 @@ static int map_error(struct mx_db *db, unsigned code, const char *msg)
 	case ER_ACCESS_DENIED_ERROR:
 	case ER_TABLEACCESS_DENIED_ERROR:
 		return -EACCES;
+	case ER_RECORD_FILE_FULL:   /* InnoDB: a table cannot grow (its file system is full) */
+	case ER_DISK_FULL:
+		return -ENOSPC;
+	case ER_ERROR_ON_WRITE:     /* "... (Errcode: 28 "No space left on device")" */
+	case ER_GET_ERRNO:          /* "Got error 28 "No space left on device" from ..." */
+		return msg && (strstr(msg, "rrcode: 28 ") || strstr(msg, "error 28 ")) ? -ENOSPC : -EIO;
 	default:
 		return -EIO;
 	}

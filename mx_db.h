@@ -27,7 +27,9 @@
  * statement outside a transaction has then already been retried a bounded
  * number of times; inside one, the transaction is gone and every further
  * statement fails with -EAGAIN until mx_db_rollback(). mx_db_error() gives
- * the server's message for the last failure. Nothing here logs.
+ * the server's message for the last failure. -ENOSPC: the server is out of
+ * disk space (a table that cannot grow, a full disk); the statement had no
+ * effect. Nothing here logs.
  */
 #ifndef MX_DB_H
 #define MX_DB_H

@@ -793,7 +793,9 @@ static int write_pid_file(const char *path)
 /* What the loop was told by signals. */
 struct loop_state {
 	bool quit_now;          /* SIGQUIT */
-	bool db_ok;
+	bool db_ok;             /* no failure since the last retry */
+	bool db_failing;        /* a failure was logged; no round has gone well since */
+	bool db_lost;           /* ... and it was the connection (said when it is back) */
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
@@ -860,8 +862,13 @@ static void db_failed(struct mxqd_server *s, struct loop_state *ls, int r, const
 			    mx_db_error(s->db));
 		return;
 	}
-	if (ls->db_ok)
-		mx_log_err("database: %s failed: %s; retrying", what, mx_db_error(s->db));
+	/* once until a round goes well: a server that answers but cannot take
+	 * the writes (a full disk) fails again at every retry */
+	if (!ls->db_failing)
+		mx_log_err("database: %s failed: %s%s; retrying", what, mx_db_error(s->db),
+			   mxqd_db_hint(r));
+	ls->db_failing = true;
+	ls->db_lost = ls->db_lost || r == -ENOTCONN;
 	ls->db_ok = false;
 	ls->backoff_s = ls->backoff_s ? (ls->backoff_s * 2 > 30 ? 30 : ls->backoff_s * 2) : 1;
 	ls->next_db_try_ms = now + ls->backoff_s * 1000ULL;
@@ -927,9 +934,12 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
 			if (mx_db_ensure(s->db) == 0) {
-				mx_log_notice("database reachable again, resuming");
+				if (ls.db_lost) {
+					mx_log_notice("database reachable again, resuming");
+					ls.db_failing = false;
+				}
+				ls.db_lost = false;
 				ls.db_ok = true;
-				ls.backoff_s = 0;
 				ls.next_heartbeat_ms = 0;
 			} else {
 				db_failed(s, &ls, -ENOTCONN, "reconnect");
@@ -979,6 +989,13 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
 		mxqd_prof_add(MXQD_PROF_OTHER, t);
+		if (ls.db_ok) {
+			/* a whole round without a database failure */
+			if (ls.db_failing)
+				mx_log_notice("database: writes work again");
+			ls.db_failing = false;
+			ls.backoff_s = 0;
+		}
 		if (ls.quit_now) {
 			/* jobs left running show RUNNING to the next mxqd and to users */
 			if (ls.db_ok)

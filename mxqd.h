@@ -205,6 +205,9 @@ int mxqd_jobs_reap(struct mxqd_server *server);
 int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all);
 /* Act on cancellations requested through the database (mxqkill). */
 int mxqd_jobs_handle_cancel(struct mxqd_server *server);
+/* What to do about database error R, as a clause to append to a log line
+ * ("; ..."), or "" when there is nothing particular to say. */
+const char *mxqd_db_hint(int r);
 /* Escalate SIGTERM to SIGKILL for jobs past their grace time. */
 void mxqd_jobs_escalate_kills(struct mxqd_server *server);
 /* Terminate every job (SIGINT shutdown). */

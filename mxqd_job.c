@@ -347,6 +347,19 @@ static void end_lost_job(const struct mxqd_server *server, const struct mxqd_job
 	mx_rmtree(path);
 }
 
+const char *mxqd_db_hint(int r)
+{
+	switch (r) {
+	case -ENOSPC:
+		return "; the database server is out of disk space: free space in its data directory "
+		       "(job outcomes wait in the spool meanwhile)";
+	case -ENOENT:
+		return "; is the schema upgraded? run mxqadmin db upgrade";
+	default:
+		return "";
+	}
+}
+
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -550,8 +563,8 @@ static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const c
 		   mx_term_field(reason, why, sizeof(why)));
 	n = mxq_job_set_reason(server->db, job->job_id, reason);
 	if (n < 0)
-		mx_log_warning("job %" PRIu64 ": cannot record the reason (is the schema upgraded? "
-			       "run mxqadmin db upgrade): %s", job->job_id, mx_db_error(server->db));
+		mx_log_warning("job %" PRIu64 ": cannot record the reason: %s%s", job->job_id,
+			       mx_db_error(server->db), mxqd_db_hint((int)n));
 	job->final_status = MXQ_JOB_STATUS_FAILED;
 	job->ended = true;
 	job_list_add(server, job);
