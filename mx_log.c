@@ -11,6 +11,10 @@
  * with the syslog priority as "<N>" and carries no timestamp of its own: the
  * journal records the time, and `journalctl -p warning` then selects by the
  * level of every line. A log file set with --log gets the plain format.
+ *
+ * Lines the log cannot take (a full or failing disk) are counted; the next
+ * line that gets through is followed by one saying how many were lost and
+ * why (per process).
  */
 #define _GNU_SOURCE
 #include "mx_log.h"
@@ -29,6 +33,8 @@ static enum mx_log_level log_level = MX_LOG_INFO;
 static int log_fd = STDERR_FILENO;
 static char log_path[4096];
 static int stderr_is_journal = -1;	/* -1: not checked yet */
+static unsigned long lines_lost;	/* since the last line that got through */
+static int lost_errno;
 
 static const char *level_name(enum mx_log_level level)
 {
@@ -141,7 +147,14 @@ void mx_vlog(enum mx_log_level level, const char *fmt, va_list ap)
 			line[i] = ' ';
 	line[n++] = '\n';
 	if (write(log_fd, line, n) < 0) {
-		/* nowhere left to report it */
+		lines_lost++;
+		lost_errno = errno;
+	} else if (lines_lost) {
+		unsigned long lost = lines_lost;
+
+		lines_lost = 0;
+		mx_log(MX_LOG_WARNING, "log: %lu earlier line(s) lost: %s", lost,
+		       strerror(lost_errno));
 	}
 	errno = saved_errno;
 }

@@ -785,8 +785,12 @@ static int write_pid_file(const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) != 0 || rename(tmp, path) < 0)
-		return -errno;
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		int r = -errno;
+
+		unlink(tmp);  /* a full disk: not even the temporary file stays */
+		return r;
+	}
 	return 0;
 }
 
