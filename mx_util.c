@@ -403,6 +403,25 @@ void mx_short_hostname(const char *hostname, char *buf, size_t len)
 /* ------------------------------------------------------------------ */
 /* files and /proc                                                     */
 
+int mx_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int mx_read_first_line(const char *path, char *buf, size_t len)
 {
 	char *line = NULL;

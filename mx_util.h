@@ -96,6 +96,9 @@ size_t mx_term_escape(const char *in, size_t n, bool keep_lines, bool final, cha
  * what fits); returns BUF, or "" for NULL. */
 const char *mx_term_field(const char *s, char *buf, size_t len);
 
+/* Write all LEN bytes of BUF to FD (again after EINTR and short writes).
+ * 0 or negative errno (-EIO when write(2) wrote nothing without a reason). */
+int mx_write_all(int fd, const void *buf, size_t len);
 /* First line of a file (without newline) into buf. 0 or negative errno. */
 int mx_read_first_line(const char *path, char *buf, size_t len);
 

@@ -179,16 +179,7 @@ struct escape_cookie {
 
 static bool write_all(int fd, const char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
+	return mx_write_all(fd, p, n) == 0;
 }
 
 static ssize_t escape_write(void *cookie, const char *buf, size_t n)

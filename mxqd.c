@@ -967,6 +967,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 			ls.next_cancel_us = t + s->poll_interval_ms * 1000ULL;
 		}
 		mxqd_jobs_escalate_kills(s);
+		mxqd_jobs_disk_tick(s);
 		mxqd_prof_add(MXQD_PROF_CANCEL, t);
 		t = mxqd_prof_now();
 		mxqd_energy_tick(s, ls.db_ok);

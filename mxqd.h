@@ -87,6 +87,9 @@ struct mxqd_server {
 	                               enforced by the claim guard instead) */
 	bool claim_uncertain;       /* a claim UPDATE failed without an answer (lost
 	                               connection): it may have committed */
+	bool disk_fault;            /* the tmpdir or the spool cannot take a job: no
+	                               claims until a probe succeeds (mxqd_jobs_disk_tick) */
+	char disk_fault_reason[1024];
 };
 
 /* One job this daemon runs (or re-adopted after a restart). */
@@ -115,7 +118,11 @@ struct mxqd_job {
 	pid_t reaper_pid;           /* our child unless adopted; 0 once it is gone */
 	unsigned long long reaper_starttime; /* to tell a reused pid from the reaper */
 	pid_t job_pid;              /* = process group and session of the job */
-	int report_fd;              /* while starting: the reaper reports the job's pid here */
+	int report_fd;              /* the reaper's report pipe, -1 when none: the job's pid
+	                               line ("!REASON" when the spool cannot take the job),
+	                               and its outcome if the spool cannot take that */
+	char *report;               /* what came on it so far (report_len bytes) */
+	size_t report_len;
 	bool starting;              /* reaper forked, job's pid not yet reported */
 	bool kill_pending;          /* killed while starting: signal once the pid is known */
 	bool running_pending;       /* runs, RUNNING not yet in the database (see
@@ -129,6 +136,7 @@ struct mxqd_job {
 	bool ended;                 /* outcome read, DB update pending */
 	bool synced;                /* its outcome file was made durable */
 	bool refused;               /* never run: identity check failed (no callback either) */
+	bool reason_done;           /* the outcome's reason is recorded (or given up) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */
 	struct mxqd_outcome *outcome;
 };
@@ -145,6 +153,11 @@ enum mxqd_rprof {
 	MXQD_RPROF__N
 };
 
+/* The longest reason mxq_job.job_reason takes. */
+#define MXQD_REASON_MAX 1000
+/* The longest outcome text (file or report pipe; one pipe write). */
+#define MXQD_OUTCOME_MAX 4096
+
 /* What the reaper leaves in SPOOL/JOBID.stat (key=value lines). */
 struct mxqd_outcome {
 	int wait_status;            /* as from wait4() */
@@ -152,6 +165,9 @@ struct mxqd_outcome {
 	int64_t maxrss_kib, minflt, majflt, nswap, inblock, oublock, nvcsw, nivcsw;
 	uint64_t max_sumrss_kib;    /* peak RSS of the whole job session */
 	char killed[16];            /* "", "runtime", "memory" */
+	char reason[MXQD_REASON_MAX + 1]; /* one line for the user's job_reason: why the job
+	                               did not start, or what went wrong with its output; "" */
+	bool tmpdir_left;           /* the reaper could not remove the job's tmpdir */
 	uint64_t prof_us[MXQD_RPROF__N]; /* where the reaper's time went */
 };
 
@@ -178,11 +194,24 @@ void mxqd_job_tmpdir_path(const struct mxqd_server *server, uint64_t job_id, cha
 
 /* Read SPOOL/JOBID.stat. 0, -ENOENT if not (yet) there, other -errno. */
 int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret);
+/* Parse an outcome text of LEN bytes (as in the file; unknown keys are
+ * skipped). 0, or -EINVAL when it has no wait_status (not an outcome). */
+int mxqd_outcome_parse(const char *text, size_t len, struct mxqd_outcome *ret);
+/*
+ * Reserve room in the spool for the outcome of JOB_ID (SPOOL/JOBID.stat.tmp,
+ * empty, one block allocated), so that a spool that fills up while the job
+ * runs still takes it; it also proves the spool takes writes now. A file of
+ * that name is replaced; file systems without fallocate(2) get the file
+ * without the reservation. 0 or -errno.
+ */
+int mxqd_outcome_reserve(const char *spooldir, uint64_t job_id);
 /* Make SPOOL/JOBID.stat durable (fsync it and the spool dir), for an
  * outcome the database could not take at once. 0 or -errno. */
 int mxqd_outcome_sync(const char *spooldir, uint64_t job_id);
-/* Remove the spool files of a job (after its outcome is in the database). */
-void mxqd_outcome_remove(const char *spooldir, uint64_t job_id);
+/* Remove the spool files of a job (after its outcome is in the database,
+ * or when it goes back to the queue). 0, or the first -errno of a file
+ * that is there and could not be removed. */
+int mxqd_outcome_remove(const char *spooldir, uint64_t job_id);
 /* Reaper pid file SPOOL/JOBID.pid: "REAPERPID JOBPID STARTTIME BOOTID". */
 int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
 		      pid_t *ret_job, unsigned long long *ret_starttime, char ret_boot_id[37]);
@@ -205,6 +234,14 @@ int mxqd_jobs_reap(struct mxqd_server *server);
 int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all);
 /* Act on cancellations requested through the database (mxqkill). */
 int mxqd_jobs_handle_cancel(struct mxqd_server *server);
+/*
+ * The node's disks, once per loop round (cheap when all is well): while
+ * server->disk_fault is set, probe the tmpdir and the spool (as a job's
+ * start would use them) and clear it when they work again; retry removing
+ * what ended jobs left there (a tmpdir, spool files) that could not be
+ * removed at the job's end. Both every ten poll intervals, 1 to 30 s.
+ */
+void mxqd_jobs_disk_tick(struct mxqd_server *server);
 /* What to do about database error R, as a clause to append to a log line
  * ("; ..."), or "" when there is nothing particular to say. */
 const char *mxqd_db_hint(int r);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,8 +163,9 @@ static void job_free(struct mxqd_job *job)
 	free(job->stderr_path);
 	free(job->callback);
 	free(job->outcome);
-	if (job->starting)
+	if (job->report_fd >= 0)
 		close(job->report_fd);
+	free(job->report);
 	free(job);
 }
 
@@ -196,11 +198,13 @@ static void job_list_remove(struct mxqd_server *server, struct mxqd_job *job)
 
 static void ahead_drop(void);
 static void cand_cache_drop(void);
+static void leftovers_free(void);
 
 void mxqd_jobs_free_all(struct mxqd_server *server)
 {
 	ahead_drop();
 	cand_cache_drop();
+	leftovers_free();
 	while (server->jobs) {
 		struct mxqd_job *job = server->jobs;
 		job_list_remove(server, job);
@@ -233,6 +237,7 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 		return NULL;
 	}
 	job->ngroups = -1;
+	job->report_fd = -1;
 	job->job_id = row.job_id;
 	job->group_id = row.group_id;
 	job->workdir = row.workdir;
@@ -303,15 +308,17 @@ static void describe_outcome(const struct mxqd_job *job, int status, const struc
 	char how[64] = "";
 
 	if (!o)
-		snprintf(how, sizeof(how), "outcome lost");
+		snprintf(how, sizeof(how), "%s",
+			 status == MXQ_JOB_STATUS_UNKNOWN ? "outcome lost" : "not started");
 	else if (o->killed[0])
 		snprintf(how, sizeof(how), "over its %s limit", o->killed);
 	else if (WIFEXITED(o->wait_status))
 		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(o->wait_status));
 	else if (WIFSIGNALED(o->wait_status))
 		snprintf(how, sizeof(how), "signal %d", WTERMSIG(o->wait_status));
-	mx_log_info("job %" PRIu64 " (group %" PRIu64 ", user %s) %s: %s",
-		    job->job_id, job->group_id, job->user_name, mxq_job_status_to_name(status), how);
+	mx_log_info("job %" PRIu64 " (group %" PRIu64 ", user %s) %s: %s%s%s",
+		    job->job_id, job->group_id, job->user_name, mxq_job_status_to_name(status), how,
+		    o && o->reason[0] ? "; " : "", o ? o->reason : "");
 }
 
 /*
@@ -360,12 +367,39 @@ const char *mxqd_db_hint(int r)
 	}
 }
 
+/* The reason the reaper gave (a job that could not start, output lost to
+ * a full disk), before the end: 0, or -errno when the end must wait too
+ * (lost connection, write conflict). Any other failure is said once and
+ * the end recorded without it: the status matters more. */
+static int record_reason(struct mxqd_server *server, struct mxqd_job *job)
+{
+	int64_t n;
+
+	if (job->reason_done || !job->outcome || !job->outcome->reason[0])
+		return 0;
+	n = mxq_job_set_reason(server->db, job->job_id, job->outcome->reason);
+	if (n == -ENOTCONN || n == -EAGAIN)
+		return (int)n;
+	if (n < 0)
+		mx_log_warning("job %" PRIu64 ": cannot record its reason (%s): %s%s", job->job_id,
+			       job->outcome->reason, mx_db_error(server->db), mxqd_db_hint((int)n));
+	job->reason_done = true;
+	return 0;
+}
+
+static void leftovers_add(const struct mxqd_server *server, uint64_t job_id, const char *what);
+static int job_leftovers_remove(const struct mxqd_server *server, uint64_t job_id, bool tmpdir,
+				char *what, size_t len);
+
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
 	uint64_t t = mxqd_prof_now();
-	int r = record_end(server, job, job->final_status, job->outcome);
+	char what[4200];
+	int r = record_reason(server, job);
 
+	if (r == 0)
+		r = record_end(server, job, job->final_status, job->outcome);
 	mxqd_prof_add(MXQD_PROF_RECORD, t);
 	if (r < 0) {
 		/* the outcome waits in the spool dir: now it must survive a crash */
@@ -380,7 +414,9 @@ static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 		mxqd_hooks_job_ended(server, job, job->final_status);
 	mxqd_prof_add(MXQD_PROF_HOOKS, t);
 	t = mxqd_prof_now();
-	mxqd_outcome_remove(server->spooldir, job->job_id);
+	if (job_leftovers_remove(server, job->job_id, job->outcome && job->outcome->tmpdir_left,
+				 what, sizeof(what)) < 0)
+		leftovers_add(server, job->job_id, what);
 	mxqd_prof_add(MXQD_PROF_SPOOL, t);
 	job_list_remove(server, job);
 	job_free(job);
@@ -416,6 +452,7 @@ void mxqd_children_reap(struct mxqd_server *server)
 }
 
 static void collect_reports(struct mxqd_server *server);
+static int reported_outcome(struct mxqd_job *job, struct mxqd_outcome *ret);
 
 int mxqd_jobs_reap(struct mxqd_server *server)
 {
@@ -447,10 +484,25 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 				/* the reaper is gone; a last look, then the job is lost */
 				if (mxqd_outcome_read(server->spooldir, job->job_id, &o) == 0)
 					continue;
-				mx_log_err("job %" PRIu64 ": reaper vanished without an outcome", job->job_id);
-				end_lost_job(server, job);
-				job->final_status = MXQ_JOB_STATUS_UNKNOWN;
-				job->ended = true;
+				if (reported_outcome(job, &o) == 0) {
+					/* the spool could not take it (its reaper said why) */
+					job->outcome = malloc(sizeof(*job->outcome));
+					if (!job->outcome)
+						return -ENOMEM;
+					*job->outcome = o;
+					job->final_status = outcome_to_status(job, &o);
+					job->ended = true;
+					job->synced = true;  /* nothing in the spool to sync */
+					mx_log_warning("job %" PRIu64 ": outcome taken from its reaper: "
+						       "lost if mxqd stops before the database has it",
+						       job->job_id);
+				} else {
+					mx_log_err("job %" PRIu64 ": reaper vanished without an outcome",
+						   job->job_id);
+					end_lost_job(server, job);
+					job->final_status = MXQ_JOB_STATUS_UNKNOWN;
+					job->ended = true;
+				}
 			}
 		}
 		if (job->ended) {
@@ -479,6 +531,26 @@ bool mxqd_job_identity_ok(const struct mxqd_server *server, const struct mxqd_jo
 	if (!server->is_root)
 		return true;
 	return mxq_identity_verify(&claim, &policy, NULL, 0, reason, reason_len) == MXQ_IDENTITY_OK;
+}
+
+/* Has the tmpdir's file system room for a job: not mounted read-only, a
+ * free block for its user (f_bavail)? 0 or -errno with REASON. A tmpfs
+ * takes a mkdir when full: this is what tells. */
+static int tmpdir_room(const struct mxqd_server *server, char *reason, size_t len)
+{
+	struct statvfs vfs;
+
+	if (statvfs(server->tmpdir, &vfs) < 0)
+		return 0;  /* the job's writes will tell */
+	if (vfs.f_flag & ST_RDONLY) {
+		snprintf(reason, len, "the tmpdir %.900s is read-only", server->tmpdir);
+		return -EROFS;
+	}
+	if (vfs.f_bavail == 0) {
+		snprintf(reason, len, "the tmpdir %.900s has no space left", server->tmpdir);
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 /*
@@ -521,33 +593,35 @@ static int clear_job_cgroup(const struct mxqd_server *server, const struct mxqd_
 }
 
 /*
- * What must hold before anything of a claimed job runs: its identity, no
- * processes of an earlier run in its cgroup, and a fresh temporary
+ * The node's side of a job's start in the main loop: a fresh temporary
  * directory of its own (an entry already there, of any kind, is never
- * reused or followed). Returns 0 when the job may start, else a negative
- * errno with a one-line reason for job_reason.
+ * reused or followed) on a file system with room left; the reaper checks
+ * the spool (mxqd_outcome_reserve). Returns 0; -EEXIST when the tmpdir
+ * entry was there (refused: the job fails); any other -errno when the
+ * node's disks cannot take a job now (the job goes back to the queue).
+ * REASON says why in one line. On failure nothing of it is left.
  */
-static int job_prepare(const struct mxqd_server *server, struct mxqd_job *job, char *reason,
-		       size_t len)
+static int job_disk_prepare(const struct mxqd_server *server, uint64_t job_id, uid_t uid,
+			    gid_t gid, char *reason, size_t len)
 {
 	char path[4096], name[64];
 	int r;
 
-	if (!mxqd_job_identity_ok(server, job, reason, len)) {
-		job->refused = true;
-		return -EPERM;
-	}
-	r = clear_job_cgroup(server, job, reason, len);
-	if (r < 0)
-		return r;
-	snprintf(name, sizeof(name), "mxq_job_%" PRIu64, job->job_id);
-	r = mx_subdir_create(server->tmpdir, name, server->is_root, job->uid, job->gid);
-	mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
-	if (r == -EEXIST)
+	snprintf(name, sizeof(name), "mxq_job_%" PRIu64, job_id);
+	mxqd_job_tmpdir_path(server, job_id, path, sizeof(path));
+	r = mx_subdir_create(server->tmpdir, name, server->is_root, uid, gid);
+	if (r == -EEXIST) {
 		snprintf(reason, len, "refused: %.900s already exists (nothing was run, nothing followed; "
 			 "an admin must remove it)", path);
-	else if (r < 0)
+		return r;
+	}
+	if (r < 0) {
 		snprintf(reason, len, "cannot create the job's tmpdir %.900s: %s", path, strerror(-r));
+		return r;
+	}
+	r = tmpdir_room(server, reason, len);
+	if (r < 0)
+		mx_rmtree(path);
 	return r;
 }
 
@@ -686,6 +760,170 @@ static void job_set_groups(struct mxqd_job *job)
 	job->ngroups = e->n;
 }
 
+/* ------------------------------------------------------- the node's disks */
+
+/*
+ * A tmpdir or spool that cannot take a job (full, read-only, failing) is
+ * the node's fault, not the job's: the claimed job goes back to the queue
+ * untouched (nothing of it ran), and this mxqd claims nothing until a probe
+ * of both succeeds, instead of failing every job of the queue in turn.
+ * What an ended job left there and could not be removed is removed later.
+ * Both are retried every disk_retry_ms(), and said once when they
+ * start failing and once when they work again.
+ */
+#define LEFTOVERS_MAX 4096
+
+static uint64_t disk_next_ms;   /* next probe or leftover removal */
+static struct {
+	uint64_t *ids;          /* jobs whose tmpdir or spool files are left */
+	size_t n, cap;
+} leftovers;
+
+static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
+
+/* Ten poll intervals, 1 to 30 s. */
+static uint64_t disk_retry_ms(const struct mxqd_server *server)
+{
+	uint64_t ms = (uint64_t)server->poll_interval_ms * 10;
+
+	return ms < 1000 ? 1000 : ms > 30000 ? 30000 : ms;
+}
+
+/* Remove what job JOB_ID has in the spool and, with TMPDIR, its tmpdir
+ * (unmounting its quota tmpfs first). 0, or the first -errno, with WHAT
+ * naming what is left. */
+static int job_leftovers_remove(const struct mxqd_server *server, uint64_t job_id, bool tmpdir,
+				char *what, size_t len)
+{
+	char path[4096];
+	int r = 0, r2;
+
+	if (tmpdir) {
+		mxqd_job_tmpdir_path(server, job_id, path, sizeof(path));
+		if (server->is_root)
+			umount2(path, MNT_DETACH);  /* EINVAL when none is mounted */
+		if ((r = mx_rmtree(path)) < 0)
+			snprintf(what, len, "its tmpdir %s: %s", path, strerror(-r));
+	}
+	if ((r2 = mxqd_outcome_remove(server->spooldir, job_id)) < 0 && r == 0) {
+		snprintf(what, len, "its files in the spool %s: %s", server->spooldir, strerror(-r2));
+		r = r2;
+	}
+	return r;
+}
+
+static void leftovers_free(void)
+{
+	free(leftovers.ids);
+	leftovers.ids = NULL;
+	leftovers.n = leftovers.cap = 0;
+}
+
+static void leftovers_add(const struct mxqd_server *server, uint64_t job_id, const char *what)
+{
+	double every_s = (double)disk_retry_ms(server) / 1000;
+
+	if (leftovers.n == leftovers.cap && leftovers.cap < LEFTOVERS_MAX) {
+		size_t cap = leftovers.cap ? leftovers.cap * 2 : 16;
+		uint64_t *ids = realloc(leftovers.ids, cap * sizeof(*ids));
+
+		if (ids) {
+			leftovers.ids = ids;
+			leftovers.cap = cap;
+		}
+	}
+	if (leftovers.n == leftovers.cap) {
+		mx_log_err("job %" PRIu64 ": cannot remove %s; too many such, not retried", job_id, what);
+		return;
+	}
+	leftovers.ids[leftovers.n++] = job_id;
+	mx_log_warning("job %" PRIu64 ": cannot remove %s; retrying every %g s", job_id, what, every_s);
+}
+
+static void leftovers_retry(struct mxqd_server *server)
+{
+	char what[4200];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < leftovers.n; i++) {
+		uint64_t id = leftovers.ids[i];
+
+		/* run here again (an admin requeued it): what is there is its own */
+		if (find_job(server, id))
+			continue;
+		if (job_leftovers_remove(server, id, true, what, sizeof(what)) < 0)
+			leftovers.ids[kept++] = id;
+		else
+			mx_log_notice("job %" PRIu64 ": what it left in the tmpdir and spool is removed",
+				      id);
+	}
+	leftovers.n = kept;
+}
+
+/* Would a job start now, as far as the disks go? Tried with job id 0,
+ * which no job has. Clears the fault when it would. */
+static void disk_probe(struct mxqd_server *server)
+{
+	char reason[1024], what[4200];
+	int r;
+
+	job_leftovers_remove(server, 0, true, what, sizeof(what));
+	r = job_disk_prepare(server, 0, geteuid(), getegid(), reason, sizeof(reason));
+	if (r == 0 && (r = mxqd_outcome_reserve(server->spooldir, 0)) < 0)
+		snprintf(reason, sizeof(reason), "cannot reserve room for the job's outcome in the "
+			 "spool %s: %s", server->spooldir, strerror(-r));
+	if (r == 0)
+		r = job_leftovers_remove(server, 0, true, reason, sizeof(reason));
+	else
+		job_leftovers_remove(server, 0, true, what, sizeof(what));
+	if (r < 0) {
+		if (strcmp(reason, server->disk_fault_reason) != 0) {
+			mx_log_err("node disk: %s; still taking no jobs", reason);
+			snprintf(server->disk_fault_reason, sizeof(server->disk_fault_reason), "%s", reason);
+		}
+		return;
+	}
+	mx_log_notice("node disk: the tmpdir %s and the spool %s take jobs again; taking jobs",
+		      server->tmpdir, server->spooldir);
+	server->disk_fault = false;
+	server->disk_fault_reason[0] = '\0';
+}
+
+void mxqd_jobs_disk_tick(struct mxqd_server *server)
+{
+	uint64_t now = mx_now_monotonic_ms();
+
+	if ((!server->disk_fault && !leftovers.n) || now < disk_next_ms)
+		return;
+	disk_next_ms = now + disk_retry_ms(server);
+	leftovers_retry(server);
+	if (server->disk_fault)
+		disk_probe(server);
+}
+
+/* A claimed job the node's disks cannot take (REASON): back to the queue,
+ * and no claims until they can. */
+static void node_disk_failed(struct mxqd_server *server, struct mxqd_job *job, const char *reason)
+{
+	uint64_t every = disk_retry_ms(server);
+
+	/* if this fails, requeue_uncertain_claims() does it before the next claim */
+	if (requeue_claimed_job(server, job->job_id) < 0)
+		server->claim_uncertain = true;
+	if (server->disk_fault) {
+		/* started before the first one said it */
+		mx_log_info("job %" PRIu64 ": back to the queue (node disk: %s)", job->job_id, reason);
+	} else {
+		mx_log_err("node disk: %s; job %" PRIu64 " goes back to the queue and no job is taken "
+			   "until the disk works again (free space or repair the file system; checked "
+			   "every %g s)", reason, job->job_id, (double)every / 1000);
+		server->disk_fault = true;
+		snprintf(server->disk_fault_reason, sizeof(server->disk_fault_reason), "%s", reason);
+		disk_next_ms = mx_now_monotonic_ms() + every;
+	}
+	job_free(job);
+}
+
 /* Start a job we have just claimed (status ASSIGNED, our daemon id). */
 static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -704,8 +942,22 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 	{
 		char reason[1024];
 
-		if (job_prepare(server, job, reason, sizeof(reason)) < 0) {
+		if (!mxqd_job_identity_ok(server, job, reason, sizeof(reason))) {
+			job->refused = true;
 			refuse_job(server, job, reason);
+			return 0;
+		}
+		if (clear_job_cgroup(server, job, reason, sizeof(reason)) < 0) {
+			refuse_job(server, job, reason);
+			return 0;
+		}
+		r = job_disk_prepare(server, job->job_id, job->uid, job->gid, reason, sizeof(reason));
+		if (r == -EEXIST) {
+			refuse_job(server, job, reason);
+			return 0;
+		}
+		if (r < 0) {
+			node_disk_failed(server, job, reason);
 			return 0;
 		}
 	}
@@ -720,8 +972,7 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 
 		mx_log_err("job %" PRIu64 ": cannot start a reaper: %s; back to the queue",
 			   job->job_id, strerror(-r));
-		mxqd_job_tmpdir_path(server, job->job_id, path, sizeof(path));
-		mx_rmtree(path);
+		job_leftovers_remove(server, job->job_id, true, path, sizeof(path));
 		requeue_claimed_job(server, job->job_id);
 		job_free(job);
 		return r;
@@ -795,25 +1046,79 @@ int64_t mxqd_jobs_record_running(struct mxqd_server *server, bool all)
 	return next > INT64_MAX ? INT64_MAX : (int64_t)next;
 }
 
+/* What a report pipe may carry: the job's pid line and an outcome. */
+#define REPORT_MAX (32 + MXQD_OUTCOME_MAX)
+
+/* Take what the reaper wrote on its report pipe into job->report (the
+ * pipe is non-blocking). Closes it at end of file (the reaper is gone). */
+static void report_take(struct mxqd_job *job)
+{
+	if (job->report_fd < 0)
+		return;
+	if (!job->report && !(job->report = malloc(REPORT_MAX)))
+		return;  /* next time */
+	while (job->report_len < REPORT_MAX) {
+		ssize_t n = read(job->report_fd, job->report + job->report_len,
+				 REPORT_MAX - job->report_len);
+
+		if (n > 0) {
+			job->report_len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		break;  /* end of file (or an error: no more to come either way) */
+	}
+	close(job->report_fd);
+	job->report_fd = -1;
+}
+
+/* The outcome a gone reaper sent on its report pipe after the pid line
+ * (the spool could not take it). 0, or -ENOENT when there is none. */
+static int reported_outcome(struct mxqd_job *job, struct mxqd_outcome *ret)
+{
+	const char *nl;
+
+	report_take(job);
+	nl = job->report ? memchr(job->report, '\n', job->report_len) : NULL;
+	if (!nl)
+		return -ENOENT;
+	nl++;
+	return mxqd_outcome_parse(nl, job->report_len - (size_t)(nl - job->report), ret) == 0 ?
+	       0 : -ENOENT;
+}
+
 /* Take the pids the reapers of starting jobs have reported. */
 static void collect_reports(struct mxqd_server *server)
 {
-	for (struct mxqd_job *job = server->jobs; job; job = job->next) {
-		char buf[32];
-		ssize_t n;
+	for (struct mxqd_job *job = server->jobs, *next; job; job = next) {
+		const char *nl;
 
+		next = job->next;
 		if (!job->starting)
 			continue;
-		n = read(job->report_fd, buf, sizeof(buf) - 1);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		report_take(job);
+		nl = job->report ? memchr(job->report, '\n', job->report_len) : NULL;
+		if (!nl && job->report_fd >= 0)
 			continue;       /* not yet */
-		close(job->report_fd);
 		job->starting = false;
-		buf[n > 0 ? n : 0] = '\0';
-		job->job_pid = (pid_t)atoi(buf);
+		if (nl && job->report[0] == '!') {
+			/* the spool cannot take the job: it did not run */
+			char reason[1024], what[4200];
+
+			snprintf(reason, sizeof(reason), "%.*s", (int)(nl - job->report - 1),
+				 job->report + 1);
+			job_list_remove(server, job);
+			job_leftovers_remove(server, job->job_id, true, what, sizeof(what));
+			node_disk_failed(server, job, reason);
+			continue;
+		}
+		job->job_pid = nl ? (pid_t)atoi(job->report) : 0;
 		if (job->job_pid > 0)
 			job_running(server, job);
-		/* else the reaper could not fork the job; its outcome file says so */
+		/* else the reaper could not fork the job; its outcome says so */
 	}
 }
 
@@ -1058,8 +1363,6 @@ static void cand_cache_drop(void)
 	cand_cache = (struct cand_cache) { 0 };
 }
 
-static struct mxqd_job *find_job(struct mxqd_server *server, uint64_t job_id);
-
 /* A claim whose answer was lost (the database server died, or a Galera
  * node left the cluster, during the UPDATE) may have committed: such a job
  * is ASSIGNED to us but we never started it. Put every such job back in
@@ -1103,7 +1406,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		if (r < 0)
 			return r;
 	}
-	if (!server->accepting || server->slots_running >= server->slots)
+	if (!server->accepting || server->disk_fault || server->slots_running >= server->slots)
 		return 0;
 	if (!cand_cache.valid || now - cand_cache.read_ms > server->poll_interval_ms) {
 		int n;
@@ -1156,7 +1459,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		}
 		lost = 0;
 		r = start_job(server, job);
-		if (r < 0)
+		if (r < 0 || server->disk_fault)
 			break;
 		started++;
 		c->jobs_inq--;
@@ -1376,8 +1679,13 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		status = job->final_status;
 		traces = job_left_traces(server, job_id, &reaper, &job_pid, &starttime, &alive);
 		if (!traces && status == MXQ_JOB_STATUS_ASSIGNED) {
-			/* claimed, never started: give it back to the queue */
+			char what[4200];
+
+			/* claimed, never started: give it back to the queue, without
+			 * the tmpdir and spool reservation made for it (the next
+			 * claim here would be refused over the tmpdir) */
 			job_free(job);
+			job_leftovers_remove(server, job_id, true, what, sizeof(what));
 			if (requeue_claimed_job(server, job_id) == 0)
 				requeued++;
 			continue;

@@ -32,7 +32,19 @@
  *
  * Error handling: the reaper has nobody to return errors to. Problems before
  * the job runs (user switch, workdir, output files, exec) end the job with
- * exit status 126/127 and a line on the job's stderr or the daemon's log.
+ * exit status 126/127 and a line on the job's stderr or the daemon's log;
+ * the job's process sends that line on its exec pipe, and the reaper puts
+ * it into the outcome (reason=) for the user's job_reason. So does an
+ * output file whose file system is full when the job ends.
+ *
+ * A failing disk: the reaper reserves room for the outcome in the spool
+ * first (mxqd_outcome_reserve), so a spool that fills up while the job
+ * runs still takes it; when it cannot, it reports "!REASON" instead of the
+ * job's pid and exits: the job is not run, mxqd puts it back in the queue.
+ * A spool that cannot take the outcome at the end (read-only, I/O errors)
+ * makes the reaper send it on its report pipe instead, when mxqd is still
+ * its parent. A tmpdir it cannot remove is said in the outcome
+ * (tmpdir_left=1): mxqd retries.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,12 +54,14 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -193,6 +207,40 @@ static void private_mounts(const struct mxqd_reaper_args *a, const char *tmpdir)
 	}
 }
 
+/*
+ * The job cannot start: the reason goes to the reaper on EXEC_FD (for the
+ * user's job_reason) and, with TO_LOG, to the daemon's log, else to the
+ * job's stderr (its own file: a wrong workdir or command is the user's).
+ */
+static _Noreturn __attribute__((format(printf, 5, 6)))
+void job_fail(const struct mxqd_job *job, int exec_fd, int code, bool to_log, const char *fmt, ...)
+{
+	char msg[MXQD_REASON_MAX + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (to_log)
+		mx_log_err("job %" PRIu64 ": %s", job->job_id, msg);
+	else
+		fprintf(stderr, "mxqd: job %" PRIu64 ": %s\n", job->job_id, msg);
+	if (write(exec_fd, msg, strlen(msg)) < 0) {
+		/* the exit status still tells */
+	}
+	_exit(code);
+}
+
+/* Room for the job's output: on a file system without a free block all of
+ * it would be lost. Only a definite "no space" counts: devices, pipes and
+ * file systems without fallocate(2) are fine. 0 or -errno. */
+static int output_room(int fd)
+{
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1) < 0 && (errno == ENOSPC || errno == EDQUOT))
+		return -errno;
+	return 0;
+}
+
 /* The job process: never returns. Errors go to the job's stderr if open.
  * EXEC_FD (close-on-exec) stays open until the exec replaces us: the reaper
  * waits for its end of file before it looks at the job's memory. With a
@@ -203,8 +251,8 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	const struct mxqd_job *job = a->job;
 	const char *home = "/", *shell = "/bin/sh";
 	struct passwd *pw;
-	int fd_out, fd_err, fd_in;
-	char shown[4096];   /* a name from the job's row, escaped for the log */
+	int fd_out, fd_err, fd_in, r;
+	char shown[4 * MXQD_REASON_MAX]; /* a name from the job's row, escaped (the reason cuts it) */
 
 	setsid();
 	pw = getpwuid(job->uid);
@@ -220,27 +268,28 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 		if (setgid(job->gid) < 0 ||
 		    (job->ngroups >= 0 ? setgroups((size_t)job->ngroups, job->groups)
 				       : initgroups(job->user_name, job->gid)) < 0 ||
-		    setuid(job->uid) < 0) {
-			mx_log_err("job %" PRIu64 ": cannot switch to user %s (uid %u): %m",
-				   job->job_id, job->user_name, (unsigned)job->uid);
-			_exit(126);
-		}
+		    setuid(job->uid) < 0)
+			job_fail(job, exec_fd, 126, true, "cannot switch to user %s (uid %u): %m",
+				 mx_term_field(job->user_name, shown, sizeof(shown)), (unsigned)job->uid);
 	}
 	umask(job->umask); /* also for the output files created below */
 	fd_out = open_output(job->stdout_path);
-	if (fd_out < 0) {
-		mx_log_err("job %" PRIu64 ": cannot open stdout %s: %m", job->job_id,
-			   mx_term_field(job->stdout_path, shown, sizeof(shown)));
-		_exit(126);
-	}
-	if (strcmp(job->stdout_path, job->stderr_path) == 0)
+	if (fd_out < 0)
+		job_fail(job, exec_fd, 126, true, "cannot open stdout %s: %m",
+			 mx_term_field(job->stdout_path, shown, sizeof(shown)));
+	if ((r = output_room(fd_out)) < 0)
+		job_fail(job, exec_fd, 126, true, "cannot write stdout %s: %s (nothing was run)",
+			 mx_term_field(job->stdout_path, shown, sizeof(shown)), strerror(-r));
+	if (strcmp(job->stdout_path, job->stderr_path) == 0) {
 		fd_err = dup(fd_out);
-	else
+	} else {
 		fd_err = open_output(job->stderr_path);
-	if (fd_err < 0) {
-		mx_log_err("job %" PRIu64 ": cannot open stderr %s: %m", job->job_id,
-			   mx_term_field(job->stderr_path, shown, sizeof(shown)));
-		_exit(126);
+		if (fd_err < 0)
+			job_fail(job, exec_fd, 126, true, "cannot open stderr %s: %m",
+				 mx_term_field(job->stderr_path, shown, sizeof(shown)));
+		if ((r = output_room(fd_err)) < 0)
+			job_fail(job, exec_fd, 126, true, "cannot write stderr %s: %s (nothing was run)",
+				 mx_term_field(job->stderr_path, shown, sizeof(shown)), strerror(-r));
 	}
 	fd_in = open("/dev/null", O_RDONLY);
 	if (fd_in < 0 || dup2(fd_in, STDIN_FILENO) < 0 || dup2(fd_out, STDOUT_FILENO) < 0 ||
@@ -249,59 +298,81 @@ static _Noreturn void exec_job(const struct mxqd_reaper_args *a, const char *tmp
 	if (exec_fd > 3)
 		close_range(3, (unsigned)exec_fd - 1, 0);
 	close_range((unsigned)exec_fd + 1, ~0U, 0);
-	if (refusal) {
-		fprintf(stderr, "mxqd: job %" PRIu64 ": not run: %s\n", job->job_id, refusal);
-		_exit(126);
-	}
-	if (chdir(job->workdir) < 0) {
-		fprintf(stderr, "mxqd: job %" PRIu64 ": cannot change to workdir %s: %s\n",
-			job->job_id, job->workdir, strerror(errno));
-		_exit(126);
-	}
+	if (refusal)
+		job_fail(job, exec_fd, 126, false, "not run: %s", refusal);
+	if (chdir(job->workdir) < 0)
+		job_fail(job, exec_fd, 126, false, "cannot change to workdir %s: %m",
+			 mx_term_field(job->workdir, shown, sizeof(shown)));
 	set_job_environment(a, home, shell, tmpdir);
 	execvp(job->argv[0], job->argv);
-	fprintf(stderr, "mxqd: job %" PRIu64 ": cannot execute %s: %s\n",
-		job->job_id, job->argv[0], strerror(errno));
-	_exit(127);
+	job_fail(job, exec_fd, 127, false, "cannot execute %s: %m",
+		 mx_term_field(job->argv[0], shown, sizeof(shown)));
+}
+
+/* The outcome as text (key=value lines, the file's format). Its length. */
+static size_t format_outcome(const struct mxqd_outcome *o, char *buf, size_t len)
+{
+	size_t n;
+
+	n = (size_t)snprintf(buf, len,
+		"wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
+		"maxrss_kib=%" PRId64 "\nminflt=%" PRId64 "\nmajflt=%" PRId64 "\nnswap=%" PRId64 "\n"
+		"inblock=%" PRId64 "\noublock=%" PRId64 "\nnvcsw=%" PRId64 "\nnivcsw=%" PRId64 "\n"
+		"max_sumrss_kib=%" PRIu64 "\n",
+		o->wait_status, o->utime_us, o->stime_us, o->real_us, o->maxrss_kib, o->minflt,
+		o->majflt, o->nswap, o->inblock, o->oublock, o->nvcsw, o->nivcsw, o->max_sumrss_kib);
+	for (unsigned i = 0; i < MXQD_RPROF__N && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "prof%u_us=%" PRIu64 "\n", i, o->prof_us[i]);
+	if (o->tmpdir_left && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "tmpdir_left=1\n");
+	/* before killed=: an mxqd of an earlier version ends its scan at an
+	 * empty value */
+	if (o->reason[0] && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "reason=%s\n", o->reason);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "killed=%s\n", o->killed);
+	return n < len ? n : len - 1;
 }
 
 /*
- * Write the outcome atomically (temporary name, rename). DURABLE: fsync it
+ * Write the outcome atomically (temporary name, rename), into the room
+ * reserved for it at the start (a full spool still takes it). DURABLE: fsync it
  * before the rename; without, the page cache holds it until mxqd has put
  * it into the database (a few ms while mxqd runs: dispatch fast path,
  * an fsync costs ms) or mxqd_outcome_sync() makes it durable.
  */
-static int write_outcome(const char *spooldir, uint64_t job_id, const struct mxqd_outcome *o,
+static int write_outcome(const char *spooldir, uint64_t job_id, const char *text, size_t len,
 			 bool durable)
 {
 	char tmp[4096], path[4096];
-	FILE *f;
+	int fd, r = 0;
 
 	spool_path(spooldir, job_id, "stat.tmp", tmp, sizeof(tmp));
 	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	f = mx_fopen_create_nofollow(tmp, true, 0644);
-	if (!f)
+	/* no O_TRUNC: it would give the reserved block back; the spool is
+	 * root's alone (checked at start), O_NOFOLLOW all the same */
+	fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
 		return -errno;
-	fprintf(f, "wait_status=%d\nutime_us=%" PRIu64 "\nstime_us=%" PRIu64 "\nreal_us=%" PRIu64 "\n"
-		   "maxrss_kib=%" PRId64 "\nminflt=%" PRId64 "\nmajflt=%" PRId64 "\nnswap=%" PRId64 "\n"
-		   "inblock=%" PRId64 "\noublock=%" PRId64 "\nnvcsw=%" PRId64 "\nnivcsw=%" PRId64 "\n"
-		   "max_sumrss_kib=%" PRIu64 "\n",
-		o->wait_status, o->utime_us, o->stime_us, o->real_us, o->maxrss_kib, o->minflt,
-		o->majflt, o->nswap, o->inblock, o->oublock, o->nvcsw, o->nivcsw, o->max_sumrss_kib);
-	for (unsigned i = 0; i < MXQD_RPROF__N; i++)
-		fprintf(f, "prof%u_us=%" PRIu64 "\n", i, o->prof_us[i]);
-	/* last: an empty value ends the reader's scan */
-	fprintf(f, "killed=%s\n", o->killed);
-	if (fflush(f) != 0 || (durable && fsync(fileno(f)) != 0)) {
-		int r = -errno;
-		fclose(f);
-		unlink(tmp);
-		return r;
-	}
-	fclose(f);
-	if (rename(tmp, path) < 0)
-		return -errno;
-	return 0;
+	if (fd < 0 && (fd = mx_open_create_nofollow(tmp, true, 0644)) < 0)
+		return fd;  /* nothing reserved (an mxqd of an earlier version) */
+	if (mx_write_all(fd, text, len) < 0 || ftruncate(fd, (off_t)len) < 0 ||
+	    (durable && fsync(fd) < 0))
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	return r;
+}
+
+/* Hand the outcome to mxqd on the report pipe (the spool could not take
+ * it). One write of less than PIPE_BUF: whole or not at all. */
+static int send_outcome(int report_fd, const char *text, size_t len)
+{
+	ssize_t n = write(report_fd, text, len);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 static void fill_rusage(struct mxqd_outcome *o, const struct rusage *ru)
@@ -433,6 +504,38 @@ static void end_job_cgroup(const struct mxqd_reaper_args *a, const struct mxqd_c
 	}
 }
 
+/* Free space below which an output file's file system counts as full. */
+#define OUTPUT_FULL_BYTES (64 * 1024)
+
+/*
+ * A job that wrote into a full file system lost output without mxqd
+ * knowing (its exit status is its own): when the file system of its stdout
+ * or stderr file is full at its end, say so in the outcome's reason.
+ */
+static void note_full_output(const struct mxqd_job *job, struct mxqd_outcome *o)
+{
+	const char *paths[2] = { job->stdout_path, job->stderr_path };
+	const char *names[2] = { "stdout", "stderr" };
+	char shown[4 * MXQD_REASON_MAX];
+
+	for (int i = 0; i < 2 && !o->reason[0]; i++) {
+		struct statvfs vfs;
+		struct stat st;
+		uint64_t avail;
+
+		if (i == 1 && strcmp(paths[0], paths[1]) == 0)
+			break;
+		if (stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode) || statvfs(paths[i], &vfs) < 0)
+			continue;
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		if (avail >= OUTPUT_FULL_BYTES)
+			continue;
+		snprintf(o->reason, sizeof(o->reason), "%s %s: its file system was full when the job "
+			 "ended (%" PRIu64 " KiB free); output may be missing", names[i],
+			 mx_term_field(paths[i], shown, sizeof(shown)), avail >> 10);
+	}
+}
+
 _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 {
 	const struct mxqd_server *server = a->server;
@@ -446,9 +549,11 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	struct rusage ru;
 	struct mxqd_cgroup cg_buf;
 	const struct mxqd_cgroup *cg;
-	bool tmpfs, born_in_cgroup;
+	bool tmpfs, born_in_cgroup, ran = false;
+	char text[MXQD_OUTCOME_MAX];
+	size_t len;
 	pid_t pid;
-	int status = 0, fd, exec_fd = -1;
+	int status = 0, fd, exec_fd = -1, r;
 	uint64_t *prof = outcome.prof_us, t;
 
 	setsid();
@@ -470,6 +575,16 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_SETMASK, &chld, NULL);
 
+	/* here, off mxqd's main loop (fallocate may cost a journal commit):
+	 * a spool that cannot take the job's files is the node's fault, and
+	 * the job must not run; mxqd puts it back in the queue */
+	if ((r = mxqd_outcome_reserve(server->spooldir, job->job_id)) < 0) {
+		dprintf(a->report_fd, "!cannot reserve room for the job's outcome in the spool %s: %s\n",
+			server->spooldir, strerror(-r));
+		if (getppid() == a->mxqd_pid)
+			kill(a->mxqd_pid, SIGUSR2);
+		_exit(0);
+	}
 	/* created by mxqd (mkdirat, fchown through O_NOFOLLOW) before the fork */
 	mxqd_job_tmpdir_path(server, job->job_id, tmpdir, sizeof(tmpdir));
 	tmpfs = mount_tmpdir_quota(a, tmpdir);
@@ -483,12 +598,10 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	pid = fork_job(cg, &exec_fd, &born_in_cgroup);
 	if (pid == 0) {
 		sigset_t none;
-		int r = !cg ? 0 : born_in_cgroup ? mxqd_cgroup_join_rest(cg) : mxqd_cgroup_join(cg);
 
-		if (r < 0) {
-			mx_log_err("job %" PRIu64 ": cannot join its cgroup: %s", job->job_id, strerror(-r));
-			_exit(126);
-		}
+		r = !cg ? 0 : born_in_cgroup ? mxqd_cgroup_join_rest(cg) : mxqd_cgroup_join(cg);
+		if (r < 0)
+			job_fail(job, exec_fd, 126, true, "cannot join its cgroup: %s", strerror(-r));
 		sigemptyset(&none);
 		/* what the reaper ignores, and whatever mxqd was started with */
 		mx_signals_default();
@@ -509,24 +622,38 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
 	fd = mx_open_create_nofollow(path, false, 0644);
 	if (fd >= 0) {
-		dprintf(fd, "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime, server->boot_id);
-		close(fd);
+		snprintf(line, sizeof(line), "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime,
+			 server->boot_id);
+		r = mx_write_all(fd, line, strlen(line));
+		if (close(fd) < 0 && r == 0)
+			r = -errno;
+		fd = r;
 	}
+	if (fd < 0)
+		mx_log_err("job %" PRIu64 ": cannot write %s: %s; a restarted mxqd would not find "
+			   "the job", job->job_id, path, strerror(-fd));
 	/* mxqd waits for this line: it comes before the job's exec, which
 	 * mxqd need not wait for (dispatch fast path) */
 	snprintf(line, sizeof(line), "%d\n", (int)pid);
 	if (write(a->report_fd, line, strlen(line)) < 0) {
 		/* mxqd went away; the job goes on and the outcome file tells */
 	}
-	close(a->report_fd);
+	/* the pipe stays open: the outcome may have to take it (send_outcome) */
 	if (getppid() == a->mxqd_pid)
 		kill(a->mxqd_pid, SIGUSR2);
 	{
 		/* until the exec, the child is a copy of this reaper: its memory
-		 * is not the job's and must not count against the job's limit */
-		char c;
-		while (read(exec_fd, &c, 1) < 0 && errno == EINTR)
-			;
+		 * is not the job's and must not count against the job's limit;
+		 * a job that could not start says why here (job_fail) */
+		size_t got = 0;
+		ssize_t n;
+
+		while (got < sizeof(outcome.reason) - 1 &&
+		       ((n = read(exec_fd, outcome.reason + got, sizeof(outcome.reason) - 1 - got)) > 0 ||
+			(n < 0 && errno == EINTR)))
+			got += n > 0 ? (size_t)n : 0;
+		outcome.reason[got] = '\0';
+		ran = got == 0;
 		close(exec_fd);
 	}
 	prof[MXQD_RPROF_EXEC] = mxqd_prof_now() - t;
@@ -576,20 +703,31 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	 * cgroup: end_job_cgroup kills them, without a scan of /proc). */
 	if (!cg)
 		mx_session_kill(pid, SIGKILL);
+	if (ran)
+		note_full_output(job, &outcome);
 done:
 	t = mxqd_prof_now();
 	end_job_cgroup(a, cg, &outcome);
 	prof[MXQD_RPROF_END] = mxqd_prof_now() - t;
 	outcome.real_us = (mx_now_monotonic_ms() - start_ms) * 1000;
 	t = mxqd_prof_now();
-	if (tmpfs && umount2(tmpdir, MNT_DETACH) < 0)
+	if (tmpfs && umount2(tmpdir, MNT_DETACH) < 0) {
 		mx_log_warning("job %" PRIu64 ": cannot unmount its tmpdir %s: %m", job->job_id, tmpdir);
-	mx_rmtree(tmpdir);
+		outcome.tmpdir_left = true;
+	} else if ((r = mx_rmtree(tmpdir)) < 0) {
+		/* mxqd says so and retries (mxqd_jobs_disk_tick) */
+		outcome.tmpdir_left = true;
+	}
 	prof[MXQD_RPROF_TMPDIR] = mxqd_prof_now() - t;
+	len = format_outcome(&outcome, text, sizeof(text));
 	/* mxqd records it at once or makes it durable itself; an orphaned
 	 * reaper (mxqd gone) leaves it durable for the next mxqd */
-	if (write_outcome(server->spooldir, job->job_id, &outcome, getppid() != a->mxqd_pid) < 0) {
-		mx_log_err("job %" PRIu64 ": cannot write outcome to %s: %m", job->job_id, server->spooldir);
+	if ((r = write_outcome(server->spooldir, job->job_id, text, len, getppid() != a->mxqd_pid)) < 0) {
+		bool sent = getppid() == a->mxqd_pid && send_outcome(a->report_fd, text, len) == 0;
+
+		mx_log_err("job %" PRIu64 ": cannot write its outcome to %s: %s%s", job->job_id,
+			   server->spooldir, strerror(-r),
+			   sent ? "; handed to mxqd directly" : "; it is lost");
 	} else {
 		/* the outcome is the trace now; mxqd then removes one file, not two */
 		spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
@@ -600,19 +738,37 @@ done:
 	_exit(0);
 }
 
-int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret)
+int mxqd_outcome_parse(const char *text, size_t len, struct mxqd_outcome *ret)
 {
 	struct mxqd_outcome o = { 0 };
-	char path[4096], key[64], value[64];
-	unsigned i;
-	FILE *f;
+	const char *p = text, *end = text + len;
+	bool have_status = false;
 
-	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fscanf(f, " %63[^=]=%63[^\n]", key, value) == 2) {
-		if (strcmp(key, "wait_status") == 0) o.wait_status = atoi(value);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *eq;
+		char key[64], value[MXQD_REASON_MAX + 1];
+		size_t klen, vlen;
+		unsigned i;
+
+		if (!nl)
+			nl = end;
+		eq = memchr(p, '=', (size_t)(nl - p));
+		if (!eq || (klen = (size_t)(eq - p)) >= sizeof(key)) {
+			p = nl + 1;
+			continue;
+		}
+		memcpy(key, p, klen);
+		key[klen] = '\0';
+		vlen = (size_t)(nl - eq - 1);
+		if (vlen >= sizeof(value))
+			vlen = sizeof(value) - 1;
+		memcpy(value, eq + 1, vlen);
+		value[vlen] = '\0';
+		p = nl + 1;
+		if (strcmp(key, "wait_status") == 0) {
+			o.wait_status = atoi(value);
+			have_status = true;
+		}
 		else if (strcmp(key, "utime_us") == 0) o.utime_us = strtoull(value, NULL, 10);
 		else if (strcmp(key, "stime_us") == 0) o.stime_us = strtoull(value, NULL, 10);
 		else if (strcmp(key, "real_us") == 0) o.real_us = strtoull(value, NULL, 10);
@@ -626,12 +782,53 @@ int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome
 		else if (strcmp(key, "nivcsw") == 0) o.nivcsw = strtoll(value, NULL, 10);
 		else if (strcmp(key, "max_sumrss_kib") == 0) o.max_sumrss_kib = strtoull(value, NULL, 10);
 		else if (strcmp(key, "killed") == 0) snprintf(o.killed, sizeof(o.killed), "%.15s", value);
+		else if (strcmp(key, "reason") == 0) snprintf(o.reason, sizeof(o.reason), "%s", value);
+		else if (strcmp(key, "tmpdir_left") == 0) o.tmpdir_left = atoi(value) != 0;
 		else if (sscanf(key, "prof%u_us", &i) == 1 && i < MXQD_RPROF__N)
 			o.prof_us[i] = strtoull(value, NULL, 10);
 	}
-	fclose(f);
+	if (!have_status)
+		return -EINVAL;
 	*ret = o;
 	return 0;
+}
+
+int mxqd_outcome_read(const char *spooldir, uint64_t job_id, struct mxqd_outcome *ret)
+{
+	char path[4096], text[MXQD_OUTCOME_MAX];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	spool_path(spooldir, job_id, "stat", path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < sizeof(text) && ((n = read(fd, text + len, sizeof(text) - len)) > 0 ||
+				      (n < 0 && errno == EINTR)))
+		len += n > 0 ? (size_t)n : 0;
+	close(fd);
+	return mxqd_outcome_parse(text, len, ret);
+}
+
+int mxqd_outcome_reserve(const char *spooldir, uint64_t job_id)
+{
+	char path[4096];
+	int fd, r = 0;
+
+	spool_path(spooldir, job_id, "stat.tmp", path, sizeof(path));
+	fd = mx_open_create_nofollow(path, true, 0644);
+	if (fd < 0)
+		return fd;
+	/* room for the text (KEEP_SIZE: the file stays empty until written) */
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, MXQD_OUTCOME_MAX) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		unlink(path);
+	return r;
 }
 
 /* fsync what PATH names (opened with FLAGS). 0 or -errno. */
@@ -658,14 +855,18 @@ int mxqd_outcome_sync(const char *spooldir, uint64_t job_id)
 	return r < 0 ? r : fsync_path(spooldir, O_RDONLY | O_DIRECTORY);
 }
 
-void mxqd_outcome_remove(const char *spooldir, uint64_t job_id)
+int mxqd_outcome_remove(const char *spooldir, uint64_t job_id)
 {
+	static const char *const exts[] = { "stat", "stat.tmp", "pid" };
 	char path[4096];
+	int r = 0;
 
-	spool_path(spooldir, job_id, "stat", path, sizeof(path));
-	unlink(path);
-	spool_path(spooldir, job_id, "pid", path, sizeof(path));
-	unlink(path);
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		spool_path(spooldir, job_id, exts[i], path, sizeof(path));
+		if (unlink(path) < 0 && errno != ENOENT && r == 0)
+			r = -errno;
+	}
+	return r;
 }
 
 int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
