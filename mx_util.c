@@ -506,6 +506,8 @@ int mx_proc_starttime(pid_t pid, unsigned long long *ret)
 	r = read_proc_stat(pid, buf, sizeof(buf), fields);
 	if (r < 0)
 		return r;
+	if (fields[STAT_FIELD(3)][0] == 'Z' || fields[STAT_FIELD(3)][0] == 'X')
+		return -ESRCH;  /* it has ended: only its parent has not reaped it yet */
 	r = mx_strtou64(fields[STAT_FIELD(22)], &v);
 	if (r < 0)
 		return -EINVAL;

@@ -102,7 +102,9 @@ int mx_write_all(int fd, const void *buf, size_t len);
 /* First line of a file (without newline) into buf. 0 or negative errno. */
 int mx_read_first_line(const char *path, char *buf, size_t len);
 
-/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat). */
+/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat);
+ * -ESRCH for a process that has ended and waits to be reaped (a zombie):
+ * liveness checks (PID and this time) must not take it for alive. */
 int mx_proc_starttime(pid_t pid, unsigned long long *ret);
 /* Session id of PID (field 6 of /proc/PID/stat). */
 int mx_proc_session(pid_t pid, pid_t *ret);

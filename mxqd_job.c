@@ -1637,6 +1637,33 @@ static bool job_left_traces(const struct mxqd_server *server, uint64_t job_id, p
 	return mxqd_outcome_read(server->spooldir, job_id, &o) == 0;
 }
 
+/*
+ * A claimed job whose reaper said "not started" in its pid file (job pid
+ * 0): it was between that and the job's start when its mxqd went, and
+ * starts it only if it saw that mxqd alive after writing it (mxqd_reaper.c).
+ * Give it a moment to do one or the other. True when the job did not start
+ * and never will (its reaper is gone, no outcome): it goes back to the
+ * queue.
+ */
+static bool job_never_started(const struct mxqd_server *server, uint64_t job_id)
+{
+	for (int i = 0; i < 200; i++) {
+		struct mxqd_outcome o;
+		pid_t reaper, job_pid;
+		unsigned long long st, now_st;
+		char boot[37];
+
+		if (mxqd_pidfile_read(server->spooldir, job_id, &reaper, &job_pid, &st, boot) < 0 ||
+		    job_pid != 0 || mxqd_outcome_read(server->spooldir, job_id, &o) == 0)
+			return false;
+		if (strcmp(boot, server->boot_id) != 0 || mx_proc_starttime(reaper, &now_st) < 0 ||
+		    now_st != st)
+			return true;
+		mx_sleep_ms(10);
+	}
+	return false;  /* its reaper still deciding after 2 s: adopted, it tells */
+}
+
 static void log_adopted(const struct mxqd_server *server, const struct mxqd_job *job)
 {
 	struct mxqd_cgroup cg;
@@ -1678,10 +1705,12 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		job_id = job->job_id;
 		status = job->final_status;
 		traces = job_left_traces(server, job_id, &reaper, &job_pid, &starttime, &alive);
-		if (!traces && status == MXQ_JOB_STATUS_ASSIGNED) {
+		if (status == MXQ_JOB_STATUS_ASSIGNED &&
+		    (!traces || (job_pid == 0 && job_never_started(server, job_id)))) {
 			char what[4200];
 
-			/* claimed, never started: give it back to the queue, without
+			/* claimed, never started (no trace, or its reaper said "not
+			 * started" and is gone): give it back to the queue, without
 			 * the tmpdir and spool reservation made for it (the next
 			 * claim here would be refused over the tmpdir) */
 			job_free(job);

@@ -437,6 +437,68 @@ static const struct mxqd_cgroup *create_job_cgroup(const struct mxqd_reaper_args
 
 /* Fork the job's process; with a unified cgroup it is born in it
  * (*RET_BORN_IN: then it joins only the other hierarchies). */
+/*
+ * The pid file, SPOOL/JOBID.pid: "REAPER JOB STARTTIME BOOT_ID", always
+ * whole (a temporary file linked or renamed into place). JOB 0: the job has
+ * not started, and never starts once its reaper is gone (a restarted mxqd
+ * puts it back in the queue). FIRST: the reaper's first word on this job;
+ * a pid file already there is taken over only when its reaper is gone
+ * (-EBUSY when another reaper has this job). 0 or -errno.
+ */
+static int write_pidfile(const struct mxqd_server *server, uint64_t job_id, pid_t job_pid,
+			 unsigned long long starttime, bool first)
+{
+	char tmp[4096], path[4096], line[128];
+	int fd, r;
+
+	spool_path(server->spooldir, job_id, "pid.tmp", tmp, sizeof(tmp));
+	spool_path(server->spooldir, job_id, "pid", path, sizeof(path));
+	fd = mx_open_create_nofollow(tmp, true, 0644);
+	if (fd < 0)
+		return fd;
+	snprintf(line, sizeof(line), "%d %d %llu %s\n", (int)getpid(), (int)job_pid, starttime,
+		 server->boot_id);
+	r = mx_write_all(fd, line, strlen(line));
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && first && link(tmp, path) < 0) {
+		pid_t reaper, job;
+		unsigned long long st, now_st;
+		char boot[37];
+
+		r = -errno;
+		if (r == -EEXIST && mxqd_pidfile_read(server->spooldir, job_id, &reaper, &job, &st,
+						      boot) == 0 &&
+		    strcmp(boot, server->boot_id) == 0 && mx_proc_starttime(reaper, &now_st) == 0 &&
+		    now_st == st)
+			r = -EBUSY;
+		else if (r == -EEXIST)
+			r = 0;  /* left by a reaper that is gone: ours now */
+		else
+			goto out;
+		if (r == 0 && rename(tmp, path) < 0)
+			r = -errno;
+	} else if (r == 0 && !first && rename(tmp, path) < 0) {
+		r = -errno;
+	}
+out:
+	unlink(tmp);  /* after link(); ENOENT after rename() */
+	return r;
+}
+
+/* For tests: MXQD_TEST_REAPER_HOLD=STAGE=MS holds every reaper MS ms at
+ * STAGE (mxqd(8), ENVIRONMENT): "trace", before its first trace in the
+ * spool; "unstarted", after its pid file says the job has not started.
+ * Where an mxqd that dies leaves a claimed job hardest to judge. */
+static void test_hold(const char *stage)
+{
+	const char *p = getenv("MXQD_TEST_REAPER_HOLD");
+	size_t len = strlen(stage);
+
+	if (p && strncmp(p, stage, len) == 0 && p[len] == '=')
+		mx_sleep_ms(strtoul(p + len + 1, NULL, 10));
+}
+
 static pid_t fork_job(const struct mxqd_cgroup *cg, int *ret_fd, bool *ret_born_in)
 {
 	int cfd = cg ? mxqd_cgroup_v2_fd(cg) : -1;
@@ -553,7 +615,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	char text[MXQD_OUTCOME_MAX];
 	size_t len;
 	pid_t pid;
-	int status = 0, fd, exec_fd = -1, r;
+	int status = 0, exec_fd = -1, go[2] = { -1, -1 }, r;
 	uint64_t *prof = outcome.prof_us, t;
 
 	setsid();
@@ -585,6 +647,31 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			kill(a->mxqd_pid, SIGUSR2);
 		_exit(0);
 	}
+	/*
+	 * The job must not start once a restarted mxqd may have put it back in
+	 * the queue: that one does so when it finds no pid file. So a pid file
+	 * saying "not started" is written while mxqd is seen alive, and mxqd
+	 * is looked at again after it: gone, the job is left unstarted, with
+	 * everything of it for the next mxqd (which requeues it and removes
+	 * its tmpdir and spool files; nothing here may touch them, they may
+	 * already be a new run's).
+	 */
+	test_hold("trace");
+	mx_proc_starttime(getpid(), &starttime);
+	if (getppid() != a->mxqd_pid)
+		_exit(0);
+	if ((r = write_pidfile(server, job->job_id, 0, starttime, true)) < 0) {
+		if (r == -EBUSY)
+			_exit(0);  /* another reaper has this job: not ours to run */
+		dprintf(a->report_fd, "!cannot write the job's pid file in the spool %s: %s\n",
+			server->spooldir, strerror(-r));
+		if (getppid() == a->mxqd_pid)
+			kill(a->mxqd_pid, SIGUSR2);
+		_exit(0);
+	}
+	test_hold("unstarted");
+	if (getppid() != a->mxqd_pid)
+		_exit(0);
 	/* created by mxqd (mkdirat, fchown through O_NOFOLLOW) before the fork */
 	mxqd_job_tmpdir_path(server, job->job_id, tmpdir, sizeof(tmpdir));
 	tmpfs = mount_tmpdir_quota(a, tmpdir);
@@ -595,9 +682,24 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	t = mxqd_prof_now();
 
 	start_ms = mx_now_monotonic_ms();
+	if (pipe2(go, O_CLOEXEC) < 0)
+		go[0] = go[1] = -1;  /* then the job starts at once, as before */
 	pid = fork_job(cg, &exec_fd, &born_in_cgroup);
 	if (pid == 0) {
 		sigset_t none;
+		char c;
+		ssize_t n = 1;
+
+		/* not before the pid file names it (a reaper killed before
+		 * that leaves "not started": this one must not start) */
+		if (go[0] >= 0) {
+			close(go[1]);
+			while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
+				;
+			close(go[0]);
+		}
+		if (n != 1)
+			_exit(126);
 
 		r = !cg ? 0 : born_in_cgroup ? mxqd_cgroup_join_rest(cg) : mxqd_cgroup_join(cg);
 		if (r < 0)
@@ -618,20 +720,30 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 		goto done;
 	}
 
-	mx_proc_starttime(getpid(), &starttime);
-	spool_path(server->spooldir, job->job_id, "pid", path, sizeof(path));
-	fd = mx_open_create_nofollow(path, false, 0644);
-	if (fd >= 0) {
-		snprintf(line, sizeof(line), "%d %d %llu %s\n", (int)getpid(), (int)pid, starttime,
-			 server->boot_id);
-		r = mx_write_all(fd, line, strlen(line));
-		if (close(fd) < 0 && r == 0)
-			r = -errno;
-		fd = r;
+	if (go[0] >= 0)
+		close(go[0]);
+	if ((r = write_pidfile(server, job->job_id, pid, starttime, false)) < 0) {
+		/* it would say "not started" while the job runs: a restarted
+		 * mxqd would run it a second time. Not started then. */
+		if (go[1] >= 0)
+			close(go[1]);
+		waitpid(pid, NULL, 0);
+		if (cg)
+			mxqd_cgroup_remove(cg);
+		if (tmpfs)
+			umount2(tmpdir, MNT_DETACH);
+		dprintf(a->report_fd, "!cannot write the job's pid file in the spool %s: %s\n",
+			server->spooldir, strerror(-r));
+		if (getppid() == a->mxqd_pid)
+			kill(a->mxqd_pid, SIGUSR2);
+		_exit(0);
 	}
-	if (fd < 0)
-		mx_log_err("job %" PRIu64 ": cannot write %s: %s; a restarted mxqd would not find "
-			   "the job", job->job_id, path, strerror(-fd));
+	if (go[1] >= 0) {
+		if (write(go[1], "g", 1) != 1) {
+			/* the job's process is gone: its exit status tells */
+		}
+		close(go[1]);
+	}
 	/* mxqd waits for this line: it comes before the job's exec, which
 	 * mxqd need not wait for (dispatch fast path) */
 	snprintf(line, sizeof(line), "%d\n", (int)pid);

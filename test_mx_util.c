@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mx_log.h"
@@ -421,6 +422,19 @@ START_TEST(test_proc)
 	ck_assert_int_eq(mx_session_rss_kib(sid, &rss), 0);
 	ck_assert_uint_gt(rss, 0);
 	ck_assert_int_lt(mx_proc_starttime(-5, &st1), 0);
+	{
+		/* an ended child not reaped yet (a zombie) is not alive */
+		pid_t child = fork();
+		int r = 0;
+
+		ck_assert_int_ge(child, 0);
+		if (child == 0)
+			_exit(0);
+		for (int i = 0; i < 500 && (r = mx_proc_starttime(child, &st2)) == 0; i++)
+			mx_sleep_ms(2);
+		ck_assert_int_eq(r, -ESRCH);
+		ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	}
 
 	ck_assert_int_eq(mx_boot_id(boot), 0);
 	ck_assert_uint_eq(strlen(boot), 36);

@@ -13,7 +13,10 @@
 #   - a stale mxq_daemon row of this host+name (RUNNING) becomes CRASHED
 # Then a database error at the worst moment: recording RUNNING fails right
 # after the job was started (injected with a trigger); the job must still
-# run once and later claims must start the jobs they claimed.
+# run once and later claims must start the jobs they claimed. And mxqd
+# killed while the reaper of a job it claimed is held before any trace of
+# it, or with its pid file saying "not started": the restarted mxqd runs
+# the job, the held reaper does not (it would be a second run).
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -197,5 +200,44 @@ is "the job whose RUNNING update failed ends FINISHED" "$(status_of "$fa")" 1000
 is "the next job claimed runs: FINISHED" "$(status_of "$fb")" 1000
 is "counters consistent" "$(counter_mismatches)" ""
 mxqd_stop node2 INT 15
+
+# --------------------- mxqd killed while its reaper has left no trace yet
+
+# A reaper held (MXQD_TEST_REAPER_HOLD) at STAGE while its mxqd is killed
+# and restarted: the restarted mxqd puts the claimed job back in the queue
+# and runs it; the held reaper must not run it as well.
+held_round() {
+	stage=$1 ms=$2 node=node-$1
+	section "mxqd killed, its reaper held at '$stage' ($ms ms)"
+	MXQD_TEST_REAPER_HOLD=$stage=$ms
+	export MXQD_TEST_REAPER_HOLD
+	mxqd_start "$node" --slots 4 --memory 4G
+	_rc=$?
+	unset MXQD_TEST_REAPER_HOLD
+	[ "$_rc" = 0 ] || { not_ok "$stage: start mxqd $node"; return; }
+	j=$(marked_job 0 "held-$stage")
+	if [ "$stage" = unstarted ]; then
+		wait_until 10 test -s "$(mxqd_dir "$node")/spool/$j.pid" ||
+			not_ok "$stage: the reaper wrote its pid file"
+	else
+		wait_for 10 "SELECT job_status = 100 FROM mxq_job WHERE job_id = $j" ||
+			not_ok "$stage: the job is claimed"
+	fi
+	mxqd_signal "$node" KILL
+	mxqd_wait "$node" 5
+	check "$stage: restart mxqd $node" mxqd_start "$node" --slots 4 --memory 4G
+	wait_for 15 "SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j" ||
+		not_ok "$stage: the job ended"
+	sleep "$(( ms / 1000 + 2 ))"   # the held reaper has gone on by now
+	is "$stage: the job ran exactly once" "$(lines_of "$j")" 1
+	is "$stage: FINISHED" "$(status_of "$j")" 1000
+	contains "$stage: the restarted mxqd put it back in the queue" \
+		"$(cat "$(mxqd_dir "$node")/mxqd.log")" "1 claimed job(s) requeued"
+	is "$stage: nothing left in the spool directory" \
+		"$(ls "$(mxqd_dir "$node")/spool" | grep -c "^$j\.")" 0
+	mxqd_stop "$node" TERM 15
+}
+held_round trace 3000
+held_round unstarted 1200
 
 tap_done
