@@ -21,15 +21,16 @@ Written by the relay:
 Stops on SIGTERM or SIGINT.
 """
 
-import argparse
 import os
-import signal
 import socket
 import sys
 import threading
 import time
 
-HOST = "127.0.0.1"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import relay_cli  # noqa: E402
+
+HOST = relay_cli.HOST
 COM_QUERY = 0x03
 
 
@@ -138,35 +139,6 @@ class Relay:
             threading.Thread(target=c.requests, daemon=True).start()
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line, no usage block."""
-        self.exit(2, f"db_cut.py: {message}\n")
-
-
-def main():
-    p = Parser(description="TCP relay in front of MariaDB that loses a COMMIT's answer")
-    p.add_argument("--dir", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--to", type=int, required=True, help="the server's port on 127.0.0.1")
-    a = p.parse_args()
-    for what, v in (("--port", a.port), ("--to", a.to)):
-        if not 0 < v < 65536:
-            p.error(f"{what} {v} is not a port number (1..65535)")
-    if not os.path.isdir(a.dir):
-        p.error(f"--dir {a.dir}: not a directory")
-    try:
-        relay = Relay(a.dir, a.port, a.to)
-    except OSError as e:
-        print(f"db_cut.py: cannot listen on {HOST}:{a.port}: {e.strerror}", file=sys.stderr)
-        return 1
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
-    with open(os.path.join(a.dir, "port"), "w") as f:
-        f.write(f"{a.port}\n")
-    relay.serve()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(relay_cli.run("db_cut.py",
+                           "TCP relay in front of MariaDB that loses a COMMIT's answer", Relay))

@@ -29,16 +29,17 @@ Written by the relay:
 Stops on SIGTERM or SIGINT.
 """
 
-import argparse
 import os
 import select
-import signal
 import socket
 import sys
 import threading
 import time
 
-HOST = "127.0.0.1"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import relay_cli  # noqa: E402
+
+HOST = relay_cli.HOST
 
 
 def read_file(d, name):
@@ -154,35 +155,5 @@ class Relay:
                     self.answer(addr, data, 0)
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line, no usage block."""
-        self.exit(2, f"udp_stall.py: {message}\n")
-
-
-def main():
-    p = Parser(description="UDP relay that delays or stalls answers")
-    p.add_argument("--dir", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--to", type=int, required=True, help="the server's port on 127.0.0.1")
-    a = p.parse_args()
-    for what, v in (("--port", a.port), ("--to", a.to)):
-        if not 0 < v < 65536:
-            p.error(f"{what} {v} is not a port number (1..65535)")
-    if not os.path.isdir(a.dir):
-        p.error(f"--dir {a.dir}: not a directory")
-    try:
-        relay = Relay(a.dir, a.port, a.to)
-    except OSError as e:
-        print(f"udp_stall.py: cannot listen on {HOST}:{a.port}: {e.strerror}", file=sys.stderr)
-        return 1
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
-    with open(os.path.join(a.dir, "port"), "w") as f:
-        f.write(f"{a.port}\n")
-    relay.serve()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(relay_cli.run("udp_stall.py", "UDP relay that delays or stalls answers", Relay))
