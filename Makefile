@@ -127,6 +127,10 @@ $(1): $(call prog_objs,$(1)) $$($(1)_EXTRA_OBJS) $(LIB)
 endef
 # mxqadmin power set checks ipmi_workarounds= with the ipmi transport's own names
 mxqadmin_EXTRA_OBJS := $(B)/mxqd_power_ipmi.o $(B)/mxqd_power_retry.o
+# mxq-web reads groups as `mxqadmin qualify` does (mxqadmin_group_load):
+# it shares that object rather than a copy of it. Set before the rules are
+# made: a prerequisite list is expanded when its rule is read
+mxq-web_EXTRA_OBJS := $(B)/mxqadmin_qualify.o
 $(foreach p,$(PROGRAMS),$(eval $(call prog_rule,$(p))))
 
 $(TESTS): %: %.c $(LIB)
@@ -178,10 +182,8 @@ mxq-power-sim: ALL_LDLIBS += -lz -pthread
 mxqd: ALL_LDLIBS += -Wl,-z,now
 test_sim: ALL_LDLIBS += -lz
 
-# Status page: libmicrohttpd serves HTTP from a pool of threads; it reads
-# groups as `mxqadmin qualify` does (mxqadmin_group_load), so it shares that
-# object rather than a copy of it.
-mxq-web_EXTRA_OBJS := $(B)/mxqadmin_qualify.o
+# Status page: libmicrohttpd serves HTTP from a pool of threads (its
+# objects: above, with the other programs' extra objects).
 mxq-web: ALL_LDLIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 
 TRACES_DIR ?= ../shared/traces
