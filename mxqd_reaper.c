@@ -499,6 +499,17 @@ static void test_hold(const char *stage)
 		mx_sleep_ms(strtoul(p + len + 1, NULL, 10));
 }
 
+/* The node's spool cannot take the job (WHAT failed with R): tell mxqd,
+ * which puts the job back in the queue, and end; nothing of it ran. */
+static _Noreturn void spool_refused(const struct mxqd_reaper_args *a, const char *what, int r)
+{
+	dprintf(a->report_fd, "!cannot %s in the spool %s: %s\n", what, a->server->spooldir,
+		strerror(-r));
+	if (getppid() == a->mxqd_pid)
+		kill(a->mxqd_pid, SIGUSR2);
+	_exit(0);
+}
+
 static pid_t fork_job(const struct mxqd_cgroup *cg, int *ret_fd, bool *ret_born_in)
 {
 	int cfd = cg ? mxqd_cgroup_v2_fd(cg) : -1;
@@ -640,13 +651,8 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	/* here, off mxqd's main loop (fallocate may cost a journal commit):
 	 * a spool that cannot take the job's files is the node's fault, and
 	 * the job must not run; mxqd puts it back in the queue */
-	if ((r = mxqd_outcome_reserve(server->spooldir, job->job_id)) < 0) {
-		dprintf(a->report_fd, "!cannot reserve room for the job's outcome in the spool %s: %s\n",
-			server->spooldir, strerror(-r));
-		if (getppid() == a->mxqd_pid)
-			kill(a->mxqd_pid, SIGUSR2);
-		_exit(0);
-	}
+	if ((r = mxqd_outcome_reserve(server->spooldir, job->job_id)) < 0)
+		spool_refused(a, "reserve room for the job's outcome", r);
 	/*
 	 * The job must not start once a restarted mxqd may have put it back in
 	 * the queue: that one does so when it finds no pid file. So a pid file
@@ -663,11 +669,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 	if ((r = write_pidfile(server, job->job_id, 0, starttime, true)) < 0) {
 		if (r == -EBUSY)
 			_exit(0);  /* another reaper has this job: not ours to run */
-		dprintf(a->report_fd, "!cannot write the job's pid file in the spool %s: %s\n",
-			server->spooldir, strerror(-r));
-		if (getppid() == a->mxqd_pid)
-			kill(a->mxqd_pid, SIGUSR2);
-		_exit(0);
+		spool_refused(a, "write the job's pid file", r);
 	}
 	test_hold("unstarted");
 	if (getppid() != a->mxqd_pid)
@@ -732,11 +734,7 @@ _Noreturn void mxqd_reaper_run(const struct mxqd_reaper_args *a)
 			mxqd_cgroup_remove(cg);
 		if (tmpfs)
 			umount2(tmpdir, MNT_DETACH);
-		dprintf(a->report_fd, "!cannot write the job's pid file in the spool %s: %s\n",
-			server->spooldir, strerror(-r));
-		if (getppid() == a->mxqd_pid)
-			kill(a->mxqd_pid, SIGUSR2);
-		_exit(0);
+		spool_refused(a, "write the job's pid file", r);
 	}
 	if (go[1] >= 0) {
 		if (write(go[1], "g", 1) != 1) {
