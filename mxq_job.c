@@ -138,6 +138,25 @@ int64_t mxq_job_record_end(struct mx_db *db, uint64_t job_id, int status,
 		st->nvcsw, st->nivcsw, st->max_sumrss_kib, job_id);
 }
 
+int64_t mxq_job_end_is(struct mx_db *db, uint64_t job_id, int status,
+		       const struct mxq_job_stats *st)
+{
+	struct mx_db_result *res = NULL;
+	int64_t n = mx_db_query(db, &res,
+		"SELECT job_id FROM mxq_job WHERE job_id = ? AND job_status = ? AND date_end > 0"
+		" AND stats_status = ? AND stats_utime_sec = ? AND stats_utime_usec = ?"
+		" AND stats_stime_sec = ? AND stats_stime_usec = ? AND stats_real_sec = ?"
+		" AND stats_real_usec = ? AND stats_maxrss = ? AND stats_nvcsw = ? AND stats_nivcsw = ?",
+		"UiiUuUuUulll", job_id, status, st->wait_status,
+		st->utime_us / 1000000, (unsigned)(st->utime_us % 1000000),
+		st->stime_us / 1000000, (unsigned)(st->stime_us % 1000000),
+		st->real_us / 1000000, (unsigned)(st->real_us % 1000000),
+		st->maxrss_kib, st->nvcsw, st->nivcsw);
+
+	mx_db_result_free(res);
+	return n < 0 ? n : n > 0;
+}
+
 int64_t mxq_job_set_reason(struct mx_db *db, uint64_t job_id, const char *reason)
 {
 	return mx_db_exec(db, "UPDATE mxq_job SET job_reason = LEFT(?, 1000) WHERE job_id = ?",

@@ -121,6 +121,13 @@ int mxq_job_requeue_claimed(struct mx_db *db, uint64_t job_id);
 int64_t mxq_job_record_end(struct mx_db *db, uint64_t job_id, int status,
 			   const struct mxq_job_stats *st);
 
+/* Whether the job row holds the end mxq_job_record_end(STATUS, ST) writes
+ * (its status and usage figures): 1 yes, 0 no, negative errno. Tells an
+ * end that took, its answer lost with the connection, from one someone
+ * else recorded. */
+int64_t mxq_job_end_is(struct mx_db *db, uint64_t job_id, int status,
+		       const struct mxq_job_stats *st);
+
 /* Store why a job was refused (job_reason, cut to 1000 characters).
  * Affected rows or negative errno (an old schema has no job_reason). */
 int64_t mxq_job_set_reason(struct mx_db *db, uint64_t job_id, const char *reason);

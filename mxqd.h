@@ -137,6 +137,7 @@ struct mxqd_job {
 	bool synced;                /* its outcome file was made durable */
 	bool refused;               /* never run: identity check failed (no callback either) */
 	bool reason_done;           /* the outcome's reason is recorded (or given up) */
+	bool end_unanswered;        /* an attempt to record the end lost its answer */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */
 	struct mxqd_outcome *outcome;
 };

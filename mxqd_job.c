@@ -295,8 +295,22 @@ static int record_end(struct mxqd_server *server, struct mxqd_job *job, int stat
 	st.start_s = job->start_realtime_ms / 1000;
 	st.pid = job->job_pid;
 	n = mxq_job_record_end(server->db, job->job_id, status, &st);
+	if (n == -ENOTCONN)
+		job->end_unanswered = true;  /* it may have taken all the same */
 	if (n < 0)
 		return (int)n;
+	if (n == 0 && job->end_unanswered) {
+		/* the earlier attempt took and its answer was lost, or someone
+		 * else ended the job meanwhile: the row tells which */
+		n = mxq_job_end_is(server->db, job->job_id, status, &st);
+		if (n < 0)
+			return (int)n;
+		if (n > 0) {
+			mx_log_info("job %" PRIu64 ": its end was recorded by an attempt whose "
+				    "answer the lost connection took", job->job_id);
+			return 1;
+		}
+	}
 	if (n == 0)
 		mx_log_warning("job %" PRIu64 ": was no longer active in the database; status %s not recorded",
 			       job->job_id, mxq_job_status_to_name(status));
