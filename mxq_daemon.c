@@ -48,11 +48,11 @@ int mxq_daemon_heartbeat(struct mx_db *db, uint64_t daemon_id, const struct mxq_
 	int64_t n = mx_db_exec(db,
 		"UPDATE mxq_daemon SET mtime = NOW(), status = ?, daemon_jobs_running = ?,"
 		" daemon_slots_running = ?, daemon_threads_running = ?, daemon_memory_used = ?,"
-		" daemon_gpus_used = ?, daemon_tmpdir_total_bytes = ?, daemon_tmpdir_free_bytes = ?"
-		" WHERE daemon_id = ?",
-		"iuuuUuUUU", l->status, l->jobs_running, l->slots_running, l->threads_running,
+		" daemon_gpus_used = ?, daemon_tmpdir_total_bytes = ?, daemon_tmpdir_free_bytes = ?,"
+		" daemon_pause_reason = LEFT(?, 1000) WHERE daemon_id = ?",
+		"iuuuUuUUsU", l->status, l->jobs_running, l->slots_running, l->threads_running,
 		l->memory_used_mib, l->gpus_used, l->tmpdir_total_bytes, l->tmpdir_free_bytes,
-		daemon_id);
+		l->pause_reason ? l->pause_reason : "", daemon_id);
 	return n < 0 ? (int)n : 0;
 }
 

@@ -46,6 +46,7 @@ struct mxq_daemon_load {
 	uint64_t memory_used_mib;
 	uint32_t gpus_used;
 	uint64_t tmpdir_total_bytes, tmpdir_free_bytes;
+	const char *pause_reason;      /* why it takes no new jobs now; NULL or "": it does */
 };
 
 /* Mark the rows of HOSTNAME/DAEMON_NAME that are neither EXITED nor

@@ -161,6 +161,7 @@ static void host_done(struct mxq_power_host *h)
 	free(h->explanation);
 	free(h->admin_request);
 	free(h->admin_request_reason);
+	free(h->daemon_closed);
 	free(h->node_ack);
 }
 
@@ -205,7 +206,7 @@ enum {
 	NC_CYCLES_TODAY, NC_LAST_BOOT_OK, NC_TRANSPORT_ON, NC_TRANSPORT_OFF, NC_BMC, NC_MAC,
 	NC_BCAST, NC_REASON, NC_EXPLANATION, NC_ADMIN_REQ, NC_ADMIN_REQ_REASON, NC_ACK,
 	NC_WATTS, NC_WRITER_EPOCH,
-	NC_D_ID, NC_D_STATUS,
+	NC_D_ID, NC_D_STATUS, NC_D_PAUSE,
 	NC_D_CAPS,              /* MXQ_DAEMON_CAPS_COLUMNS start here */
 	NC_D_SLOTS = NC_D_CAPS + 2,
 	NC_D_MTIME = NC_D_CAPS + MXQ_DAEMON_CAPS_NCOLS, NC_D_START,
@@ -225,7 +226,7 @@ static const char *node_sql =
 	" p.transport_on, p.transport_off, p.bmc_address, p.mac_address, p.broadcast_address,"
 	" p.reason, p.explanation, p.admin_request, p.admin_request_reason, p.node_ack,"
 	" p.current_watts, p.writer_epoch,"
-	" d.daemon_id, d.status, " MXQ_DAEMON_CAPS_COLUMNS ","
+	" d.daemon_id, d.status, d.daemon_pause_reason, " MXQ_DAEMON_CAPS_COLUMNS ","
 	" UNIX_TIMESTAMP(d.mtime), UNIX_TIMESTAMP(d.daemon_start)"
 	" FROM mxq_power p" MXQ_DAEMON_NEWEST_JOIN("p.hostname")
 	" ORDER BY p.hostname";
@@ -299,7 +300,19 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 			char err[256];
 			int r;
 
+			const char *pause = mx_db_str(res, NC_D_PAUSE);
+
 			h->daemon_status = (int)mx_db_i64(res, NC_D_STATUS);
+			if (h->daemon_status == MXQ_DAEMON_STATUS_TERMINATING)
+				h->daemon_closed = strdup("its mxqd is stopping");
+			else if (pause && pause[0] && asprintf(&h->daemon_closed, "its mxqd is paused: %s",
+							  pause) < 0)
+				h->daemon_closed = NULL;
+			if ((h->daemon_status == MXQ_DAEMON_STATUS_TERMINATING || (pause && pause[0])) &&
+			    !h->daemon_closed) {
+				mx_db_result_free(res);
+				return -ENOMEM;
+			}
 			h->daemon_mtime = (int64_t)mx_db_double(res, NC_D_MTIME);
 			h->slots_total = (uint32_t)mx_db_u64(res, NC_D_SLOTS);
 			r = mxq_daemon_caps_from_row(&s->caps[i - 1], h->hostname, res, NC_D_CAPS,
@@ -323,6 +336,7 @@ static int read_nodes(struct mx_db *db, struct mxq_power_db_snapshot *s, int64_t
 		/* down: no live mxqd; the leader may refine this with the transport */
 		n->seen_down = !alive;
 		n->daemon_gone = !alive;
+		n->closed = alive ? h->daemon_closed : NULL;
 		n->admin_request = h->admin_request[0] != '\0';
 		n->admin_wake = strcmp(h->admin_request, "ON") == 0;
 		n->admin_reason = h->admin_request_reason;

@@ -80,6 +80,7 @@ struct mxq_power_host {
 	char *node_ack;
 	bool has_daemon;           /* an mxq_daemon row exists */
 	int daemon_status;         /* of the newest mxq_daemon row */
+	char *daemon_closed;       /* why that mxqd starts no new jobs; NULL: it does */
 	int64_t daemon_mtime;      /* heartbeat, DB clock seconds */
 	uint32_t slots_total;
 	double current_watts;

@@ -214,18 +214,22 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 
 	if (x->managed && !plain(n))
 		sets |= IX_TRANS;
-	if (mxq_power_state_counts_as_capacity(n->state) && n->caps) {
+	/* a node whose mxqd is gone or starts no jobs is no capacity, and what
+	 * its running jobs free is no room */
+	bool takes_jobs = !n->closed && !n->daemon_gone;
+
+	if (mxq_power_state_counts_as_capacity(n->state) && n->caps && takes_jobs) {
 		uint64_t free_slots = n->caps->slots;
 		if (n->state == MXQ_POWER_ON)
 			free_slots -= free_slots < n->used_slots ? free_slots : n->used_slots;
 		if (free_slots)
 			sets |= IX_CAP;
 	}
-	if (n->state == MXQ_POWER_DRAINING && x->managed && n->caps && !n->admin_off)
+	if (n->state == MXQ_POWER_DRAINING && x->managed && n->caps && !n->admin_off && takes_jobs)
 		sets |= IX_DRAIN;
 	if (n->state == MXQ_POWER_OFF && x->managed)
 		sets |= IX_OFF;
-	if (n->state == MXQ_POWER_ON && n->caps && n->running && n->n_running) {
+	if (n->state == MXQ_POWER_ON && n->caps && n->running && n->n_running && takes_jobs) {
 		sets |= IX_BUSY;
 		if (x->managed && !(sets & IX_CAP))
 			sets |= IX_FULL;

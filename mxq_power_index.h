@@ -43,10 +43,13 @@ struct mxq_power_index_node {
 
 enum {
 	IX_TRANS = 1 << 0,  /* step_transitions may act on it or note it */
-	IX_CAP   = 1 << 1,  /* ON or POWERING_ON with caps and a free slot */
-	IX_DRAIN = 1 << 2,  /* DRAINING, managed, caps, not admin off: reclaimable */
+	IX_CAP   = 1 << 1,  /* ON or POWERING_ON with caps and a free slot, its
+	                       mxqd neither gone nor closed (takes jobs) */
+	IX_DRAIN = 1 << 2,  /* DRAINING, managed, caps, not admin off, takes jobs:
+	                       reclaimable */
 	IX_OFF   = 1 << 3,  /* OFF and managed: may be woken (off array too) */
-	IX_BUSY  = 1 << 4,  /* ON with caps and running jobs in the detail */
+	IX_BUSY  = 1 << 4,  /* ON with caps and running jobs in the detail, takes
+	                       jobs (what they free is room) */
 	IX_IDLE  = 1 << 5,  /* ON, managed, no job, mxqd alive: may be suspended */
 	IX_FULL  = 1 << 6,  /* IX_BUSY, managed, not IX_CAP (full array) */
 };

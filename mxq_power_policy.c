@@ -2500,8 +2500,9 @@ static void capacity_of(struct decide_ctx *c, size_t i)
 	if (wn->cap_done)
 		return;
 	wn->cap_done = true;
-	if (!mxq_power_state_counts_as_capacity(wn->eff) || !n->caps)
-		return;
+	if (!mxq_power_state_counts_as_capacity(wn->eff) || !n->caps || n->closed ||
+	    n->daemon_gone)
+		return;  /* no capacity: not now, and not once its jobs end */
 	wn->capacity = true;
 	wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;
 	if (wn->eff != MXQ_POWER_ON) {
@@ -2788,6 +2789,9 @@ static int64_t free_for_one(struct decide_ctx *c, size_t i, size_t d)
 
 	if (!wn->managed || !n->caps || n->admin_off || !qualified_for(c, i, d))
 		return INT64_MAX;
+	if ((wn->eff == MXQ_POWER_ON || wn->eff == MXQ_POWER_DRAINING) &&
+	    (n->closed || n->daemon_gone))
+		return INT64_MAX;  /* starts no jobs: no end of its jobs frees room */
 	capacity_of(c, i);
 	struct room whole = caps_room(n->caps);
 	if (jobs_fitting(&whole, q, whole.tmpdir_mib > 0) == 0)
@@ -3376,8 +3380,10 @@ static void step_suspend(struct decide_ctx *c)
 		if (!wn->managed || wn->acted || wn->eff != MXQ_POWER_ON || n->daemon_gone)
 			continue;  /* a node whose mxqd is gone has its note already */
 		if (n->jobs_running > 0) {
-			EXPLAIN(c, wn, "busy: %" PRIu32 " job%s running", n->jobs_running,
-					       n->jobs_running > 1 ? "s" : "");
+			EXPLAIN(c, wn, "busy: %" PRIu32 " job%s running%s%s", n->jobs_running,
+					       n->jobs_running > 1 ? "s" : "",
+					       n->closed ? "; starts no new jobs: " : "",
+					       n->closed ? n->closed : "");
 			continue;
 		}
 		if (wn->placed > 0) {
@@ -3389,8 +3395,9 @@ static void step_suspend(struct decide_ctx *c)
 			continue;
 		}
 
+		/* a node that starts no jobs is no warm pool */
 		size_t ci = 0;
-		uint32_t class_want = class_pool_count(cfg, n->node_class, &ci);
+		uint32_t class_want = n->closed ? 0 : class_pool_count(cfg, n->node_class, &ci);
 		if (class_want && class_kept[ci] < class_want) {
 			class_kept[ci]++;
 			warm_kept++;
@@ -3398,7 +3405,7 @@ static void step_suspend(struct decide_ctx *c)
 					       n->node_class, class_kept[ci], class_want);
 			continue;
 		}
-		if (warm_kept < cfg->warm_pool) {
+		if (!n->closed && warm_kept < cfg->warm_pool) {
 			warm_kept++;
 			if (class_want)
 				class_kept[ci]++;
@@ -3497,6 +3504,9 @@ static const char *explain_node(struct decide_ctx *c, size_t i)
 		return plan_printf(c, "not managed: %s", n->unmanaged_why);
 	if (!wn->managed)
 		return plan_str(c, "excluded from power management: no automatic action");
+	if (n->closed && wn->eff == MXQ_POWER_ON && !(wn->note && strstr(wn->note, n->closed)))
+		return plan_printf(c, "starts no new jobs (%s); %s", n->closed,
+				   wn->note ? wn->note : "on");
 	if (wn->note)
 		return wn->note;
 

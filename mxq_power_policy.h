@@ -230,6 +230,9 @@ struct mxq_power_node {
 	 * which is what mxqadmin and the simulator pass). */
 	bool daemon_gone;            /* no live mxqd: heartbeat older than the node
 	                                timeout, EXITED or CRASHED */
+	const char *closed;          /* its live mxqd starts no new jobs, why (it is
+	                                stopping, or paused by a disk fault); NULL:
+	                                it does. Like daemon_gone, no capacity */
 	int power_reading;           /* the transport's reading in this state: 1 on,
 	                                0 off, -1 or 0 with !power_read: none */
 	bool power_read;             /* power_reading is valid */

@@ -699,6 +699,8 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 				    json_null());
 		json_object_set_new(o, "heartbeat_age_s", h->has_daemon ?
 				    json_integer(s->now - h->daemon_mtime) : json_null());
+		json_object_set_new(o, "starts_no_jobs", n->closed ? mxq_json_text(n->closed) :
+				    json_null());
 		json_object_set_new(o, "writer_epoch", json_integer((json_int_t)h->writer_epoch));
 		rc = mxq_json_print(o) < 0 ? MXQ_EXIT_FAILURE : MXQ_EXIT_OK;
 		goto out;
@@ -725,6 +727,9 @@ static int explain_host(struct mx_db *db, const struct power_args *a)
 		const char *ds = mxq_daemon_status_to_name(h->daemon_status);
 		format_age(s->now - h->daemon_mtime, age, sizeof(age));
 		printf("  mxqd: %s, last heartbeat %s ago\n", ds ? ds : "?", age);
+		if (n->closed)
+			printf("  starts no new jobs: %s (no capacity for the power manager)\n",
+			       n->closed);
 	} else {
 		printf("  mxqd: never registered (capabilities unknown: never woken for demand)\n");
 	}

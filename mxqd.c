@@ -735,6 +735,7 @@ static int daemon_heartbeat(struct mxqd_server *s)
 		.status = daemon_status(s), .jobs_running = s->jobs_running,
 		.slots_running = s->slots_running, .threads_running = s->threads_running,
 		.memory_used_mib = s->memory_running_mib, .gpus_used = s->gpus_running,
+		.pause_reason = s->disk_fault ? s->disk_fault_reason : "",
 	};
 
 	tmpdir_bytes(s, &load.tmpdir_total_bytes, &load.tmpdir_free_bytes);
@@ -803,6 +804,7 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
+	bool paused_said;       /* the last heartbeat said a pause (disk fault) */
 	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 	uint64_t db_connects;   /* mx_db's connect count at the last look */
 	uint64_t db_faults;     /* and its server fault count */
@@ -988,9 +990,13 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		if (ls.db_ok && (r = mxqd_power_leader_tick(s)) < 0)
 			db_failed(s, &ls, r, "power manager tick");
 		now = mx_now_monotonic_ms();
-		if (ls.db_ok && now >= ls.next_heartbeat_ms) {
+		/* a pause begun or ended is said at once: the power manager
+		 * counts a paused node as no capacity */
+		if (ls.db_ok && (now >= ls.next_heartbeat_ms || s->disk_fault != ls.paused_said)) {
 			if ((r = daemon_heartbeat(s)) < 0)
 				db_failed(s, &ls, r, "heartbeat");
+			else
+				ls.paused_said = s->disk_fault;
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
 		mxqd_prof_add(MXQD_PROF_OTHER, t);

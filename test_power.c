@@ -50,6 +50,7 @@ struct t_node {
 	uint32_t failures;       /* failure_count */
 	/* leader facts (issue 13) */
 	bool gone;               /* daemon_gone */
+	const char *closed;      /* its mxqd starts no new jobs, why */
 	int reading;             /* 0 none, 1 power on, 2 power off */
 	bool readable, can_cut, off_busy, hard_done, ssh, ssh_sent, busy_ack, inherited, unsent;
 	bool admin_wake, admin_req, off_by_node;
@@ -353,6 +354,33 @@ static const struct scenario scenarios[] = {
 	  { { 0 } },
 	  { { "n1", "NONE", "mxqd gone, power on: not drained" },
 	    { "n2", "NONE", "2 jobs wait for its next mxqd" } }, ANY },
+	{ "an idle node takes the queued job (control for the next rows)",
+	  "warm_pool = 0\nidle_time = 10m\n", FRESH,
+	  { N("p1", "ON", HOUR, 1, .idle_ago = 2 * MIN), N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 1 } },
+	  { { "p1", "NONE", "needed: 1 pending jobs" }, { "o1", "NONE", "" } }, ANY },
+	{ "a paused node is no capacity: the queued job wakes another",
+	  "warm_pool = 0\nidle_time = 10m\n", FRESH,
+	  { N("p1", "ON", HOUR, 1, .idle_ago = 2 * MIN,
+	      .closed = "its mxqd is paused: the tmpdir is read-only"), N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 1 } },
+	  { { "p1", "NONE", "starts no new jobs (its mxqd is paused: the tmpdir is read-only)" },
+	    { "o1", "WAKE", "rank 2" } }, ANY },
+	{ "a stopping busy node: the end of its jobs frees no room", "", FRESH,
+	  { N("s1", "ON", HOUR, 1, .jobs = 15, .end_in = 30, .closed = "its mxqd is stopping"),
+	    N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 2 } },
+	  { { "s1", "NONE", "busy: 15 jobs running; starts no new jobs: its mxqd is stopping" },
+	    { "o1", "WAKE", "rank 2" } }, ANY },
+	{ "a paused node is no warm pool; it is suspended when idle", "warm_pool = 1\n", FRESH,
+	  { N("p1", "ON", 2 * HOUR, 1, .idle_ago = HOUR, .closed = "its mxqd is paused: disk"),
+	    N("n2", "ON", 2 * HOUR, 2, .idle_ago = HOUR) }, { { 0 } },
+	  { { "p1", "DRAIN", "idle" }, { "n2", "NONE", "warm pool (1 of 1)" } }, ANY },
+	{ "an ON node whose mxqd is gone is no capacity", "", FRESH,
+	  { N("g1", "ON", HOUR, 1, .gone = true, .seen_down = true, .reading = 1),
+	    N("o1", "OFF", HOUR, 2) },
+	  { { .jobs = 1 } },
+	  { { "g1", "NONE", "mxqd gone, power on" }, { "o1", "WAKE", "rank 2" } }, ANY },
 	{ "dead node, power off: recorded OFF once", "", FRESH,
 	  { N("n1", "ON", HOUR, 1, .gone = true, .seen_down = true, .reading = 2) }, { { 0 } },
 	  { { "n1", "MARK_OFF", "mxqd gone and exec reports power off: recorded OFF" } }, ANY },
@@ -854,6 +882,7 @@ static void build(const struct scenario *s, struct built *b)
 			.seen_down = t->seen_down,
 			.failure_count = t->failures,
 			.daemon_gone = t->gone,
+			.closed = t->closed,
 			.power_read = t->reading != 0,
 			.power_reading = t->reading == 1,
 			.power_readable = t->readable || t->reading != 0,

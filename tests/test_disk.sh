@@ -212,12 +212,28 @@ is "B1: tmpdir read-only: the jobs are still queued (not FAILED)" \
 is "B1: said once" "$(log_count "$logb" 'goes back to the queue')" 1
 contains "B1: with what is wrong" "$(grep 'goes back to the queue' "$logb")" \
 	"cannot create the job's tmpdir $TMPB/mxq_job_$j1: Read-only file system"
+pause_sql="SELECT daemon_pause_reason FROM mxq_daemon WHERE hostname = 'nodeb'
+	AND status NOT IN (250, 255)"
+is "B1: the daemon row says why it takes no jobs" \
+	"$(mxq_sql "$pause_sql" | sed 's/mxq_job_[0-9]*/mxq_job_N/')" \
+	"cannot create the job's tmpdir $TMPB/mxq_job_N: Read-only file system"
+out=$("$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power explain --group "$(group_of "$j1")" 2>&1)
+contains "B1: the power policy counts it as no capacity" "$out" \
+	"absorbed by powered-on capacity:    0"
+contains "B1: and says why" "$out" \
+	"policy: starts no new jobs (its mxqd is paused: cannot create the job's tmpdir"
+out=$("$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power explain nodeb 2>&1)
+contains "B1: mxqadmin power explain nodeb says it too" "$out" \
+	"starts no new jobs: its mxqd is paused: cannot create the job's tmpdir"
+out=$("$MXQ_BUILD_DIR/mxqadmin" -M "$MXQ_MYSQL_DEFAULT_FILE" power explain nodeb --json 2>&1)
+contains "B1: and --json" "$out" '"starts_no_jobs": "its mxqd is paused: cannot create'
 mount -o remount,rw "$TMPB"
 ended "$j1"
 ended "$j2"
 is "B1: writable again: both FINISHED" "$(outcome_of "$j1"), $(outcome_of "$j2")" "1000 0, 1000 0"
 is "B1: each ran once" "$(runs_of "$j1") $(runs_of "$j2")" "1 1"
 is "B1: taking jobs again is said" "$(log_count "$logb" 'take jobs again')" 1
+is "B1: and the daemon row no longer says a pause" "$(mxq_sql "$pause_sql")" ""
 
 disk_fill "$TMPB"
 j=$(marked 'exit 0')
