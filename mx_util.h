@@ -106,6 +106,10 @@ int mx_read_first_line(const char *path, char *buf, size_t len);
  * -ESRCH for a process that has ended and waits to be reaped (a zombie):
  * liveness checks (PID and this time) must not take it for alive. */
 int mx_proc_starttime(pid_t pid, unsigned long long *ret);
+/* How many file descriptors this process has open (entries of
+ * /proc/self/fd, not counting the one that reads it); negative errno
+ * (-EMFILE when not even that one can be opened). */
+int mx_fds_open(void);
 /* Session id of PID (field 6 of /proc/PID/stat). */
 int mx_proc_session(pid_t pid, pid_t *ret);
 /* What mx_proc_scan() reports of each process (from /proc/PID/stat). */

@@ -715,6 +715,7 @@ static int daemon_register(struct mxqd_server *s)
 		return r;
 	mx_log_info("registered as daemon %" PRIu64 ": %s/%s, %u slots, %" PRIu64 " MiB, %u GPU(s)",
 		    s->daemon_id, s->hostname, s->daemon_name, s->slots, s->memory_mib, s->gpus);
+	mxqd_jobs_check_fd_limit(s);
 	return 0;
 }
 

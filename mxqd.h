@@ -90,6 +90,9 @@ struct mxqd_server {
 	bool disk_fault;            /* the tmpdir or the spool cannot take a job: no
 	                               claims until a probe succeeds (mxqd_jobs_disk_tick) */
 	char disk_fault_reason[1024];
+	bool fds_short;             /* too few descriptors for another job (said once) */
+	uint64_t short_until_ms;    /* monotonic: no claims before (a job start ran
+	                               out of descriptors or memory) */
 };
 
 /* One job this daemon runs (or re-adopted after a restart). */
@@ -221,6 +224,9 @@ int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
 
 /* Claim and start as many jobs as fit. Returns number started or -errno. */
 int mxqd_jobs_start_some(struct mxqd_server *server);
+/* At start: say when the open file limit lets fewer jobs run at once than
+ * --slots would (each running job keeps about two descriptors). */
+void mxqd_jobs_check_fd_limit(const struct mxqd_server *server);
 /* Collect ended jobs (children and adopted ones) and record them. */
 int mxqd_jobs_reap(struct mxqd_server *server);
 /*

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -938,6 +939,86 @@ static void node_disk_failed(struct mxqd_server *server, struct mxqd_job *job, c
 	job_free(job);
 }
 
+/*
+ * Descriptors: each running job keeps about two (its report pipe, its
+ * energy cgroup's cpu.stat); starting one needs more for a moment (the
+ * reaper's pipes, its cgroup and tmpdir), and the rest of mxqd may open
+ * some meanwhile (a reconnect, power workers, callbacks, energy sources:
+ * an eighth of the limit, at most 64). A claim is made only with that
+ * much left below the open file limit, so
+ * a node with more slots than descriptors runs fewer jobs at once instead
+ * of failing the queue job by job.
+ */
+#define FDS_PER_JOB   2
+#define FDS_START     16
+#define FDS_RESERVE(lim) ((lim) / 8 < 64 ? (lim) / 8 : 64)
+
+static rlim_t fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;  /* none known */
+	return rl.rlim_cur;
+}
+
+void mxqd_jobs_check_fd_limit(const struct mxqd_server *server)
+{
+	rlim_t lim = fd_limit();
+	uint64_t need = (uint64_t)server->slots * FDS_PER_JOB + FDS_START + FDS_RESERVE(lim);
+
+	if (lim && need > lim)
+		mx_log_warning("open files: the limit of %llu lets about %llu jobs run at once, "
+			       "fewer than --slots %u; raise LimitNOFILE in mxqd.service to %llu "
+			       "to run one per slot", (unsigned long long)lim,
+			       lim > FDS_START + FDS_RESERVE(lim) ? (unsigned long long)
+			       ((lim - FDS_START - FDS_RESERVE(lim)) / FDS_PER_JOB) : 0ULL,
+			       server->slots, (unsigned long long)need);
+}
+
+/* Whether descriptors are left for one more job start. A shortage is said
+ * once, and its end once there is room for eight more jobs (not at every
+ * job that ends and the next that takes its place). */
+static bool fds_left(struct mxqd_server *server)
+{
+	rlim_t lim = fd_limit();
+	int open = mx_fds_open();
+	rlim_t need = FDS_START + FDS_RESERVE(lim) + (rlim_t)(open < 0 ? 0 : open);
+	bool ok = !lim || (open >= 0 && need <= lim);
+
+	if (!ok && !server->fds_short) {
+		mx_log_warning("open files: %d of the limit of %llu in use with %u job(s) running: "
+			       "no new job until some end (raise LimitNOFILE in mxqd.service to "
+			       "run more at once)", open, (unsigned long long)lim,
+			       server->jobs_running);
+		server->fds_short = true;
+	} else if (server->fds_short && ok && need + 8 * FDS_PER_JOB <= lim) {
+		mx_log_notice("open files: %d of the limit of %llu in use: room for jobs again",
+			      open, (unsigned long long)lim);
+		server->fds_short = false;
+	}
+	return ok;
+}
+
+/* The node is short of descriptors or memory, not of a working disk. */
+static bool resource_short(int r)
+{
+	return r == -EMFILE || r == -ENFILE || r == -ENOMEM || r == -EAGAIN;
+}
+
+/* A claimed job whose start ran out of descriptors or memory in STEP
+ * (error R): back to the queue unrun; no claim for a second. */
+static void node_short(struct mxqd_server *server, struct mxqd_job *job, const char *step, int r)
+{
+	if (requeue_claimed_job(server, job->job_id) < 0)
+		server->claim_uncertain = true;
+	mx_log_warning("job %" PRIu64 ": back to the queue, not run: %s: %s (the node is short of "
+		       "%s); no job is taken for a second", job->job_id, step, strerror(-r),
+		       r == -ENOMEM || r == -EAGAIN ? "memory or processes" : "open files");
+	server->short_until_ms = mx_now_monotonic_ms() + 1000;
+	job_free(job);
+}
+
 /* Start a job we have just claimed (status ASSIGNED, our daemon id). */
 static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -961,13 +1042,22 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 			refuse_job(server, job, reason);
 			return 0;
 		}
-		if (clear_job_cgroup(server, job, reason, sizeof(reason)) < 0) {
+		r = clear_job_cgroup(server, job, reason, sizeof(reason));
+		if (resource_short(r)) {
+			node_short(server, job, "cannot look at its cgroup", r);
+			return 0;
+		}
+		if (r < 0) {
 			refuse_job(server, job, reason);
 			return 0;
 		}
 		r = job_disk_prepare(server, job->job_id, job->uid, job->gid, reason, sizeof(reason));
 		if (r == -EEXIST) {
 			refuse_job(server, job, reason);
+			return 0;
+		}
+		if (resource_short(r)) {
+			node_short(server, job, reason, r);
 			return 0;
 		}
 		if (r < 0) {
@@ -984,9 +1074,13 @@ static int start_job(struct mxqd_server *server, struct mxqd_job *job)
 	if (r < 0) {
 		char path[4096];
 
+		job_leftovers_remove(server, job->job_id, true, path, sizeof(path));
+		if (resource_short(r)) {
+			node_short(server, job, "cannot start a reaper", r);
+			return 0;
+		}
 		mx_log_err("job %" PRIu64 ": cannot start a reaper: %s; back to the queue",
 			   job->job_id, strerror(-r));
-		job_leftovers_remove(server, job->job_id, true, path, sizeof(path));
 		requeue_claimed_job(server, job->job_id);
 		job_free(job);
 		return r;
@@ -1420,7 +1514,8 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		if (r < 0)
 			return r;
 	}
-	if (!server->accepting || server->disk_fault || server->slots_running >= server->slots)
+	if (!server->accepting || server->disk_fault || server->slots_running >= server->slots ||
+	    now < server->short_until_ms)
 		return 0;
 	if (!cand_cache.valid || now - cand_cache.read_ms > server->poll_interval_ms) {
 		int n;
@@ -1440,7 +1535,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 					   cand_cache.nusers);
 		struct mxqd_job *job;
 
-		if (!c)
+		if (!c || !fds_left(server))
 			break;
 		job = ahead_next(server, c, &r);
 		if (!job) {
@@ -1473,7 +1568,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		}
 		lost = 0;
 		r = start_job(server, job);
-		if (r < 0 || server->disk_fault)
+		if (r < 0 || server->disk_fault || mx_now_monotonic_ms() < server->short_until_ms)
 			break;
 		started++;
 		c->jobs_inq--;

@@ -17,6 +17,11 @@
 #   5. mxqkill of a group with running and queued jobs
 #   6. bad options and a missing database client configuration (a
 #      database that is not reachable is waited for: test_power_faults.sh)
+#   7. more slots than open files: mxqd started with an open file limit
+#      of 64 and 40 slots runs the 40 jobs fewer at a time, and every one
+#      FINISHED once (before: jobs FAILED with a false "cgroup left by an
+#      earlier run", or were lost UNKNOWN, and the shortage was called a
+#      disk fault)
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -333,5 +338,42 @@ EOF
 contains "bad --memory: the line names the option" "$(bad_run -M "$MXQ_MYSQL_DEFAULT_FILE" \
 	--memory 12Q; echo "$bad_err")" "--memory"
 is "bad input: no mxq_daemon row written" "$(mxq_sql "SELECT COUNT(*) FROM mxq_daemon")" "$rows_before"
+
+# ------------------------------------------- 7. more slots than open files
+
+section "7. more slots than open files"
+mxq_sql "DELETE FROM mxq_job WHERE job_status >= 400" >/dev/null
+mxqd_wrap="prlimit --nofile=64:64 --"
+check "start mxqd fdnode (40 slots, open file limit 64)" \
+	mxqd_start fdnode --slots 40 --memory 40G
+mxqd_wrap=
+first=$(submit -N fd -m 64M -w "$W" sleep 3)
+i=1
+while [ $i -lt 40 ]; do
+	submit -N fd -m 64M -w "$W" sleep 3 >/dev/null
+	i=$((i + 1))
+done
+fd_sql="SELECT COUNT(*) FROM mxq_job WHERE job_id >= $first AND job_status = 1000"
+wait_for 60 "SELECT ($fd_sql) = 40" || not_ok "the 40 jobs ended"
+is "all 40 FINISHED" "$(mxq_sql "$fd_sql")" 40
+is "none FAILED, KILLED or UNKNOWN" "$(mxq_sql "SELECT COUNT(*) FROM mxq_job
+	WHERE job_id >= $first AND job_status IN (400, 750, 999)")" 0
+is "each started once" "$(mxq_sql "SELECT COUNT(*) FROM mxq_job WHERE job_id >= $first
+	AND host_hostname = 'fdnode' AND date_start > 0")" 40
+L=$(mxqd_dir fdnode)/mxqd.log
+check "mxqd said at start how many jobs its limit lets run" grep -qF \
+	"open files: the limit of 64 lets about 20 jobs run at once, fewer than --slots 40" "$L"
+check "and when it held jobs back" grep -qF "no new job until some end" "$L"
+most=$(mxq_sql "SELECT MAX(n) FROM (SELECT (SELECT COUNT(*) FROM mxq_job b
+	WHERE b.job_id >= $first AND b.date_start <= a.date_start AND b.date_end > a.date_start) n
+	FROM mxq_job a WHERE a.job_id >= $first) t")
+check "at most 20 ran at once ($most)" test "${most:-99}" -le 20
+if grep -q "node disk\|Too many open files" "$L"; then
+	not_ok "no descriptor shortage reached a job or was called a disk fault"
+	grep "node disk\|Too many open files" "$L" | head -5 | diag
+else
+	ok "no descriptor shortage reached a job or was called a disk fault"
+fi
+mxqd_stop fdnode TERM 15
 
 tap_done
