@@ -423,6 +423,19 @@ START_TEST(test_proc)
 	ck_assert_uint_gt(rss, 0);
 	ck_assert_int_lt(mx_proc_starttime(-5, &st1), 0);
 	{
+		/* open descriptors: three more while a pipe and a dup are open */
+		int before = mx_fds_open(), p[2], d;
+
+		ck_assert_int_ge(before, 3);
+		ck_assert_int_eq(pipe(p), 0);
+		d = dup(p[0]);
+		ck_assert_int_eq(mx_fds_open(), before + 3);
+		close(p[0]);
+		close(p[1]);
+		close(d);
+		ck_assert_int_eq(mx_fds_open(), before);
+	}
+	{
 		/* an ended child not reaped yet (a zombie) is not alive */
 		pid_t child = fork();
 		int r = 0;
