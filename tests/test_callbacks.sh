@@ -57,17 +57,13 @@ pgroup_gone() {
 	[ -z "$(pgroup_members "$1")" ]
 }
 
-relay_pid=
 mxq_test_cleanup_hook() {
 	for g in $(cb_pgids); do
 		case $g in ''|*[!0-9]*|0|1) continue ;; esac
 		kill -KILL "-$g" 2>/dev/null
 	done
 	mxqd_cleanup
-	if [ -n "$relay_pid" ]; then
-		kill -TERM "$relay_pid" 2>/dev/null
-		wait "$relay_pid" 2>/dev/null
-	fi
+	db_cut_stop
 }
 
 # The recording callback.
@@ -356,16 +352,10 @@ check "the log says so" wait_until 5 grep -qF \
 
 section "6. an end that took while its answer was lost"
 R=$MXQ_TEST_DIR/relay
-mkdir -p "$R"
-port=$(mxq_free_port tcp)
-python3 "$MXQ_SRC_DIR/tests/db_cut.py" --dir "$R" --port "$port" --to "$MXQ_TEST_DB_PORT" \
-	</dev/null >>"$R/relay.out" 2>&1 &
-relay_pid=$!
-check "the relay in front of MariaDB listens" wait_until 10 [ -s "$R/port" ]
-sed "s/^port=.*/port=$port/" "$MXQ_MYSQL_DEFAULT_FILE_TCP" >"$MXQ_TEST_DIR/relay.cnf"
+check "the relay in front of MariaDB listens" db_cut_start "$R"
 check "start mxqd cbnode3 through the relay (model energy source)" \
 	mxqd_start cbnode3 --slots 2 --memory 4G --callback-timeout 3 \
-	-M "$MXQ_TEST_DIR/relay.cnf" --energy-sources model --energy-model 10:20 \
+	-M "$R/relay.cnf" --energy-sources model --energy-model 10:20 \
 	--energy-interval 0.25 --energy-flush-interval 1
 # the UPDATE that records a job's end, and no other statement, names this
 printf 'stats_max_sumrss' >"$R/cut_statement"

@@ -23,15 +23,10 @@ mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
 . "$MXQ_SRC_DIR/tests/lib/power.sh"
 
 R=$MXQ_TEST_DIR/relay
-mkdir -p "$R"
-relay_pid=
 mxq_test_cleanup_hook() {
 	mxqd_cleanup
 	power_cleanup
-	if [ -n "$relay_pid" ]; then
-		kill -TERM "$relay_pid" 2>/dev/null
-		wait "$relay_pid" 2>/dev/null
-	fi
+	db_cut_stop
 }
 
 CONF=$MXQ_TEST_DIR/power.conf
@@ -51,16 +46,11 @@ cut_time() {
 }
 
 section "setup"
-port=$(mxq_free_port tcp)
-python3 "$MXQ_SRC_DIR/tests/db_cut.py" --dir "$R" --port "$port" --to "$MXQ_TEST_DB_PORT" \
-	</dev/null >>"$R/relay.out" 2>&1 &
-relay_pid=$!
-check "the relay in front of MariaDB listens" wait_until 10 [ -s "$R/port" ]
-sed "s/^port=.*/port=$port/" "$MXQ_MYSQL_DEFAULT_FILE_TCP" >"$MXQ_TEST_DIR/relay.cnf"
+check "the relay in front of MariaDB listens" db_cut_start "$R"
 check "node c1 boots" power_node_add c1
 printf 'POWERING_OFF' >"$R/cut_commit"
 check "the leader starts, connected through the relay" power_leader_start leader "$CONF" \
-	-M "$MXQ_TEST_DIR/relay.cnf"
+	-M "$R/relay.cnf"
 check "it leads" wait_for 15 "(SELECT holder LIKE 'leader/%' FROM mxq_power_leader)"
 E=$(power_epoch)
 mark=$(power_last_event_id)

@@ -135,6 +135,30 @@ wait_until() {
 
 tap_t0=$(now_cs)
 
+# ------------------------------------------------- a relay that cuts answers
+
+# Start tests/db_cut.py in front of the private MariaDB with its control
+# directory $1 (created): sets db_cut_pid and writes $1/relay.cnf, a client
+# configuration that connects through it. 0 once it listens. Stopped by
+# db_cut_stop (a test's cleanup hook calls it).
+db_cut_pid=
+db_cut_start() {
+	mkdir -p "$1" || return 1
+	_dc_port=$(mxq_free_port tcp)
+	python3 "$MXQ_SRC_DIR/tests/db_cut.py" --dir "$1" --port "$_dc_port" \
+		--to "$MXQ_TEST_DB_PORT" </dev/null >>"$1/relay.out" 2>&1 &
+	db_cut_pid=$!
+	sed "s/^port=.*/port=$_dc_port/" "$MXQ_MYSQL_DEFAULT_FILE_TCP" >"$1/relay.cnf" &&
+		wait_until 10 [ -s "$1/port" ]
+}
+
+db_cut_stop() {
+	[ -n "$db_cut_pid" ] || return 0
+	kill -TERM "$db_cut_pid" 2>/dev/null
+	wait "$db_cut_pid" 2>/dev/null
+	db_cut_pid=
+}
+
 # ------------------------------------------------------------- instances
 
 mxqd__var() {
