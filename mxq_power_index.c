@@ -214,9 +214,10 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 
 	if (x->managed && !plain(n))
 		sets |= IX_TRANS;
-	/* a node whose mxqd is gone or starts no jobs is no capacity, and what
-	 * its running jobs free is no room */
-	bool takes_jobs = !n->closed && !n->daemon_gone;
+	/* a node whose mxqd starts no jobs, or is gone from a node that is on
+	 * (a booting node has none yet), is no capacity, and what its running
+	 * jobs free is no room */
+	bool takes_jobs = !n->closed && !mxq_power_node_daemon_lost(n);
 
 	if (mxq_power_state_counts_as_capacity(n->state) && n->caps && takes_jobs) {
 		uint64_t free_slots = n->caps->slots;

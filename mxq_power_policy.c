@@ -134,6 +134,11 @@ bool mxq_power_state_counts_as_capacity(enum mxq_power_node_state state)
 	return state == MXQ_POWER_ON || state == MXQ_POWER_POWERING_ON;
 }
 
+bool mxq_power_node_daemon_lost(const struct mxq_power_node *n)
+{
+	return n->daemon_gone && (n->state == MXQ_POWER_ON || n->state == MXQ_POWER_DRAINING);
+}
+
 bool mxq_power_state_counts_as_powered(enum mxq_power_node_state state)
 {
 	return state == MXQ_POWER_ON || state == MXQ_POWER_POWERING_ON ||
@@ -2501,7 +2506,7 @@ static void capacity_of(struct decide_ctx *c, size_t i)
 		return;
 	wn->cap_done = true;
 	if (!mxq_power_state_counts_as_capacity(wn->eff) || !n->caps || n->closed ||
-	    n->daemon_gone)
+	    (wn->eff == MXQ_POWER_ON && n->daemon_gone))
 		return;  /* no capacity: not now, and not once its jobs end */
 	wn->capacity = true;
 	wn->tmpdir_known = n->caps->tmpdir_total_mib > 0;

@@ -53,6 +53,10 @@ int mxq_power_state_from_string(const char *name);
 
 /* Can run jobs now or soon without a new wake: ON, POWERING_ON. */
 bool mxq_power_state_counts_as_capacity(enum mxq_power_node_state state);
+struct mxq_power_node;
+/* N is ON or DRAINING and its mxqd is gone (daemon_gone): nothing starts
+ * there. A booting node (POWERING_ON) has no mxqd yet and is not lost. */
+bool mxq_power_node_daemon_lost(const struct mxq_power_node *n);
 /* Draws power and counts against max_powered_on: ON, DRAINING, POWERING_ON. */
 bool mxq_power_state_counts_as_powered(enum mxq_power_node_state state);
 /* A suspend (DRAIN) may start from here: ON. */

@@ -311,8 +311,26 @@ size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_re
 	return n_out;
 }
 
+/* How long a leader that stops lets its power-state reads end. */
+#define STATUS_GRACE_MS 5000
+
 void mxqd_power_work_stop_all(void)
 {
+	/* a read of a node's power state changes nothing: let it end (and
+	 * log out of the BMC session it opened, of which a BMC has few) for
+	 * a few seconds before it is killed; every other call is killed now */
+	uint64_t until = mx_now_monotonic_ms() + STATUS_GRACE_MS;
+
+	for (;;) {
+		bool reading = false;
+
+		for (size_t i = 0; i < n_workers; i++)
+			if (workers[i].res.kind == MXQD_WORK_STATUS && !drain(&workers[i]))
+				reading = true;
+		if (!reading || mx_now_monotonic_ms() >= until)
+			break;
+		mx_sleep_ms(20);
+	}
 	for (size_t i = 0; i < n_workers; i++) {
 		struct worker *w = &workers[i];
 
