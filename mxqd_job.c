@@ -976,13 +976,14 @@ void mxqd_jobs_check_fd_limit(const struct mxqd_server *server)
 			       server->slots, (unsigned long long)need);
 }
 
-/* Whether descriptors are left for one more job start. A shortage is said
- * once, and its end once there is room for eight more jobs (not at every
- * job that ends and the next that takes its place). */
-static bool fds_left(struct mxqd_server *server)
+/* Whether descriptors are left for one more job start; *OPEN: how many
+ * are open (counted when negative; the caller adds what it starts). A
+ * shortage is said once, and its end once there is room for eight more
+ * jobs (not at every job that ends and the next that takes its place). */
+static bool fds_left(struct mxqd_server *server, int *open_count)
 {
 	rlim_t lim = fd_limit();
-	int open = mx_fds_open();
+	int open = *open_count < 0 ? (*open_count = mx_fds_open()) : *open_count;
 	rlim_t need = FDS_START + FDS_RESERVE(lim) + (rlim_t)(open < 0 ? 0 : open);
 	bool ok = !lim || (open >= 0 && need <= lim);
 
@@ -1507,6 +1508,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 {
 	uint64_t now = mx_now_monotonic_ms(), t;
 	int started = 0, r = 0;
+	int fds = -1;           /* descriptors open (counted at the first claim) */
 	unsigned lost = 0;      /* claims lost in a row */
 
 	if (server->claim_uncertain) {
@@ -1535,7 +1537,7 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 					   cand_cache.nusers);
 		struct mxqd_job *job;
 
-		if (!c || !fds_left(server))
+		if (!c || !fds_left(server, &fds))
 			break;
 		job = ahead_next(server, c, &r);
 		if (!job) {
@@ -1570,6 +1572,8 @@ int mxqd_jobs_start_some(struct mxqd_server *server)
 		r = start_job(server, job);
 		if (r < 0 || server->disk_fault || mx_now_monotonic_ms() < server->short_until_ms)
 			break;
+		if (fds >= 0)
+			fds += FDS_PER_JOB;
 		started++;
 		c->jobs_inq--;
 		*user_slots(cand_cache.users, cand_cache.nusers, c->uid) += c->slots;
