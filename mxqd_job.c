@@ -666,6 +666,43 @@ static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const c
  * the reaper reports the job's pid through job->report_fd and wakes the
  * loop with SIGUSR2, and collect_reports() takes it from there.
  */
+/* For tests: MXQD_TEST_START_FAIL=ERRNO:COUNT fails the first COUNT reaper
+ * forks with ERRNO (EMFILE, ENFILE, ENOMEM, EAGAIN or EIO; mxqd(8),
+ * ENVIRONMENT): what a node short of descriptors or memory does to a
+ * job start that got past the checks before it. */
+static int test_start_fail(void)
+{
+	static const struct { const char *name; int err; } names[] = {
+		{ "EMFILE", EMFILE }, { "ENFILE", ENFILE }, { "ENOMEM", ENOMEM },
+		{ "EAGAIN", EAGAIN }, { "EIO", EIO },
+	};
+	static long left = -1;
+	static int err;
+	const char *p;
+	char *end;
+
+	if (left < 0) {
+		left = 0;
+		p = getenv("MXQD_TEST_START_FAIL");
+		for (size_t k = 0; p && k < MX_ARRAY_SIZE(names); k++) {
+			size_t n = strlen(names[k].name);
+			if (strncmp(p, names[k].name, n) == 0 && p[n] == ':') {
+				long c = strtol(p + n + 1, &end, 10);
+				if (c > 0 && *end == '\0') {
+					left = c;
+					err = names[k].err;
+				}
+			}
+		}
+		if (p && !left)
+			mx_log_warning("MXQD_TEST_START_FAIL=%s ignored: not ERRNO:COUNT", p);
+	}
+	if (!left)
+		return 0;
+	left--;
+	return -err;
+}
+
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
 	struct mxqd_reaper_args args = { .server = server, .job = job, .mxqd_pid = getpid() };
@@ -673,6 +710,9 @@ static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 	pid_t pid;
 
 	job->fork_us = mxqd_prof_now();
+	pid = test_start_fail();
+	if (pid < 0)
+		return (int)pid;
 	pid = mx_fork_with_pipe(&fd);
 	if (pid < 0)
 		return (int)pid;

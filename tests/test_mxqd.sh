@@ -376,4 +376,38 @@ else
 fi
 mxqd_stop fdnode TERM 15
 
+# ----------------------------- 8. a start that runs short past the checks
+
+# The descriptor guard of section 7 counts this process's own descriptors;
+# ENFILE (the whole system's table is full) or a fork that fails for lack
+# of memory gets past it. The first two reaper forks fail as they would.
+section "8. a start that runs short past the checks"
+mxqd_wrap="env MXQD_TEST_START_FAIL=ENFILE:2"
+check "start mxqd shortnode (its first two job starts fail with ENFILE)" \
+	mxqd_start shortnode --slots 4 --memory 4G
+mxqd_wrap=
+first=$(submit -N short -m 64M -w "$W" sleep 1)
+submit -N short -m 64M -w "$W" sleep 1 >/dev/null
+submit -N short -m 64M -w "$W" sleep 1 >/dev/null
+short_sql="SELECT COUNT(*) FROM mxq_job WHERE job_id >= $first AND job_status = 1000"
+wait_for 60 "SELECT ($short_sql) = 3" || not_ok "the 3 jobs ended"
+is "all 3 FINISHED" "$(mxq_sql "$short_sql")" 3
+is "none FAILED, KILLED or UNKNOWN" "$(mxq_sql "SELECT COUNT(*) FROM mxq_job
+	WHERE job_id >= $first AND job_status IN (400, 750, 999)")" 0
+L=$(mxqd_dir shortnode)/mxqd.log
+is "two starts put their job back in the queue" "$(grep -c "back to the queue, not run: \
+cannot start a reaper: Too many open files in system (the node is short of open files)" "$L")" 2
+is "the group counts 3 finished jobs, none failed" "$(mxq_sql "SELECT group_jobs_finished,
+	group_jobs_failed FROM mxq_group g JOIN mxq_job j ON j.group_id = g.group_id
+	WHERE j.job_id = $first" | tr '\t' ' ')" "3 0"
+if grep -q "node disk\|disk fault\|paused" "$L"; then
+	not_ok "the shortage was not taken for a disk fault"
+	grep "node disk\|disk fault\|paused" "$L" | head -5 | diag
+else
+	ok "the shortage was not taken for a disk fault"
+fi
+is "its daemon row names no pause" "$(mxq_sql "SELECT COALESCE(daemon_pause_reason, '')
+	FROM mxq_daemon WHERE hostname = 'shortnode' ORDER BY daemon_id DESC LIMIT 1")" ""
+mxqd_stop shortnode TERM 15
+
 tap_done
