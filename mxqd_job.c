@@ -1002,18 +1002,32 @@ static rlim_t fd_limit(void)
 	return rl.rlim_cur;
 }
 
+/* How many jobs can run at once under the open file limit LIM with OPEN
+ * descriptors open before any job: the claim of the (k+1)-th needs
+ * FDS_START + FDS_RESERVE(LIM) + OPEN + k * FDS_PER_JOB <= LIM (fds_left). */
+static uint64_t fd_jobs_fit(rlim_t lim, uint64_t open)
+{
+	uint64_t fixed = FDS_START + FDS_RESERVE(lim) + open;
+
+	return lim < fixed ? 0 : (lim - fixed) / FDS_PER_JOB + 1;
+}
+
 void mxqd_jobs_check_fd_limit(const struct mxqd_server *server)
 {
 	rlim_t lim = fd_limit();
-	uint64_t need = (uint64_t)server->slots * FDS_PER_JOB + FDS_START + FDS_RESERVE(lim);
+	int n = mx_fds_open();
+	uint64_t open = n < 0 ? 0 : (uint64_t)n, fit, need;
 
-	if (lim && need > lim)
-		mx_log_warning("open files: the limit of %llu lets about %llu jobs run at once, "
-			       "fewer than --slots %u; raise LimitNOFILE in mxqd.service to %llu "
-			       "to run one per slot", (unsigned long long)lim,
-			       lim > FDS_START + FDS_RESERVE(lim) ? (unsigned long long)
-			       ((lim - FDS_START - FDS_RESERVE(lim)) / FDS_PER_JOB) : 0ULL,
-			       server->slots, (unsigned long long)need);
+	if (!lim || !server->slots || (fit = fd_jobs_fit(lim, open)) >= server->slots)
+		return;
+	/* the smallest limit that fits every slot, the reserve taken at it */
+	for (need = lim + 1; fd_jobs_fit(need, open) < server->slots; need++)
+		;
+	mx_log_warning("open files: the limit of %llu lets about %llu jobs run at once "
+		       "(%llu descriptors open before the first), fewer than --slots %u; raise "
+		       "LimitNOFILE in mxqd.service to %llu to run one per slot",
+		       (unsigned long long)lim, (unsigned long long)fit, (unsigned long long)open,
+		       server->slots, (unsigned long long)need);
 }
 
 /* Whether descriptors are left for one more job start; *OPEN: how many
