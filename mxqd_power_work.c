@@ -314,13 +314,28 @@ size_t mxqd_power_work_collect(uint64_t hard_limit_ms, struct mxqd_power_work_re
 /* How long a leader that stops lets its power-state reads end. */
 #define STATUS_GRACE_MS 5000
 
+/* Kill worker W (kinds other than reads, or every one with ALL) unless it
+ * is done already (its result in the pipe), and wait for it. */
+static void stop_worker(struct worker *w, bool all)
+{
+	if ((!all && w->res.kind == MXQD_WORK_STATUS) || w->pid <= 0 || drain(w))
+		return;
+	kill(w->pid, SIGTERM);
+	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	w->pid = 0;
+}
+
 void mxqd_power_work_stop_all(void)
 {
-	/* a read of a node's power state changes nothing: let it end (and
-	 * log out of the BMC session it opened, of which a BMC has few) for
-	 * a few seconds before it is killed; every other call is killed now */
+	/* every call that acts is killed now; a read of a node's power state
+	 * changes nothing: it may end (and log out of the BMC session it
+	 * opened, of which a BMC has few) for a few seconds before it is
+	 * killed too */
 	uint64_t until = mx_now_monotonic_ms() + STATUS_GRACE_MS;
 
+	for (size_t i = 0; i < n_workers; i++)
+		stop_worker(&workers[i], false);
 	for (;;) {
 		bool reading = false;
 
@@ -331,15 +346,8 @@ void mxqd_power_work_stop_all(void)
 			break;
 		mx_sleep_ms(20);
 	}
-	for (size_t i = 0; i < n_workers; i++) {
-		struct worker *w = &workers[i];
-
-		if (drain(w))
-			continue;  /* done already (its result is in the pipe) */
-		kill(w->pid, SIGTERM);
-		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	for (size_t i = 0; i < n_workers; i++)
+		stop_worker(&workers[i], true);
 	mxqd_power_work_fini();
 }
 

@@ -39,6 +39,14 @@ static int fake_status(const struct mxqd_power_target *t, const struct mxqd_powe
 			pause();
 	if (strcmp(t->hostname, "epoch") == 0)
 		return getenv("MXQ_POWER_EPOCH") ? atoi(getenv("MXQ_POWER_EPOCH")) : -ENOENT;
+	if (strcmp(t->hostname, "slow") == 0) {
+		/* a read that takes a while, then says it ended ($SLOW_FILE) */
+		usleep(800 * 1000);
+		FILE *f = fopen(getenv("SLOW_FILE"), "w");
+		if (f)
+			fclose(f);
+		return 1;
+	}
 	if (strcmp(t->hostname, "orphan") == 0) {
 		/* a command in its own group, as the exec transport runs it:
 		 * both PIDs go into the file $ORPHAN_PIDS, then both hang */
@@ -66,6 +74,14 @@ static int fake_run(const struct mxqd_power_target *t, const struct mxqd_power_t
 {
 	(void)t;
 	(void)c;
+	if (strcmp(command, "mark") == 0) {
+		/* a call that acts after a moment ($MARK_FILE) */
+		usleep(300 * 1000);
+		FILE *f = fopen(getenv("MARK_FILE"), "w");
+		if (f)
+			fclose(f);
+		return 0;
+	}
 	snprintf(errbuf, errlen, "ran '%s'", command);
 	return strcmp(command, "drain") == 0 ? 0 : -EIO;
 }
@@ -274,6 +290,39 @@ START_TEST(test_dies_with_its_leader)
 }
 END_TEST
 
+/* A stopping leader lets a read of a power state end, but kills every
+ * other call at once: not after the read's grace. */
+START_TEST(test_stop_all_lets_reads_end)
+{
+	char slow[] = "/tmp/test_power_work.slow.XXXXXX", mark[] = "/tmp/test_power_work.mark.XXXXXX";
+	int fd_slow = mkstemp(slow), fd_mark = mkstemp(mark);
+	uint64_t t0;
+
+	ck_assert_int_ge(fd_slow, 0);
+	ck_assert_int_ge(fd_mark, 0);
+	close(fd_slow);
+	close(fd_mark);
+	unlink(slow);
+	unlink(mark);
+	setenv("SLOW_FILE", slow, 1);
+	setenv("MARK_FILE", mark, 1);
+	start("slow", MXQD_WORK_STATUS, 1, NULL);
+	start("act", MXQD_WORK_RUN, 1, "mark");
+	usleep(50 * 1000);  /* both in their calls */
+	t0 = mx_now_monotonic_ms();
+	mxqd_power_work_stop_all();
+	ck_assert_uint_eq(mxqd_power_work_running(), 0);
+	ck_assert_msg(access(slow, F_OK) == 0, "the read was killed before it ended");
+	ck_assert_uint_lt(mx_now_monotonic_ms() - t0, 3000);
+	usleep(500 * 1000);  /* past the moment the other call would act */
+	ck_assert_msg(access(mark, F_OK) != 0, "the other call ran on during the read's grace");
+	unlink(slow);
+	unlink(mark);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+END_TEST
+
 START_TEST(test_nothing_to_collect)
 {
 	struct mxqd_power_work_result *r = (void *)1;
@@ -296,6 +345,7 @@ int main(void)
 	tcase_add_test(tc, test_run_and_unsupported);
 	tcase_add_test(tc, test_fence);
 	tcase_add_test(tc, test_dies_with_its_leader);
+	tcase_add_test(tc, test_stop_all_lets_reads_end);
 	tcase_add_test(tc, test_nothing_to_collect);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
