@@ -715,7 +715,11 @@ static int daemon_register(struct mxqd_server *s)
 		return r;
 	mx_log_info("registered as daemon %" PRIu64 ": %s/%s, %u slots, %" PRIu64 " MiB, %u GPU(s)",
 		    s->daemon_id, s->hostname, s->daemon_name, s->slots, s->memory_mib, s->gpus);
-	mxqd_jobs_check_fd_limit(s);
+	{
+		char err[512];
+		if (mxqd_jobs_check_fd_limit(s, true, err, sizeof(err)) < 0)
+			mx_log_err("%s", err);  /* only what opened since the first look */
+	}
 	return 0;
 }
 
@@ -1137,6 +1141,10 @@ int main(int argc, char **argv)
 	}
 	mxqd_hooks_register(&mxqd_callback_hooks);
 	warm_up_nss();
+	if (mxqd_jobs_check_fd_limit(&server, false, errbuf, sizeof(errbuf)) < 0) {
+		fail("%s", errbuf);
+		return 1;
+	}
 	/* once nothing can stop the start any more: no parent cgroups left
 	 * behind by an mxqd that could not start */
 	if (setup_cgroups(&server) < 0)

@@ -224,9 +224,12 @@ int mxqd_pidfile_read(const char *spooldir, uint64_t job_id, pid_t *ret_reaper,
 
 /* Claim and start as many jobs as fit. Returns number started or -errno. */
 int mxqd_jobs_start_some(struct mxqd_server *server);
-/* At start: say when the open file limit lets fewer jobs run at once than
- * --slots would (each running job keeps about two descriptors). */
-void mxqd_jobs_check_fd_limit(const struct mxqd_server *server);
+/* At start: -EMFILE with the reason in ERRBUF when the open file limit
+ * lets no job run; with WARN, say when it lets fewer jobs run at once than
+ * --slots would (each running job keeps about two descriptors: best once
+ * everything of mxqd's own is open). */
+int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *errbuf,
+			     size_t errlen);
 /* Collect ended jobs (children and adopted ones) and record them. */
 int mxqd_jobs_reap(struct mxqd_server *server);
 /*

@@ -1012,22 +1012,39 @@ static uint64_t fd_jobs_fit(rlim_t lim, uint64_t open)
 	return lim < fixed ? 0 : (lim - fixed) / FDS_PER_JOB + 1;
 }
 
-void mxqd_jobs_check_fd_limit(const struct mxqd_server *server)
+int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *errbuf,
+			      size_t errlen)
 {
 	rlim_t lim = fd_limit();
 	int n = mx_fds_open();
 	uint64_t open = n < 0 ? 0 : (uint64_t)n, fit, need;
 
 	if (!lim || !server->slots || (fit = fd_jobs_fit(lim, open)) >= server->slots)
-		return;
+		return 0;
 	/* the smallest limit that fits every slot, the reserve taken at it */
 	for (need = lim + 1; fd_jobs_fit(need, open) < server->slots; need++)
 		;
+	if (fit == 0) {
+		/* it would register its slots and never claim a job: queued
+		 * work would wait for it, and the power manager count it */
+		uint64_t one = lim + 1;
+		while (fd_jobs_fit(one, open) < 1)
+			one++;
+		snprintf(errbuf, errlen, "the open file limit of %llu lets no job run (%llu "
+			 "descriptors open before the first): raise LimitNOFILE in mxqd.service "
+			 "to at least %llu, or %llu for --slots %u", (unsigned long long)lim,
+			 (unsigned long long)open, (unsigned long long)one,
+			 (unsigned long long)need, server->slots);
+		return -EMFILE;
+	}
+	if (!warn)
+		return 0;
 	mx_log_warning("open files: the limit of %llu lets about %llu jobs run at once "
 		       "(%llu descriptors open before the first), fewer than --slots %u; raise "
 		       "LimitNOFILE in mxqd.service to %llu to run one per slot",
 		       (unsigned long long)lim, (unsigned long long)fit, (unsigned long long)open,
 		       server->slots, (unsigned long long)need);
+	return 0;
 }
 
 /* Whether descriptors are left for one more job start; *OPEN: how many
