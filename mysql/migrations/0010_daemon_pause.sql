@@ -2,8 +2,8 @@
 -- reason with every heartbeat while it is paused (its tmpdir or spool
 -- cannot take a job: a full or read-only disk) and '' once it takes jobs
 -- again. The power manager counts a paused node as no capacity, so queued
--- work that would have waited for it wakes another node; mxqdump and
--- `mxqadmin power explain` show the reason. A new column at the end of
+-- work that would have waited for it wakes another node; `mxqadmin power
+-- explain` shows the reason. A new column at the end of
 -- mxq_daemon; upstream tools read none of it. Safe to run again.
 
 ALTER TABLE mxq_daemon
