@@ -740,7 +740,8 @@ static int daemon_heartbeat(struct mxqd_server *s)
 		.status = daemon_status(s), .jobs_running = s->jobs_running,
 		.slots_running = s->slots_running, .threads_running = s->threads_running,
 		.memory_used_mib = s->memory_running_mib, .gpus_used = s->gpus_running,
-		.pause_reason = s->disk_fault ? s->disk_fault_reason : "",
+		.pause_reason = s->disk_fault ? s->disk_fault_reason :
+				s->fds_full ? s->fds_full_reason : "",
 	};
 
 	tmpdir_bytes(s, &load.tmpdir_total_bytes, &load.tmpdir_free_bytes);
@@ -809,7 +810,10 @@ struct loop_state {
 	unsigned backoff_s;
 	uint64_t next_db_try_ms;
 	uint64_t next_heartbeat_ms;
-	bool paused_said;       /* the last heartbeat said a pause (disk fault) */
+	bool paused_said;       /* the last heartbeat said a pause (disk fault, no
+	                           room for descriptors) */
+	bool disk_said;         /* ... and a disk fault (said at once) */
+	uint64_t last_heartbeat_ms;
 	uint64_t next_cancel_us;  /* mxqd_prof_now() clock */
 	uint64_t db_connects;   /* mx_db's connect count at the last look */
 	uint64_t db_faults;     /* and its server fault count */
@@ -942,6 +946,7 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		uint64_t t;
 		int64_t running_in_ms;
 		int r, sig;
+		bool paused;
 
 		if (!ls.db_ok && now >= ls.next_db_try_ms) {
 			if (mx_db_ensure(s->db) == 0) {
@@ -995,13 +1000,21 @@ static int serve(struct mxqd_server *s, const sigset_t *sigs)
 		if (ls.db_ok && (r = mxqd_power_leader_tick(s)) < 0)
 			db_failed(s, &ls, r, "power manager tick");
 		now = mx_now_monotonic_ms();
-		/* a pause begun or ended is said at once: the power manager
+		/* a pause begun or ended is said at once; one for open files
+		 * at most once a second (a node at its limit flips with every
+		 * job that ends and the next that starts): the power manager
 		 * counts a paused node as no capacity */
-		if (ls.db_ok && (now >= ls.next_heartbeat_ms || s->disk_fault != ls.paused_said)) {
-			if ((r = daemon_heartbeat(s)) < 0)
+		mxqd_jobs_fds_recheck(s);
+		paused = s->disk_fault || s->fds_full;
+		if (ls.db_ok && (now >= ls.next_heartbeat_ms || s->disk_fault != ls.disk_said ||
+				 (paused != ls.paused_said && now >= ls.last_heartbeat_ms + 1000))) {
+			if ((r = daemon_heartbeat(s)) < 0) {
 				db_failed(s, &ls, r, "heartbeat");
-			else
-				ls.paused_said = s->disk_fault;
+			} else {
+				ls.paused_said = paused;
+				ls.disk_said = s->disk_fault;
+			}
+			ls.last_heartbeat_ms = now;
 			ls.next_heartbeat_ms = now + s->heartbeat_interval_s * 1000ULL;
 		}
 		mxqd_prof_add(MXQD_PROF_OTHER, t);

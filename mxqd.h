@@ -91,6 +91,11 @@ struct mxqd_server {
 	                               claims until a probe succeeds (mxqd_jobs_disk_tick) */
 	char disk_fault_reason[1024];
 	bool fds_short;             /* too few descriptors for another job (said once) */
+	bool fds_full;              /* the last claim found no room for another job's
+	                               descriptors: the heartbeat says so (a pause
+	                               reason) until a job's end makes room */
+	uint32_t fds_full_jobs;     /* jobs running when it was found */
+	char fds_full_reason[160];
 	uint64_t short_until_ms;    /* monotonic: no claims before (a job start ran
 	                               out of descriptors or memory) */
 };
@@ -228,6 +233,9 @@ int mxqd_jobs_start_some(struct mxqd_server *server);
  * lets no job run; with WARN, say when it lets fewer jobs run at once than
  * --slots would (each running job keeps about two descriptors: best once
  * everything of mxqd's own is open). */
+/* Clear server->fds_full once a job ended since and room for another
+ * job's descriptors is there again. */
+void mxqd_jobs_fds_recheck(struct mxqd_server *server);
 int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *errbuf,
 			     size_t errlen);
 /* Collect ended jobs (children and adopted ones) and record them. */

@@ -1058,6 +1058,13 @@ static bool fds_left(struct mxqd_server *server, int *open_count)
 	rlim_t need = FDS_START + FDS_RESERVE(lim) + (rlim_t)(open < 0 ? 0 : open);
 	bool ok = !lim || (open >= 0 && need <= lim);
 
+	server->fds_full = !ok;
+	if (!ok) {
+		server->fds_full_jobs = server->jobs_running;
+		snprintf(server->fds_full_reason, sizeof(server->fds_full_reason),
+			 "open files: %d of the limit of %llu in use, no room for another job",
+			 open, (unsigned long long)lim);
+	}
 	if (!ok && !server->fds_short) {
 		mx_log_warning("open files: %d of the limit of %llu in use with %u job(s) running: "
 			       "no new job until some end (raise LimitNOFILE in mxqd.service to "
@@ -1070,6 +1077,21 @@ static bool fds_left(struct mxqd_server *server, int *open_count)
 		server->fds_short = false;
 	}
 	return ok;
+}
+
+void mxqd_jobs_fds_recheck(struct mxqd_server *server)
+{
+	rlim_t lim;
+	int open;
+
+	if (!server->fds_full || server->jobs_running >= server->fds_full_jobs)
+		return;
+	lim = fd_limit();
+	open = mx_fds_open();
+	if (!lim || (open >= 0 && FDS_START + FDS_RESERVE(lim) + (rlim_t)open <= lim))
+		server->fds_full = false;
+	else
+		server->fds_full_jobs = server->jobs_running;
 }
 
 /* The node is short of descriptors or memory, not of a working disk. */

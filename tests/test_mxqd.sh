@@ -356,8 +356,21 @@ while [ $i -lt 40 ]; do
 	submit -N fd -m 64M -w "$W" sleep 3 >/dev/null
 	i=$((i + 1))
 done
+fd_pause="SELECT daemon_pause_reason FROM mxq_daemon WHERE hostname = 'fdnode'
+	ORDER BY daemon_id DESC LIMIT 1"
+# the power manager must not count the slots it cannot fill as capacity
+if wait_for 20 "SELECT ($fd_pause) LIKE 'open files: % in use, no room for another job'"; then
+	ok "while held back, its daemon row says why it takes no job"
+else
+	not_ok "while held back, its daemon row says why it takes no job"
+fi
 fd_sql="SELECT COUNT(*) FROM mxq_job WHERE job_id >= $first AND job_status = 1000"
 wait_for 60 "SELECT ($fd_sql) = 40" || not_ok "the 40 jobs ended"
+if wait_for 10 "SELECT ($fd_pause) = ''"; then
+	ok "once the jobs ended, no pause is left in its row"
+else
+	not_ok "once the jobs ended, no pause is left in its row"
+fi
 is "all 40 FINISHED" "$(mxq_sql "$fd_sql")" 40
 is "none FAILED, KILLED or UNKNOWN" "$(mxq_sql "SELECT COUNT(*) FROM mxq_job
 	WHERE job_id >= $first AND job_status IN (400, 750, 999)")" 0
