@@ -660,12 +660,6 @@ static void refuse_job(struct mxqd_server *server, struct mxqd_job *job, const c
 	finish_job(server, job);  /* on a database error the reaping loop retries */
 }
 
-/*
- * Fork the reaper; returns 0 with job->reaper_pid set and the job starting:
- * mxqd does not wait for the reaper to start the job (dispatch fast path);
- * the reaper reports the job's pid through job->report_fd and wakes the
- * loop with SIGUSR2, and collect_reports() takes it from there.
- */
 /* For tests: MXQD_TEST_START_FAIL=ERRNO:COUNT fails the first COUNT reaper
  * forks with ERRNO (EMFILE, ENFILE, ENOMEM, EAGAIN or EIO; mxqd(8),
  * ENVIRONMENT): what a node short of descriptors or memory does to a
@@ -703,6 +697,12 @@ static int test_start_fail(void)
 	return -err;
 }
 
+/*
+ * Fork the reaper; returns 0 with job->reaper_pid set and the job starting:
+ * mxqd does not wait for the reaper to start the job (dispatch fast path);
+ * the reaper reports the job's pid through job->report_fd and wakes the
+ * loop with SIGUSR2, and collect_reports() takes it from there.
+ */
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
 	struct mxqd_reaper_args args = { .server = server, .job = job, .mxqd_pid = getpid() };

@@ -350,12 +350,17 @@ mxqd_wrap="prlimit --nofile=64:64 --"
 check "start mxqd fdnode (40 slots, open file limit 64)" \
 	mxqd_start fdnode --slots 40 --memory 40G
 mxqd_wrap=
-first=$(submit -N fd -m 64M -w "$W" sleep 3)
-i=1
-while [ $i -lt 40 ]; do
-	submit -N fd -m 64M -w "$W" sleep 3 >/dev/null
-	i=$((i + 1))
-done
+# submit_n COUNT NAME SECONDS: COUNT jobs of sleep SECONDS; prints the first id
+submit_n() {
+	_sn_first=$(submit -N "$2" -m 64M -w "$W" sleep "$3")
+	_sn_i=1
+	while [ "$_sn_i" -lt "$1" ]; do
+		submit -N "$2" -m 64M -w "$W" sleep "$3" >/dev/null
+		_sn_i=$((_sn_i + 1))
+	done
+	echo "$_sn_first"
+}
+first=$(submit_n 40 fd 3)
 fd_pause="SELECT daemon_pause_reason FROM mxq_daemon WHERE hostname = 'fdnode'
 	ORDER BY daemon_id DESC LIMIT 1"
 # the power manager must not count the slots it cannot fill as capacity
@@ -418,12 +423,7 @@ mxqd_wrap="prlimit --nofile=${raise:-32}:${raise:-32} --"
 check "start mxqd fdnode3 (12 slots, open file limit $raise)" \
 	mxqd_start fdnode3 --slots 12 --memory 12G
 mxqd_wrap=
-first3=$(submit -N fd3 -m 64M -w "$W" sleep 4)
-i=1
-while [ $i -lt 12 ]; do
-	submit -N fd3 -m 64M -w "$W" sleep 4 >/dev/null
-	i=$((i + 1))
-done
+first3=$(submit_n 12 fd3 4)
 wait_for 60 "SELECT COUNT(*) = 12 FROM mxq_job WHERE job_id >= $first3 AND job_status = 1000" ||
 	not_ok "the 12 jobs ended"
 L3=$(mxqd_dir fdnode3)/mxqd.log
