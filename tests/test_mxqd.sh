@@ -436,18 +436,19 @@ else
 fi
 mxqd_stop fdnode3 TERM 15
 
-# a limit that lets no job run: it would register slots it never fills
+# a limit that lets no job run (a start alone needs 16 above what is open):
+# it would register slots it never fills
 rows_before=$(mxq_sql "SELECT COUNT(*) FROM mxq_daemon")
-prlimit --nofile=24:24 -- true 2>/dev/null || not_ok "prlimit works"
-bad_err=$(prlimit --nofile=24:24 -- timeout 20 "$mxqd_bin" --hostname fdnode4 \
+prlimit --nofile=16:16 -- true 2>/dev/null || not_ok "prlimit works"
+bad_err=$(prlimit --nofile=16:16 -- timeout 20 "$mxqd_bin" --hostname fdnode4 \
 	-M "$MXQ_MYSQL_DEFAULT_FILE" --spool "$MXQ_TEST_DIR/fd4/spool" \
 	--tmpdir "$MXQ_TEST_DIR/fd4/tmp" --log "$MXQ_TEST_DIR/fd4.log" --slots 4 \
 	</dev/null 2>&1 >/dev/null)
 bad_rc=$?
-check "open file limit 24: mxqd refuses to start (exit $bad_rc)" test "$bad_rc" -ne 0
+check "open file limit 16: mxqd refuses to start (exit $bad_rc)" test "$bad_rc" -ne 0
 is "with one line" "$(printf '%s\n' "$bad_err" | grep -c .)" 1
 contains "that says which limit lets a job run" "$bad_err" \
-	"the open file limit of 24 lets no job run"
+	"the open file limit of 16 lets no job run"
 is "and registers no daemon row" "$(mxq_sql "SELECT COUNT(*) FROM mxq_daemon")" "$rows_before"
 
 # ----------------------------- 8. a start that runs short past the checks
