@@ -233,11 +233,11 @@ int mxqd_jobs_start_some(struct mxqd_server *server);
  * lets no job run; with WARN, say when it lets fewer jobs run at once than
  * --slots would (each running job keeps about two descriptors: best once
  * everything of mxqd's own is open). */
+int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *errbuf,
+			     size_t errlen);
 /* Clear server->fds_full once a job ended since and room for another
  * job's descriptors is there again. */
 void mxqd_jobs_fds_recheck(struct mxqd_server *server);
-int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *errbuf,
-			     size_t errlen);
 /* Collect ended jobs (children and adopted ones) and record them. */
 int mxqd_jobs_reap(struct mxqd_server *server);
 /*

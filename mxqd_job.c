@@ -706,13 +706,12 @@ static int test_start_fail(void)
 static int spawn_reaper(struct mxqd_server *server, struct mxqd_job *job)
 {
 	struct mxqd_reaper_args args = { .server = server, .job = job, .mxqd_pid = getpid() };
-	int fd;
+	int fd, r;
 	pid_t pid;
 
 	job->fork_us = mxqd_prof_now();
-	pid = test_start_fail();
-	if (pid < 0)
-		return (int)pid;
+	if ((r = test_start_fail()) < 0)
+		return r;
 	pid = mx_fork_with_pipe(&fd);
 	if (pid < 0)
 		return (int)pid;
@@ -1047,6 +1046,15 @@ int mxqd_jobs_check_fd_limit(const struct mxqd_server *server, bool warn, char *
 	return 0;
 }
 
+/* How many more jobs can start under the limit LIM (0: none known) with
+ * OPEN descriptors open (negative: not known, none). */
+static uint64_t fd_room(rlim_t lim, int open)
+{
+	if (!lim)
+		return UINT64_MAX;
+	return open < 0 ? 0 : fd_jobs_fit(lim, (uint64_t)open);
+}
+
 /* Whether descriptors are left for one more job start; *OPEN: how many
  * are open (counted when negative; the caller adds what it starts). A
  * shortage is said once, and its end once there is room for eight more
@@ -1055,8 +1063,8 @@ static bool fds_left(struct mxqd_server *server, int *open_count)
 {
 	rlim_t lim = fd_limit();
 	int open = *open_count < 0 ? (*open_count = mx_fds_open()) : *open_count;
-	rlim_t need = FDS_START + FDS_RESERVE(lim) + (rlim_t)(open < 0 ? 0 : open);
-	bool ok = !lim || (open >= 0 && need <= lim);
+	uint64_t room = fd_room(lim, open);
+	bool ok = room > 0;
 
 	server->fds_full = !ok;
 	if (!ok) {
@@ -1071,7 +1079,7 @@ static bool fds_left(struct mxqd_server *server, int *open_count)
 			       "run more at once)", open, (unsigned long long)lim,
 			       server->jobs_running);
 		server->fds_short = true;
-	} else if (server->fds_short && ok && need + 8 * FDS_PER_JOB <= lim) {
+	} else if (server->fds_short && room > 8) {
 		mx_log_notice("open files: %d of the limit of %llu in use: room for jobs again",
 			      open, (unsigned long long)lim);
 		server->fds_short = false;
@@ -1081,14 +1089,9 @@ static bool fds_left(struct mxqd_server *server, int *open_count)
 
 void mxqd_jobs_fds_recheck(struct mxqd_server *server)
 {
-	rlim_t lim;
-	int open;
-
 	if (!server->fds_full || server->jobs_running >= server->fds_full_jobs)
 		return;
-	lim = fd_limit();
-	open = mx_fds_open();
-	if (!lim || (open >= 0 && FDS_START + FDS_RESERVE(lim) + (rlim_t)open <= lim))
+	if (fd_room(fd_limit(), mx_fds_open()) > 0)
 		server->fds_full = false;
 	else
 		server->fds_full_jobs = server->jobs_running;
