@@ -213,19 +213,14 @@ int mxqd_redfish_request(struct mxqd_redfish *c, const char *method, const char 
 	c->token[0] = '\0';
 	c->token_cut = false;
 	timeout_ms = (long)c->s.timeout_ms;
-	if (c->s.deadline_ms) {
+	if (c->s.deadline_ms && mx_now_boottime_ms() + c->s.timeout_ms > c->s.deadline_ms) {
 		/* the call's bound, which the leader fences by: a request that
-		 * could end after it does not start, the others end by it */
-		uint64_t now = mx_now_boottime_ms();
-		long left = c->s.deadline_ms > now ? (long)(c->s.deadline_ms - now) : 0;
-
-		if (left < 50) {
-			snprintf(errbuf, errlen, "BMC %s: %s %s not sent: the call's time bound is used up",
-				 c->s.bmc, method, path);
-			return -ETIME;  /* final: no attempt may follow */
-		}
-		if (left < timeout_ms)
-			timeout_ms = left;
+		 * could end after it does not start. Not even with its timeout
+		 * cut to what is left: a BMC acts on a request whose client
+		 * gave up, so a Reset sent then can land after the bound. */
+		snprintf(errbuf, errlen, "BMC %s: %s %s not sent: the call's time bound is used up",
+			 c->s.bmc, method, path);
+		return -ETIME;  /* final: no attempt may follow */
 	}
 	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);

@@ -34,8 +34,8 @@ struct mxqd_redfish_settings {
 	bool insecure;            /* no TLS verification at all */
 	bool session;             /* Redfish session instead of basic auth */
 	unsigned timeout_ms;      /* one request */
-	uint64_t deadline_ms;     /* mx_now_boottime_ms: no request starts later, none
-	                             lasts beyond; 0 = none (not the logout) */
+	uint64_t deadline_ms;     /* mx_now_boottime_ms: no request starts unless its
+	                             timeout_ms ends by it; 0 = none (the logout) */
 };
 
 struct mxqd_redfish {
