@@ -69,6 +69,7 @@ struct options {
 	size_t n_timeouts;
 	int64_t tick_s;
 	int64_t poll_s;              /* --poll, 0 = at ticks only */
+	int64_t scan_s;              /* --timeout-scan, 0 = at once */
 	double days;                 /* window length, 0 = all */
 	double skip_days;
 	double scale;                /* 0 = auto */
@@ -147,6 +148,9 @@ static void usage(FILE *f)
 "Policies:\n"
 "      --timeouts LIST        the sweep of fixed idle timeouts (default\n"
 "                             1m,2m,5m,10m,20m,30m,60m)\n"
+"      --timeout-scan DUR     a job that cannot start wakes nodes for the fixed\n"
+"                             timeouts this long after its submit (1s, as Slurm's\n"
+"                             power save thread; 0 = at once)\n"
 "      --power-config FILE    power.conf for our policy (default: built-in defaults)\n"
 "      --tick DUR             time between two decisions of our policy (10s, as\n"
 "                             mxqd --power-tick)\n"
@@ -222,7 +226,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_NODES = 256, O_CORES, O_MEMORY, O_MAXTIME, O_IDLE, O_BUSY, O_OFF, O_BOOT_TIME,
 		O_BOOT_ENERGY, O_SHUTDOWN_TIME, O_SHUTDOWN_ENERGY, O_CLASS, O_DAYS, O_SKIP_DAYS,
 		O_SCALE, O_WIDE, O_EXPECTED_END, O_TIMEOUTS, O_POWER_CONFIG, O_TICK, O_CSV, O_JSON,
-		O_SVG, O_THREADS, O_EVERY_TICK, O_KEEP_OVERRUNS, O_POLL,
+		O_SVG, O_THREADS, O_EVERY_TICK, O_KEEP_OVERRUNS, O_POLL, O_TIMEOUT_SCAN,
 	};
 	static const struct option opts[] = {
 		{ "nodes",           required_argument, NULL, O_NODES },
@@ -252,6 +256,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "threads",         required_argument, NULL, O_THREADS },
 		{ "every-tick",      no_argument,       NULL, O_EVERY_TICK },
 		{ "poll",            required_argument, NULL, O_POLL },
+		{ "timeout-scan",    required_argument, NULL, O_TIMEOUT_SCAN },
 		{ "help",            no_argument,       NULL, 'h' },
 		{ "version",         no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -367,6 +372,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_POLL:
 			r = parse_duration_opt("poll", optarg, &o->poll_s);
+			break;
+		case O_TIMEOUT_SCAN:
+			r = parse_duration_opt("timeout-scan", optarg, &o->scan_s);
 			break;
 		case O_EVERY_TICK:
 			o->every_tick = true;
@@ -969,6 +977,7 @@ static int print_json(const char *trace_name, const struct mxq_sim_trace *trace,
 	json_object_set_new(doc, "power_config", json_string(cfg_text));
 	json_object_set_new(doc, "tick_s", json_integer(o->tick_s));
 	json_object_set_new(doc, "poll_s", json_integer(o->poll_s));
+	json_object_set_new(doc, "timeout_scan_s", json_integer(o->scan_s));
 	for (size_t k = 0; k < n_rows && r == 0; k++) {
 		const struct row *w = &rows[k];
 		json_t *jr = json_object();
@@ -1215,7 +1224,7 @@ static int write_svg(const char *path, const char *trace_name, const struct run 
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .poll_s = 1, .scale = 1.0,
+		.timeouts = { 60, 120, 300, 600, 1200, 1800, 3600 }, .n_timeouts = 7, .tick_s = 10, .poll_s = 1, .scan_s = 1, .scale = 1.0,
 		.wide = MXQ_SIM_WIDE_GANG,
 	};
 	struct mxq_sim_trace trace;
@@ -1314,7 +1323,7 @@ int main(int argc, char **argv)
 			snprintf(d, sizeof(d), "%" PRId64 "s", o.timeouts[k]);
 		*run = (struct run) {
 			.params = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = o.timeouts[k],
-				    .series_step_s = step },
+				    .scan_s = o.scan_s, .series_step_s = step },
 		};
 		snprintf(run->name, sizeof(run->name), "timeout-%s", d);
 	}

@@ -2289,7 +2289,9 @@ static int dispatch(struct mxq_sim *s)
 					return -ENOTRECOVERABLE;
 			}
 		}
-		if (!can_wake)
+		/* woken for only once the power manager has seen it waiting
+		 * (scan_for); the rest of its queue came later still */
+		if (!can_wake || s->c->jobs[e.job].submit + s->p.scan_s > s->now)
 			continue;
 		r = try_wake_for(s, e.job, &ok);
 		if (r < 0)
@@ -2762,7 +2764,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 
 	if (!c || !params || !ret_sim || (unsigned)params->policy >= _MXQ_SIM_POLICY_MAX ||
 	    params->series_step_s < 0 ||
-	    (params->policy == MXQ_SIM_TIMEOUT && params->timeout_s < 0) ||
+	    (params->policy == MXQ_SIM_TIMEOUT && (params->timeout_s < 0 || params->scan_s < 0)) ||
 	    (params->policy == MXQ_SIM_POLICY && (!params->cfg || params->tick_s <= 0 ||
 						    params->poll_s < 0)))
 		return -EINVAL;
@@ -2894,6 +2896,23 @@ static int poll_for(struct mxq_sim *s, size_t first_new)
 	return 0;
 }
 
+/*
+ * The same for a fixed timeout: Slurm's power save thread, which starts
+ * the boots of powered-down nodes a job was given, scans once a second,
+ * so a job that cannot start at once wakes nodes only scan_s after its
+ * submit (dispatch() holds it back until then). Each submit time that
+ * leaves a job waiting gets its own scan.
+ */
+static int scan_for(struct mxq_sim *s, size_t first_new)
+{
+	if (s->p.policy != MXQ_SIM_TIMEOUT || s->p.scan_s <= 0 || s->n_off + s->n_transit == 0)
+		return 0;
+	for (size_t j = first_new; j < s->next_submit; j++)
+		if (!s->job_live[j])
+			return ev_push(s, s->now + s->p.scan_s, EV_POLL, 0, 0);
+	return 0;
+}
+
 /* Process every time stamp before LIMIT; with UNTIL_DONE stop after the
  * one at which the last job ended. */
 static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
@@ -2934,7 +2953,17 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 			if (r < 0)
 				return r;
 		}
-		if (first_new < s->next_submit && (r = poll_for(s, first_new)) < 0)
+		if (first_new < s->next_submit &&
+		    ((r = poll_for(s, first_new)) < 0 || (r = scan_for(s, first_new)) < 0))
+			return r;
+		while (s->p.policy == MXQ_SIM_TIMEOUT && s->evq.n && s->evq.v[0].t == t &&
+		       s->evq.v[0].type == EV_POLL) {
+			ev_pop(s);
+			s->events++;
+			s->polls++;
+			s->dirty = true;
+		}
+		if (s->dirty && (r = dispatch(s)) < 0)
 			return r;
 		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_POLL) {
 			ev_pop(s);

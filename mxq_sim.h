@@ -255,6 +255,9 @@ struct mxq_sim_params {
 	                                at once is decided on this long after its submit,
 	                                when no tick comes sooner (mxqd --power-poll);
 	                                0 = at ticks only */
+	int64_t scan_s;              /* MXQ_SIM_TIMEOUT: a job that cannot start wakes
+	                                nodes this long after its submit (Slurm's power
+	                                save thread scans once a second); 0 = at once */
 	int64_t series_step_s;       /* width of the time series buckets; 0 = none */
 	int64_t stall_limit_s;       /* give up when jobs wait and nothing runs or
 	                                boots this long; 0 = 30 days */

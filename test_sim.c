@@ -395,6 +395,37 @@ START_TEST(timeout_arrival_during_shutdown)
 }
 END_TEST
 
+/* With a scan of 5 s (Slurm's power save thread scans once a second) the
+ * woken-for job waits the scan and then the boot; a job that starts at once
+ * does not wait, and a job arriving during a shutdown is scanned long before
+ * the node is off, so it waits as without a scan. */
+START_TEST(timeout_scan_delays_wake)
+{
+	struct world w;
+	struct mxq_sim_params p = { .policy = MXQ_SIM_TIMEOUT, .timeout_s = 100, .scan_s = 5 };
+
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 500, 10, 1, 10 }, { 687, 10, 1, 10 });
+	world_nodes(&w, 1, 1);
+	world_run(&w, &p, 2000);
+	ck_assert_double_eq(job_wait(&w, 0), 0);
+	/* the boot starts at 505 and ends at 565 */
+	ck_assert_double_eq(job_wait(&w, 1), 65);
+	/* idle from 575, shutdown [675,695): woken at 695, up at 755 */
+	ck_assert_double_eq(job_wait(&w, 2), (695 - 687) + 60);
+	ck_assert_uint_eq(w.res.boots, 2);
+	ck_assert_uint_eq(w.res.polls, 2);
+	world_done(&w);
+
+	p.scan_s = 0;
+	WORLD_JOBS(&w, { 0, 10, 1, 10 }, { 500, 10, 1, 10 });
+	world_nodes(&w, 1, 1);
+	world_run(&w, &p, 1000);
+	ck_assert_double_eq(job_wait(&w, 1), 60);
+	ck_assert_uint_eq(w.res.polls, 0);
+	world_done(&w);
+}
+END_TEST
+
 /* The same under the real policy, ticking every 60 s: every step waits for
  * a tick, and the node acknowledges a drain at the tick after. */
 START_TEST(policy_one_node_cycle)
@@ -681,7 +712,7 @@ static void assert_bound_holds(struct world *w, const char *what)
 	p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_ALWAYS_ON };
 	for (size_t k = 0; k < sizeof(timeouts) / sizeof(timeouts[0]); k++)
 		p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_TIMEOUT,
-						   .timeout_s = timeouts[k] };
+						   .timeout_s = timeouts[k], .scan_s = k % 2 };
 	p[n++] = (struct mxq_sim_params) { .policy = MXQ_SIM_POLICY, .cfg = &w->cfg, .tick_s = 10 };
 	for (size_t k = 0; k < n; k++) {
 		ck_assert_int_eq(mxq_sim_new(w->cluster, &p[k], &sims[k]), 0);
@@ -1136,7 +1167,8 @@ START_TEST(kept_sets_match_full_passes)
 		struct mxq_sim_class c[2];
 		struct mxq_sim_params p = { .policy = k == 0 ? MXQ_SIM_ALWAYS_ON :
 						      k == 1 ? MXQ_SIM_TIMEOUT : MXQ_SIM_POLICY,
-					    .timeout_s = 300, .tick_s = 10, .poll_s = k % 2 ? 2 : 0,
+					    .timeout_s = 300, .scan_s = 1, .tick_s = 10,
+					    .poll_s = k % 2 ? 2 : 0,
 					    .self_check = true };
 		world_trace(&w, text);
 		if (k >= 2)
@@ -1181,6 +1213,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, kept_sets_match_full_passes);
 	tcase_add_test(sim, timeout_boot_delay);
 	tcase_add_test(sim, timeout_arrival_during_shutdown);
+	tcase_add_test(sim, timeout_scan_delays_wake);
 	tcase_add_test(sim, policy_one_node_cycle);
 	tcase_add_test(sim, policy_poll_decides_on_submit);
 	tcase_add_test(sim, policy_warm_pool_and_max_cycles);

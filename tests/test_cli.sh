@@ -188,7 +188,7 @@ events
 --check-config
 --version
 --group-id
---tick --timeouts
+--tick --timeout-scan --timeouts
 --listen
 schema"
 else
