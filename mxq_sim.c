@@ -2956,27 +2956,27 @@ static int loop(struct mxq_sim *s, int64_t limit, bool until_done)
 		if (first_new < s->next_submit &&
 		    ((r = poll_for(s, first_new)) < 0 || (r = scan_for(s, first_new)) < 0))
 			return r;
-		while (s->p.policy == MXQ_SIM_TIMEOUT && s->evq.n && s->evq.v[0].t == t &&
-		       s->evq.v[0].type == EV_POLL) {
-			ev_pop(s);
-			s->events++;
-			s->polls++;
-			s->dirty = true;
-		}
-		if (s->dirty && (r = dispatch(s)) < 0)
-			return r;
 		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_POLL) {
 			ev_pop(s);
 			s->events++;
-			s->poll_at = NONE_TIME;
-			/* a tick at the same time decides anyway */
-			if (!(s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK)) {
+			if (s->p.policy == MXQ_SIM_TIMEOUT) {
+				/* a scan (one per time, scan_for): its jobs may
+				 * wake nodes now */
 				s->polls++;
-				r = policy_tick(s);
-				if (r < 0)
+				if ((r = dispatch(s)) < 0)
 					return r;
-				if (s->dirty && (r = dispatch(s)) < 0)
-					return r;
+			} else {
+				s->poll_at = NONE_TIME;
+				/* a tick at the same time decides anyway */
+				if (!(s->evq.n && s->evq.v[0].t == t &&
+				      s->evq.v[0].type == EV_TICK)) {
+					s->polls++;
+					r = policy_tick(s);
+					if (r < 0)
+						return r;
+					if (s->dirty && (r = dispatch(s)) < 0)
+						return r;
+				}
 			}
 		}
 		if (s->evq.n && s->evq.v[0].t == t && s->evq.v[0].type == EV_TICK) {
