@@ -95,14 +95,14 @@ check "node samples stored" wait_for 5 \
 # ------------------------------------------------------ 2. power steps
 
 section "2. power steps during a job"
-echo 100 >"$WATTS"
+put_watts "$WATTS" 100
 sleep 0.6
 j=$(submit -N e -t 10m sleep 3)
 wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j"
 sleep 1
-echo 300 >"$WATTS"
+put_watts "$WATTS" 300
 sleep 1
-echo 100 >"$WATTS"
+put_watts "$WATTS" 100
 wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $j"
 set -- $(job_row "$j")
 echo "# job $j: $3 J over $(( ${2%.*} - ${1%.*} )) ms, avg $4 W, peak $5 W, $6, $7"

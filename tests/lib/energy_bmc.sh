@@ -4,6 +4,7 @@
 #
 #   job_row JOB     START_MS END_MS ENERGY_J AVG_W PEAK_W METHOD COMPLETENESS
 #   run_job SECONDS a job of that length -> its id, once its energy row is final
+#   put_watts WATTS_FILE TEXT  replace the reading in one step
 #   fault_job WATTS_FILE BAD GOOD
 #       a 3 s job during which the BMC's reading (the file the simulated BMC
 #       reads) is BAD for a second ("-": the file removed), then GOOD again
@@ -26,14 +27,21 @@ run_job() {
 	echo "$_j"
 }
 
+# FILE holds TEXT at once: the simulated BMC never reads the empty file a
+# truncating write leaves for an instant (it would answer "no reading", a
+# fault the test did not ask for)
+put_watts() {
+	echo "$2" >"$1.tmp" && mv -f "$1.tmp" "$1"
+}
+
 fault_job() {
 	local _j
 	_j=$(submit -N e -t 10m sleep 3) || return 1
 	wait_for 10 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $_j" >/dev/null
 	sleep 1
-	if [ "$2" = - ]; then rm -f "$1"; else echo "$2" >"$1"; fi
+	if [ "$2" = - ]; then rm -f "$1"; else put_watts "$1" "$2"; fi
 	sleep 1
-	echo "$3" >"$1"
+	put_watts "$1" "$3"
 	wait_for 30 "SELECT date_end IS NOT NULL FROM mxq_power_job WHERE job_id = $_j" >/dev/null
 	echo "$_j"
 }
