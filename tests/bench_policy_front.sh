@@ -2,7 +2,8 @@
 # bench_policy_front.sh - where our power policy lies against the sweep of
 # fixed idle timeouts, on traces it was not tuned on and on the shipped
 # ones: synthetic traces from tests/gen_swf.sh (several seeds, sizes, core
-# counts and shapes, mixed clusters of 64-core and 12-core hosts), the
+# counts and shapes, a nearly full 16-core cluster with gangs, mixed
+# clusters of 64-core and 12-core hosts), the
 # shipped KTH and HPC2N-slice traces with wide jobs split into one-host
 # jobs (MXQ's own workload), and the three shipped traces as they are.
 # One line per run: the fixed timeout using the least energy and ours
@@ -48,6 +49,7 @@ mixed-bursty-s51|51 60 50 24 500 bursty|$MIXED
 mixed-bursty-s52|52 60 50 24 500 bursty|$MIXED
 bursty1|61 40 80 1 400 bursty|
 wide4-split-s71|71 40 100 4 250 wide|--wide split
+wide16-busy|81 30 200 16 420 wide|
 HPC2N|@HPC2N-2002-2.1-cln.swf.gz|
 KTH|@KTH-SP2-1996-2.1-cln.swf.gz|
 alea|@alea-hpc2n.swf.gz|
