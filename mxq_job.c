@@ -228,6 +228,16 @@ int64_t mxq_job_query_one(struct mx_db *db, struct mx_db_result **ret_res, uint6
 		" WHERE j.job_id = ?", "U", job_id);
 }
 
+int64_t mxq_job_query_ended_by(struct mx_db *db, struct mx_db_result **ret_res,
+			       const struct mxq_job_claimer *c, uint64_t job_id)
+{
+	return mx_db_query(db, ret_res,
+		"SELECT " MXQ_JOB_COLUMNS " FROM mxq_job j JOIN mxq_group g ON g.group_id = j.group_id"
+		" WHERE j.job_id = ? AND j.host_hostname = ? AND j.server_id = ?"
+		" AND j.job_status NOT IN (" MXQ_JOB_ACTIVE_STATUSES ") AND j.date_end > 0",
+		"Uss", job_id, c->hostname, c->daemon_name);
+}
+
 int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,
 			      const struct mxq_job_claimer *c)
 {

@@ -178,6 +178,13 @@ int64_t mxq_job_claim_cancelled_callback(struct mx_db *db, const struct mxq_job_
  * errno. */
 int64_t mxq_job_query_one(struct mx_db *db, struct mx_db_result **ret_res, uint64_t job_id);
 
+/* Job JOB_ID as MXQ_JOB_COLUMNS when it ended (no longer active, date_end
+ * set) on C's host and daemon name: one row or none. For recovery: an
+ * outcome left in the spool of a job whose end is on record. Row count or
+ * negative errno. */
+int64_t mxq_job_query_ended_by(struct mx_db *db, struct mx_db_result **ret_res,
+			       const struct mxq_job_claimer *c, uint64_t job_id);
+
 /* The active jobs an mxqd of C's host and name left (MXQ_JOB_COLUMNS rows),
  * for recovery after a restart. Row count or negative errno. */
 int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,

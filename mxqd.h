@@ -146,6 +146,8 @@ struct mxqd_job {
 	bool refused;               /* never run: identity check failed (no callback either) */
 	bool reason_done;           /* the outcome's reason is recorded (or given up) */
 	bool end_unanswered;        /* an attempt to record the end lost its answer */
+	bool end_left;              /* ended under an earlier mxqd, which died before
+	                               its hooks ran or before it knew (recovery) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */
 	struct mxqd_outcome *outcome;
 };
@@ -217,6 +219,11 @@ int mxqd_outcome_reserve(const char *spooldir, uint64_t job_id);
 /* Make SPOOL/JOBID.stat durable (fsync it and the spool dir), for an
  * outcome the database could not take at once. 0 or -errno. */
 int mxqd_outcome_sync(const char *spooldir, uint64_t job_id);
+/* The job's end hooks ran: SPOOL/JOBID.stat becomes SPOOL/JOBID.done, so
+ * that an mxqd that dies before the files are removed is not taken for one
+ * that died between recording the end and running the hooks (a restart
+ * runs the hooks of a JOBID.stat whose end is on record). 0 or -errno. */
+int mxqd_outcome_mark_done(const char *spooldir, uint64_t job_id);
 /* Remove the spool files of a job (after its outcome is in the database,
  * or when it goes back to the queue). 0, or the first -errno of a file
  * that is there and could not be removed. */

@@ -20,6 +20,8 @@
  * mxqd_hooks_job_started() / mxqd_hooks_job_ended() below.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -300,16 +302,29 @@ static int record_end(struct mxqd_server *server, struct mxqd_job *job, int stat
 		job->end_unanswered = true;  /* it may have taken all the same */
 	if (n < 0)
 		return (int)n;
-	if (n == 0 && job->end_unanswered) {
-		/* the earlier attempt took and its answer was lost, or someone
-		 * else ended the job meanwhile: the row tells which */
+	if (n == 0 && (job->end_unanswered || job->end_left)) {
+		/* the earlier attempt took and its answer was lost (or its
+		 * mxqd died before the hooks), or someone else ended the job
+		 * meanwhile: the row tells which */
 		n = mxq_job_end_is(server->db, job->job_id, status, &st);
 		if (n < 0)
 			return (int)n;
+		if (n > 0 && job->end_left) {
+			mx_log_notice("job %" PRIu64 ": its end was recorded by the mxqd before, which "
+				      "stopped before its callback and energy record: done now",
+				      job->job_id);
+			return 1;
+		}
 		if (n > 0) {
 			mx_log_info("job %" PRIu64 ": its end was recorded by an attempt whose "
 				    "answer the lost connection took", job->job_id);
 			return 1;
+		}
+		if (job->end_left) {
+			mx_log_warning("job %" PRIu64 ": its outcome was left in the spool, but the "
+				       "end on record is another one: no callback, files removed",
+				       job->job_id);
+			return 0;
 		}
 	}
 	if (n == 0)
@@ -406,6 +421,19 @@ static void leftovers_add(const struct mxqd_server *server, uint64_t job_id, con
 static int job_leftovers_remove(const struct mxqd_server *server, uint64_t job_id, bool tmpdir,
 				char *what, size_t len);
 
+/* For tests: MXQD_TEST_END_HOLD=STAGE=MS holds mxqd MS ms in finish_job()
+ * at STAGE (mxqd(8), ENVIRONMENT): "recorded", the end is on record and
+ * the hooks have not run; "hooked", they ran and the spool files are still
+ * there. Where an mxqd that dies could run a callback never or twice. */
+static void test_end_hold(const char *stage)
+{
+	const char *p = getenv("MXQD_TEST_END_HOLD");
+	size_t len = strlen(stage);
+
+	if (p && strncmp(p, stage, len) == 0 && p[len] == '=')
+		mx_sleep_ms(strtoul(p + len + 1, NULL, 10));
+}
+
 /* Try to write the outcome of an ended job; on success the job is gone. */
 static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 {
@@ -423,12 +451,18 @@ static int finish_job(struct mxqd_server *server, struct mxqd_job *job)
 		return r;
 	}
 	describe_outcome(job, job->final_status, job->outcome);
+	test_end_hold("recorded");
 	/* hooks (callbacks, energy) only for an outcome that is on record */
 	t = mxqd_prof_now();
 	if (r > 0)
 		mxqd_hooks_job_ended(server, job, job->final_status);
 	mxqd_prof_add(MXQD_PROF_HOOKS, t);
 	t = mxqd_prof_now();
+	/* from here a restart removes the files and runs no hooks; before,
+	 * it runs them if the end on record is this one (recover_ended) */
+	if (job->outcome)
+		mxqd_outcome_mark_done(server->spooldir, job->job_id);
+	test_end_hold("hooked");
 	if (job_leftovers_remove(server, job->job_id, job->outcome && job->outcome->tmpdir_left,
 				 what, sizeof(what)) < 0)
 		leftovers_add(server, job->job_id, what);
@@ -1885,6 +1919,65 @@ static void log_adopted(const struct mxqd_server *server, const struct mxqd_job 
 		    (int)job->reaper_pid, (int)job->job_pid, path[0] ? ", cgroup " : "", path);
 }
 
+static bool job_listed(const struct mxqd_server *server, uint64_t job_id)
+{
+	for (const struct mxqd_job *job = server->jobs; job; job = job->next)
+		if (job->job_id == job_id)
+			return true;
+	return false;
+}
+
+/*
+ * Outcomes in the spool of jobs that are no longer active, from an mxqd
+ * that died after it recorded the end: before the hooks ran (JOBID.stat)
+ * or after (JOBID.done, see mxqd_outcome_mark_done). A .stat job is
+ * listed again and finished by the reaping loop: finish_job() runs the
+ * hooks if the end on record is this outcome's, as after a lost answer. A
+ * .done job's files are removed. An outcome whose row is not an end of
+ * this host and daemon name is left alone. Returns the jobs listed.
+ */
+static unsigned recover_ended(struct mxqd_server *server, const struct mxq_job_claimer *me)
+{
+	DIR *dir = opendir(server->spooldir);
+	struct dirent *de;
+	unsigned listed = 0;
+
+	if (!dir) {
+		mx_log_warning("recovery: cannot read the spool %s: %m", server->spooldir);
+		return 0;
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		struct mx_db_result *res = NULL;
+		struct mxqd_job *job;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		errno = 0;
+		uint64_t job_id = strtoull(de->d_name, &end, 10);
+		bool done = strcmp(end, ".done") == 0;
+		if (errno || job_id == 0 || (!done && strcmp(end, ".stat") != 0) ||
+		    job_listed(server, job_id))
+			continue;
+		if (done) {
+			mxqd_outcome_remove(server->spooldir, job_id);
+			continue;
+		}
+		if (mxq_job_query_ended_by(server->db, &res, me, job_id) > 0 && mx_db_next(res) &&
+		    (job = job_from_row(server, res))) {
+			job->adopted = true;
+			job->end_left = true;
+			job->reaper_pid = job->job_pid = 0;  /* nothing of it runs */
+			job->start_realtime_ms = mx_now_realtime_ms();
+			job_list_add(server, job);
+			listed++;
+		}
+		mx_db_result_free(res);
+	}
+	closedir(dir);
+	return listed;
+}
+
 int mxqd_jobs_recover(struct mxqd_server *server)
 {
 	struct mx_db_result *res = NULL;
@@ -1952,6 +2045,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		}
 	}
 	mx_db_result_free(res);
+	adopted += recover_ended(server, &me);
 	if (requeued || adopted || lost)
 		mx_log_notice("recovery: %u claimed job(s) requeued, %u adopted, %u lost",
 			      requeued, adopted, lost);

@@ -965,9 +965,18 @@ int mxqd_outcome_sync(const char *spooldir, uint64_t job_id)
 	return r < 0 ? r : fsync_path(spooldir, O_RDONLY | O_DIRECTORY);
 }
 
+int mxqd_outcome_mark_done(const char *spooldir, uint64_t job_id)
+{
+	char from[4096], to[4096];
+
+	spool_path(spooldir, job_id, "stat", from, sizeof(from));
+	spool_path(spooldir, job_id, "done", to, sizeof(to));
+	return rename(from, to) < 0 ? -errno : 0;
+}
+
 int mxqd_outcome_remove(const char *spooldir, uint64_t job_id)
 {
-	static const char *const exts[] = { "stat", "stat.tmp", "pid" };
+	static const char *const exts[] = { "stat", "done", "stat.tmp", "pid" };
 	char path[4096];
 	int r = 0;
 

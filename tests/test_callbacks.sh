@@ -29,6 +29,11 @@
 #      that records the end has run): after the reconnect mxqd knows the
 #      end is its own, so the callback runs once and the energy row is
 #      written; a job someone else ended meanwhile still gets neither
+#   7. mxqd killed right after it recorded a job's end, before the
+#      callback (MXQD_TEST_END_HOLD=recorded), and right after the
+#      callback, before it removed the job's spool files (=hooked): the
+#      restarted mxqd runs the callback once in the first case and not
+#      again in the second, and the energy row gets its end
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -394,6 +399,61 @@ mxqd_stop cbnode3 TERM 15
 is "mxqd cbnode3 exits 0" "$mxqd_rc" 0
 is "each callback of this section ran once (or not at all)" \
 	"$(lines_for "$j_cut") $(lines_for "$j_other")" "1 0"
+
+# ------------------------- 7. mxqd killed between an end and its hooks
+
+# mxqd held (MXQD_TEST_END_HOLD) at STAGE of finishing a job and killed
+# there: "recorded" (the end is in the database, no callback yet), the
+# restart must run the callback once; "hooked" (it ran, the spool files
+# are still there), the restart must not run it again. Both times the
+# energy row gets its end and the spool is left empty.
+end_hold_round() {
+	stage=$1 node=cbhold-$1
+	section "7. mxqd killed at '$stage' of finishing a job"
+	MXQD_TEST_END_HOLD=$stage=60000
+	export MXQD_TEST_END_HOLD
+	mxqd_start "$node" --slots 2 --memory 4G --callback-timeout 3 \
+		--energy-sources model --energy-model 10:20 --energy-interval 0.25 \
+		--energy-flush-interval 1
+	_rc=$?
+	unset MXQD_TEST_END_HOLD
+	[ "$_rc" = 0 ] || { not_ok "$stage: start mxqd $node"; return; }
+	j=$(submit -N "hold-$stage" --whitelist "$node" -m 64M -w "$W/wd" --callback "$rec" \
+		sh -c 'sleep 1; exit 3')
+	check "$stage: the end is on record: FAILED" wait_for 15 \
+		"SELECT job_status = 750 FROM mxq_job WHERE job_id = $j"
+	if [ "$stage" = hooked ]; then
+		check "$stage: the callback ran before mxqd died" wait_until 10 \
+			grep -q "^$j " "$CB/record.log"
+	else
+		sleep 1
+		is "$stage: no callback before mxqd died" "$(lines_for "$j")" 0
+	fi
+	mxqd_signal "$node" KILL
+	mxqd_wait "$node" 5
+	check "$stage: restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G \
+		--callback-timeout 3 --energy-sources model --energy-model 10:20 \
+		--energy-interval 0.25 --energy-flush-interval 1
+	sp=$(mxqd_dir "$node")/spool
+	check "$stage: the restarted mxqd removes the job's spool files" wait_until 10 \
+		sh -c "! ls '$sp' | grep -q '^$j\\.'"
+	if [ "$stage" = recorded ]; then
+		check "$stage: the restarted mxqd runs the callback" wait_until 10 \
+			grep -q "^$j " "$CB/record.log"
+		check "$stage: its log says why" grep -qF "job $j: its end was recorded by the mxqd before" \
+			"$(mxqd_dir "$node")/mxqd.log"
+	fi
+	sleep 1
+	is "$stage: the callback ran exactly once" "$(lines_for "$j")" 1
+	is "$stage: with the recorded status" "$(grep "^$j " "$CB/record.log" | cut -d' ' -f3)" FAILED
+	check "$stage: the energy row has its end" wait_for 10 "SELECT COUNT(*) = 1 FROM mxq_power_job
+		WHERE job_id = $j AND date_end IS NOT NULL"
+	is "$stage: the job is still FAILED" "$(status_of "$j")" 750
+	mxqd_stop "$node" TERM 15
+	is "$stage: mxqd $node exits 0" "$mxqd_rc" 0
+}
+end_hold_round recorded
+end_hold_round hooked
 
 # Callbacks ran once per outcome, also counted at the very end.
 is "each callback ran exactly once per job" \
