@@ -593,6 +593,8 @@ struct mxq_sim_cluster {
 	struct mxq_sim_workload_stats stats;
 	double mem_mib_s;            /* memory x run time of the jobs kept */
 	double slot_j;               /* the slots' own energy, at the cheapest class */
+	uint32_t max_cores;          /* of the classes with nodes: a job of as many
+	                                threads fits only on a node without jobs */
 };
 
 void mxq_sim_cluster_free(struct mxq_sim_cluster *c)
@@ -938,6 +940,7 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 			continue;
 		if (classes[i].cores > max_cores)
 			max_cores = classes[i].cores;
+		c->max_cores = max_cores;
 		if (classes[i].memory_mib > max_mem)
 			max_mem = classes[i].memory_mib;
 		if (classes[i].maxtime_min > max_time)
@@ -1210,6 +1213,7 @@ struct sim_node {
 	bool held;                       /* reserved for the first blocked wide job */
 	/* contributions to the sums */
 	uint32_t c_free;
+	bool c_empty;                /* in m_empty */
 	bool c_powered;
 	bool c_busy;
 	bool c_off;
@@ -1319,6 +1323,8 @@ struct mxq_sim {
 
 	/* node sets kept by node_sets(), walked instead of every node */
 	uint64_t *m_free;                /* c_free > 0: the dispatch candidates */
+	uint64_t *m_empty;               /* ... of them those without jobs */
+	size_t n_empty;
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
@@ -1564,6 +1570,10 @@ static int node_sets(struct mxq_sim *s, size_t i)
 			n->max_end = end;
 	}
 	mx_bitmap_put(s->m_free, i, n->c_free > 0);
+	bool empty = n->c_free > 0 && n->jobs == 0;
+	mx_bitmap_put(s->m_empty, i, empty);
+	s->n_empty += (size_t)empty - (size_t)n->c_empty;
+	n->c_empty = empty;
 	if (kind != n->hold_kind) {
 		mx_bitmap_clear(s->m_hold[n->hold_kind], i);
 		n->hold_kind = kind;
@@ -1956,9 +1966,15 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 			return -ENOMEM;
 	}
 	/* the dispatch candidates as node_sets() keeps them: a job started in
-	 * this pass takes a node out once it is full */
-	for (size_t i = mx_bitmap_next(s->m_free, s->n_nodes, 0); i < s->n_nodes && got < j->parts;
-	     i = mx_bitmap_next(s->m_free, s->n_nodes, i + 1)) {
+	 * this pass takes a node out once it is full. Gang parts, and jobs as
+	 * wide as the widest node, can only take a node without jobs: those
+	 * are walked alone (the same nodes in the same order), and not at all
+	 * when there are too few (a full cluster queues thousands of them) */
+	bool empty_only = j->parts > 1 || j->threads >= s->c->max_cores;
+	const uint64_t *cand = empty_only ? s->m_empty : s->m_free;
+	for (size_t i = empty_only && s->n_empty < j->parts ? s->n_nodes :
+			mx_bitmap_next(cand, s->n_nodes, 0);
+	     i < s->n_nodes && got < j->parts; i = mx_bitmap_next(cand, s->n_nodes, i + 1)) {
 		const struct sim_node *n = &s->nodes[i];
 		if (!sig->qual[i] || !fits_now(n, j))
 			continue;
@@ -2220,10 +2236,16 @@ static bool hold_matches(struct mxq_sim *s, uint32_t job)
 /* The dispatch candidates (m_free) as a pass over every node finds them? */
 static bool free_set_matches(const struct mxq_sim *s)
 {
-	for (size_t i = 0; i < s->n_nodes; i++)
-		if ((s->nodes[i].c_free > 0) != mx_bitmap_has(s->m_free, i))
+	size_t empty = 0;
+
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct sim_node *n = &s->nodes[i];
+		bool e = n->c_free > 0 && n->jobs == 0;
+		if ((n->c_free > 0) != mx_bitmap_has(s->m_free, i) || e != mx_bitmap_has(s->m_empty, i))
 			return false;
-	return true;
+		empty += e;
+	}
+	return empty == s->n_empty;
 }
 
 /*
@@ -2792,9 +2814,9 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
 	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
 	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle,
-	 * m_vwake */
+	 * m_vwake, m_empty */
 	size_t words = mx_bitmap_words(nn);
-	s->m_free = calloc((4 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	s->m_free = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_free));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
 	if (params->self_check) {
 		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
@@ -2811,6 +2833,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
 	s->m_onidle = s->m_rtrans + words;
 	s->m_vwake = s->m_onidle + words;
+	s->m_empty = s->m_vwake + words;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
 		s->stale = calloc(nn, sizeof(*s->stale));
