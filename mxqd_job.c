@@ -267,6 +267,8 @@ static struct mxqd_job *job_from_row(const struct mxqd_server *server, struct mx
 
 static int outcome_to_status(const struct mxqd_job *job, const struct mxqd_outcome *o)
 {
+	if (job->end_left)
+		return job->final_status;               /* as on record (recover_ended) */
 	if (o->killed[0])
 		return MXQ_JOB_STATUS_KILLED;           /* runtime or memory limit */
 	if (job->kill_reason == MXQD_KILL_CANCEL)
@@ -1985,7 +1987,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		.daemon_id = server->daemon_id, .hostname = server->hostname,
 		.daemon_name = server->daemon_name,
 	};
-	unsigned requeued = 0, adopted = 0, lost = 0;
+	unsigned requeued = 0, adopted = 0, lost = 0, cancelled = 0;
 	int64_t n;
 
 	n = mxq_job_query_left_by(server->db, &res, &me);
@@ -2007,21 +2009,33 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		job_id = job->job_id;
 		status = job->final_status;
 		traces = job_left_traces(server, job_id, &reaper, &job_pid, &starttime, &alive);
-		if (status == MXQ_JOB_STATUS_ASSIGNED &&
+		if ((status == MXQ_JOB_STATUS_ASSIGNED || status == MXQ_JOB_STATUS_CANCELLING) &&
 		    (!traces || (job_pid == 0 && job_never_started(server, job_id)))) {
 			char what[4200];
 
 			/* claimed, never started (no trace, or its reaper said "not
-			 * started" and is gone): give it back to the queue, without
-			 * the tmpdir and spool reservation made for it (the next
-			 * claim here would be refused over the tmpdir) */
+			 * started" and is gone): without the tmpdir and spool
+			 * reservation made for it (the next claim here would be
+			 * refused over the tmpdir), back to the queue; or, when it
+			 * was cancelled meanwhile, made this daemon's, so that
+			 * mxqd_jobs_handle_cancel() ends it CANCELLED with its
+			 * callback, as one cancelled between claim and start */
 			job_free(job);
 			job_leftovers_remove(server, job_id, true, what, sizeof(what));
-			if (requeue_claimed_job(server, job_id) == 0)
+			if (status == MXQ_JOB_STATUS_CANCELLING) {
+				if (mxq_job_adopt(server->db, job_id, server->daemon_id) > 0)
+					cancelled++;
+			} else if (requeue_claimed_job(server, job_id) == 0) {
 				requeued++;
+			}
 			continue;
 		}
 		job->adopted = true;
+		/* cancelled while no mxqd watched (mxqkill sets CANCELLING, or its
+		 * mxqd had sent the SIGTERM already): it ends CANCELLED, whatever
+		 * its exit status, as if this mxqd had killed it */
+		if (status == MXQ_JOB_STATUS_CANCELLING)
+			job->kill_reason = MXQD_KILL_CANCEL;
 		job->reaper_pid = reaper;
 		job->job_pid = job_pid;
 		job->reaper_starttime = starttime;
@@ -2046,8 +2060,8 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 	}
 	mx_db_result_free(res);
 	adopted += recover_ended(server, &me);
-	if (requeued || adopted || lost)
-		mx_log_notice("recovery: %u claimed job(s) requeued, %u adopted, %u lost",
-			      requeued, adopted, lost);
+	if (requeued || adopted || lost || cancelled)
+		mx_log_notice("recovery: %u claimed job(s) requeued, %u adopted, %u lost, "
+			      "%u cancelled before they started", requeued, adopted, lost, cancelled);
 	return 0;
 }

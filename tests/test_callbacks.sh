@@ -34,6 +34,11 @@
 #      callback, before it removed the job's spool files (=hooked): the
 #      restarted mxqd runs the callback once in the first case and not
 #      again in the second, and the energy row gets its end
+#   8. jobs cancelled around an mxqd that died: a running job cancelled
+#      while no mxqd runs and then ending with status 0, a claimed job
+#      cancelled before its reaper left a trace, and a job whose CANCELLED
+#      was recorded just before mxqd died: CANCELLED, one callback each
+#      with CANCELLED
 #
 # Every callback writes its process group id (= its pid: mxqd makes it a
 # group leader) to a file first, so this test can check that the group is
@@ -454,6 +459,77 @@ end_hold_round() {
 }
 end_hold_round recorded
 end_hold_round hooked
+
+# ------------------------- 8. cancelled while no mxqd watched the job
+
+section "8. jobs cancelled around an mxqd that died"
+node=cbdown
+start_cbdown() {
+	mxqd_start "$node" --slots 2 --memory 4G --callback-timeout 3
+}
+mxqk() {
+	"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$1" >/dev/null
+}
+# (a) a running job cancelled while its mxqd is down, and which then ends
+# by itself with exit status 0: CANCELLED all the same
+check "start mxqd $node" start_cbdown
+j_run=$(submit -N down-run --whitelist "$node" -m 64M -w "$W/wd" --callback "$rec" sleep 3)
+check "(a) the job runs" wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j_run"
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+mxqk "$j_run"
+is "(a) mxqkill marks it CANCELLING" "$(status_of "$j_run")" 989
+sleep 4   # it ends while no mxqd runs
+check "(a) restart mxqd $node" start_cbdown
+check "(a) it ends" wait_for 15 "SELECT job_status >= 400 FROM mxq_job WHERE job_id = $j_run"
+is "(a) CANCELLED, not FINISHED" "$(status_of "$j_run")" 990
+check "(a) its callback ran" wait_until 10 grep -q "^$j_run " "$CB/record.log"
+is "(a) with CANCELLED" "$(grep "^$j_run " "$CB/record.log" | cut -d' ' -f3)" CANCELLED
+mxqd_stop "$node" TERM 15
+
+# (b) a job claimed by an mxqd that died before its reaper left a trace,
+# cancelled meanwhile: it never ran, CANCELLED, not UNKNOWN
+MXQD_TEST_REAPER_HOLD=trace=3000
+export MXQD_TEST_REAPER_HOLD
+check "(b) start mxqd $node, reapers held before any trace" start_cbdown
+unset MXQD_TEST_REAPER_HOLD
+j_cl=$(submit -N down-claim --whitelist "$node" -m 64M -w "$W/wd" --callback "$rec" \
+	sh -c 'echo ran >> "$MXQ_JOBID.ran"')
+check "(b) the job is claimed" wait_for 10 "SELECT job_status = 100 FROM mxq_job WHERE job_id = $j_cl"
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+mxqk "$j_cl"
+is "(b) mxqkill marks it CANCELLING" "$(status_of "$j_cl")" 989
+check "(b) restart mxqd $node" start_cbdown
+check "(b) it ends" wait_for 15 "SELECT job_status >= 400 FROM mxq_job WHERE job_id = $j_cl"
+is "(b) CANCELLED, not UNKNOWN" "$(status_of "$j_cl")" 990
+check "(b) its callback ran" wait_until 10 grep -q "^$j_cl " "$CB/record.log"
+is "(b) with CANCELLED" "$(grep "^$j_cl " "$CB/record.log" | cut -d' ' -f3)" CANCELLED
+sleep 3   # the held reaper has gone on by now
+is "(b) the job never ran" "$(cat "$W/wd/$j_cl.ran" 2>/dev/null)" ""
+mxqd_stop "$node" TERM 15
+
+# (c) a job mxqd killed for mxqkill and whose CANCELLED it recorded, then
+# died before the callback: the restart runs it with CANCELLED
+MXQD_TEST_END_HOLD=recorded=60000
+export MXQD_TEST_END_HOLD
+check "(c) start mxqd $node, held after recording an end" start_cbdown
+unset MXQD_TEST_END_HOLD
+j_ck=$(submit -N down-kill --whitelist "$node" -m 64M -w "$W/wd" --callback "$rec" sleep 60)
+check "(c) the job runs" wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j_ck"
+mxqk "$j_ck"
+check "(c) mxqd records CANCELLED" wait_for 20 "SELECT job_status = 990 FROM mxq_job WHERE job_id = $j_ck"
+sleep 1
+is "(c) no callback before mxqd died" "$(lines_for "$j_ck")" 0
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+check "(c) restart mxqd $node" start_cbdown
+check "(c) its callback ran" wait_until 10 grep -q "^$j_ck " "$CB/record.log"
+is "(c) with CANCELLED" "$(grep "^$j_ck " "$CB/record.log" | cut -d' ' -f3)" CANCELLED
+mxqd_stop "$node" TERM 15
+sleep 1
+is "(a) (b) (c) one callback each" \
+	"$(lines_for "$j_run") $(lines_for "$j_cl") $(lines_for "$j_ck")" "1 1 1"
 
 # Callbacks ran once per outcome, also counted at the very end.
 is "each callback ran exactly once per job" \
