@@ -807,68 +807,209 @@ out:
 }
 
 /*
+ * Removing a tree whose owner may still be at work in it (a job's tmpdir):
+ * only *at() calls on directories opened with O_NOFOLLOW, never a path, so
+ * a directory swapped for a symlink is never followed. The tree may be
+ * deep (a user can nest thousands of directories): the walk is a loop,
+ * not recursion, and holds at most RM_OPEN_MAX directories open. One whose
+ * stream was closed is opened again through ".." of the child just
+ * emptied, and used only if it is the same directory (device and inode)
+ * as before: a tree moved meanwhile stops the walk (-ESTALE), it never
+ * leads outside.
+ */
+#define RM_OPEN_MAX 32
+
+struct rm_frame {
+	DIR *dir;                /* NULL while closed */
+	dev_t dev;
+	ino_t ino;
+	char *name;              /* in the parent; NULL for the top */
+	int err;                 /* first error at or below it */
+};
+
+struct rm_walk {
+	struct rm_frame *fr;
+	size_t n, cap, low;      /* frames [low, n) are open */
+	struct rm_id { dev_t dev; ino_t ino; } *failed; /* not entered again */
+	size_t n_failed, cap_failed;
+};
+
+static void rm_note(int *err, int e)
+{
+	if (e < 0 && !*err)
+		*err = e;
+}
+
+static int rm_push(struct rm_walk *w, DIR *dir, const struct stat *st, const char *name)
+{
+	char *copy = NULL;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		struct rm_frame *v = realloc(w->fr, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		w->fr = v;
+		w->cap = cap;
+	}
+	if (name && !(copy = strdup(name)))
+		return -ENOMEM;
+	w->fr[w->n++] = (struct rm_frame) { dir, st->st_dev, st->st_ino, copy, 0 };
+	if (w->n - w->low > RM_OPEN_MAX) {
+		closedir(w->fr[w->low].dir);
+		w->fr[w->low++].dir = NULL;
+	}
+	return 0;
+}
+
+static bool rm_failed_before(const struct rm_walk *w, const struct stat *st)
+{
+	for (size_t k = 0; k < w->n_failed; k++)
+		if (w->failed[k].dev == st->st_dev && w->failed[k].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static void rm_remember_failed(struct rm_walk *w, dev_t dev, ino_t ino)
+{
+	if (w->n_failed == w->cap_failed) {
+		size_t cap = w->cap_failed ? 2 * w->cap_failed : 8;
+		struct rm_id *v = realloc(w->failed, cap * sizeof(*v));
+		if (!v)
+			return;  /* entered again: slower, the same result */
+		w->failed = v;
+		w->cap_failed = cap;
+	}
+	w->failed[w->n_failed++] = (struct rm_id) { dev, ino };
+}
+
+/* Frame I's parent, open again through ".." of I if it was closed. */
+static int rm_reopen_parent(struct rm_walk *w, size_t i)
+{
+	struct rm_frame *p = &w->fr[i - 1];
+	struct stat st;
+	int fd;
+	DIR *dir;
+
+	if (p->dir)
+		return 0;
+	fd = openat(dirfd(w->fr[i].dir), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino) {
+		close(fd);
+		return -ESTALE;  /* moved while it was removed */
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->dir = dir;  /* read from its start again: what is gone is gone */
+	w->low = i - 1;
+	return 0;
+}
+
+/*
  * Remove everything below the open directory DFD, which lives on device
  * DEV. Subdirectories on another device (mount points) are left alone and
- * reported as -EXDEV; symlinks are removed, never followed (O_NOFOLLOW also
- * catches a directory swapped for a symlink between fstatat and openat).
- * Keeps going after errors and returns the first one.
+ * reported as -EXDEV; symlinks are removed, never followed. Keeps going
+ * after errors and returns the first one.
  */
 static int rm_contents(int dfd, dev_t dev)
 {
-	struct dirent *de;
-	int r = 0;
+	struct rm_walk w = { 0 };
+	struct stat st;
+	int fd, r;
 	DIR *dir;
-	int fd;
 
-	fd = dup(dfd);
-	if (fd < 0)
+	if (fstat(dfd, &st) < 0 || (fd = dup(dfd)) < 0)
 		return -errno;
 	dir = fdopendir(fd);
 	if (!dir) {
-		int e = errno;
 		close(fd);
-		return -e;
+		return -ENOMEM;
 	}
-	while ((de = readdir(dir))) {
-		struct stat st;
-		int sub, q = 0;
+	if ((r = rm_push(&w, dir, &st, NULL)) < 0) {
+		closedir(dir);
+		return r;
+	}
+	while (w.n > 0) {
+		struct rm_frame *f = &w.fr[w.n - 1];
+		int pfd = dirfd(f->dir), sub;
+		struct dirent *de = readdir(f->dir);
 
+		if (!de) {
+			/* F holds nothing more that can go: up, and F itself */
+			size_t i = w.n - 1;
+			int q = f->err;
+			if (i == 0) {
+				r = q;
+				closedir(f->dir);
+				w.n = 0;
+				break;
+			}
+			if ((r = rm_reopen_parent(&w, i)) < 0)
+				break;  /* F is still open: freed below */
+			closedir(f->dir);
+			f->dir = NULL;
+			struct rm_frame *p = &w.fr[i - 1];
+			if (!q && unlinkat(dirfd(p->dir), f->name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+				q = -errno;
+			if (q < 0) {
+				rm_note(&p->err, q);
+				rm_remember_failed(&w, f->dev, f->ino);
+			}
+			free(f->name);
+			w.n--;
+			continue;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT && !r)
-				r = -errno;
+		if (fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				rm_note(&f->err, -errno);
 			continue;
 		}
 		if (!S_ISDIR(st.st_mode)) {
-			if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT && !r)
-				r = -errno;
+			if (unlinkat(pfd, de->d_name, 0) < 0 && errno != ENOENT)
+				rm_note(&f->err, -errno);
 			continue;
 		}
 		if (st.st_dev != dev) {
-			if (!r)
-				r = -EXDEV;
+			rm_note(&f->err, -EXDEV);
 			continue;
 		}
-		sub = openat(dfd, de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (rm_failed_before(&w, &st))
+			continue;
+		sub = openat(pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
-			q = -errno;
-		} else {
-			if (fstat(sub, &st) < 0)
-				q = -errno;
-			else if (st.st_dev != dev)
-				q = -EXDEV;
-			else
-				q = rm_contents(sub, dev);
-			close(sub);
-			if (!q && unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0)
-				q = -errno;
+			rm_note(&f->err, -errno);
+			continue;
 		}
-		if (q < 0 && !r)
-			r = q;
+		if (fstat(sub, &st) < 0 || st.st_dev != dev) {
+			rm_note(&f->err, st.st_dev != dev ? -EXDEV : -errno);
+			close(sub);
+			continue;
+		}
+		dir = fdopendir(sub);
+		if (!dir) {
+			close(sub);
+			r = -ENOMEM;
+			break;
+		}
+		if ((r = rm_push(&w, dir, &st, de->d_name)) < 0) {
+			closedir(dir);
+			break;
+		}
 	}
-	closedir(dir);
+	for (size_t k = 0; k < w.n; k++) {
+		if (w.fr[k].dir)
+			closedir(w.fr[k].dir);
+		free(w.fr[k].name);
+	}
+	free(w.fr);
+	free(w.failed);
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -606,6 +607,71 @@ START_TEST(test_rmtree)
 }
 END_TEST
 
+/* A chain of DEPTH directories "d" below the open directory FD, with a
+ * file every 100 levels and, at level FAN_AT, FAN siblings each FAN_DEPTH
+ * deep (deeper than the walk holds open: their parent is opened again
+ * through ".." for each). Built with *at() calls: the paths are far longer
+ * than PATH_MAX. */
+static void build_deep(int fd, int depth, int fan_at, int fan, int fan_depth)
+{
+	fd = dup(fd);
+	for (int i = 0; i < depth; i++) {
+		int next;
+		if (i % 100 == 0) {
+			int f = openat(fd, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+			ck_assert_int_ge(f, 0);
+			ck_assert_int_eq(write(f, "x", 1), 1);
+			close(f);
+		}
+		if (i == fan_at) {
+			for (int k = 0; k < fan; k++) {
+				char name[16];
+				snprintf(name, sizeof(name), "fan%d", k);
+				ck_assert_int_eq(mkdirat(fd, name, 0700), 0);
+				int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				ck_assert_int_ge(sub, 0);
+				build_deep(sub, fan_depth, -1, 0, 0);
+				close(sub);
+			}
+		}
+		ck_assert_int_eq(mkdirat(fd, "d", 0700), 0);
+		next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(next, 0);
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+}
+
+/* A user can nest directories thousands deep in a job's tmpdir: removing
+ * them must neither run out of descriptors (two per level did, at ~500
+ * levels under the usual limit of 1024, and the tmpdir was left for ever)
+ * nor recurse on the stack. */
+START_TEST(test_rmtree_deep)
+{
+	struct rlimit old, low;
+	int fd;
+
+	ck_assert_int_eq(mx_mkdir_p(path_in("outside/keep"), 0755), 0);
+	write_file("outside/keep/precious", "do not delete");
+	ck_assert_int_eq(mkdir(path_in("deep"), 0700), 0);
+	fd = open(path_in("deep"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	build_deep(fd, 3000, 1500, 20, 50);
+	ck_assert_int_eq(symlinkat(path_in("outside/keep"), fd, "link"), 0);
+	close(fd);
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = (struct rlimit) { 48, old.rlim_max };
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	int r = mx_rmtree(path_in("deep"));
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_int_eq(r, 0);
+	ck_assert(!exists("deep"));
+	ck_assert(exists("outside/keep/precious"));
+}
+END_TEST
+
 START_TEST(test_clocks)
 {
 	uint64_t m1 = mx_now_monotonic_ms();
@@ -706,6 +772,7 @@ static Suite *mx_util_suite(void)
 	tcase_add_test(tc, test_log_one_line);
 	tcase_add_test(tc, test_mkdir_p);
 	tcase_add_test(tc, test_rmtree);
+	tcase_add_test(tc, test_rmtree_deep);
 	tcase_add_test(tc, test_path_resolved_below);
 	suite_add_tcase(s, tc);
 	return s;

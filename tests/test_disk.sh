@@ -13,7 +13,9 @@
 #      goes back to the queue (not FAILED, not run), mxqd says so once and
 #      claims nothing until the disk works again, then runs the jobs once
 #      each; read-only at a job's end: recorded once, the tmpdir it could
-#      not remove is removed once the disk is writable again
+#      not remove is removed once the disk is writable again; a tmpdir
+#      nested 1200 directories deep is removed under a limit of 256 open
+#      files, and the next job has the room
 #   C. the spool: full when a job is claimed (back to the queue, then run
 #      once), full while it runs and failing (read-only) while it runs:
 #      the outcome is recorded with the job's exit status, not UNKNOWN;
@@ -265,6 +267,30 @@ fi
 j=$(marked 'test -d "$TMPDIR" && exit 0; exit 1')
 ended "$j"
 is "B4: the next job, with a fresh tmpdir: FINISHED" "$(outcome_of "$j")" "1000 0"
+
+# a tmpdir nested 1200 directories deep, a file at the bottom filling most
+# of the file system, removed under a limit of 256 open files (the walk
+# held two per level and gave up at about 120: the node then took no job
+# until an admin cleaned up)
+mxqd_stop nodeb
+mxqd_wrap="prlimit --nofile=256:256"
+node_start nodeb
+mxqd_wrap=
+# shellcheck disable=SC2016 # expanded by the job's shell
+j=$(marked 'cd "$TMPDIR" && i=0 && while [ $i -lt 1200 ]; do mkdir d && cd d || exit 1; i=$((i + 1)); done &&
+	head -c 700000 /dev/zero >f')
+ended "$j" 30
+is "B5: a tmpdir 1200 directories deep: FINISHED" "$(outcome_of "$j")" "1000 0"
+if wait_until 5 test ! -e "$TMPB/mxq_job_$j"; then
+	ok "B5: its tmpdir is removed"
+else
+	not_ok "B5: its tmpdir is removed"
+fi
+is "B5: no leftover said" "$(log_count "$node_log" "job $j: cannot remove")" 0
+# shellcheck disable=SC2016 # expanded by the job's shell
+j=$(marked 'head -c 700000 /dev/zero >"$TMPDIR/f"')
+ended "$j"
+is "B5: the next job has the room: FINISHED" "$(outcome_of "$j")" "1000 0"
 mxqd_stop nodeb
 disk_umount "$TMPB"
 
