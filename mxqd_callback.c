@@ -10,7 +10,8 @@
  * RLIMIT_AS 256 MiB and no core dumps; it kills the whole group when the
  * callback exits or after --callback-timeout, and logs anything unusual.
  * With cgroups (mxqd_cgroup.c) the callback runs in a cgroup of its own
- * (callback-JOBID, no memory limit beyond RLIMIT_AS; what an earlier one
+ * (callback-JOBID, its memory limited to RLIMIT_AS's 256 MiB for all of
+ * its processes together where a memory controller is; what an earlier one
  * left there is killed first, and without one it is not run), and at its
  * end or timeout every process in it is killed, daemonised ones included.
  * Like ssh's StrictModes, the callback is checked when it is about to run,
@@ -155,7 +156,9 @@ static _Noreturn void supervise(const struct mxqd_server *server, const struct m
 			mx_log_warning("job %" PRIu64 ": the cgroup of callback %s held %d process(es) "
 				       "of an earlier one: killed", job->job_id, cb, r);
 		if (r >= 0)
-			r = mxqd_cgroup_create(&cg, 0, 0);  /* memory: RLIMIT_AS per process */
+			/* RLIMIT_AS bounds each process, the cgroup all of them:
+			 * a callback cannot fork its way past it */
+			r = mxqd_cgroup_create(&cg, 0, CALLBACK_AS_BYTES);
 		if (r < 0) {
 			mx_log_err("job %" PRIu64 ": callback %s not run: cannot have a cgroup of its "
 				   "own: %s", job->job_id, cb, strerror(-r));

@@ -18,7 +18,8 @@
 #      (in 7.) with --memory-limit-hard 200 a -m 100M job may use 150 MB
 #   4. a callback's daemonised child is killed at --callback-timeout; a
 #      leftover callback cgroup with a process: the process is killed, the
-#      callback runs in a fresh one
+#      callback runs in a fresh one; three callback processes of 120 MB
+#      each do not all live (the cgroup holds 256 MiB for all)
 #   5. a job writing past its --tmpdir 1 (GiB) gets ENOSPC on a tmpfs; the
 #      node's tmpdir filesystem gets none of it; the mount is gone after
 #   6. SIGQUIT + restart: the job's cgroup and its daemonised child stay,
@@ -353,6 +354,27 @@ contains "in a callback cgroup of its own" "$(cat "$W/cb2.cgroup" 2>/dev/null)" 
 	"/$cgname/callback-$j_cb2"
 check "the leftover process in it is killed" wait_until 10 gone cbleft
 check "and the callback's cgroup is removed" wait_until 10 test ! -e "$cgdir/callback-$j_cb2"
+# three processes of 120 MB each, every one within RLIMIT_AS: together
+# over the callback cgroup's 256 MiB, so not all three live to the end
+# (within the 3 s --callback-timeout of this mxqd)
+cat >"$W/cb3.sh" <<EOF
+#!/bin/sh
+for i in 1 2 3; do
+	python3 -c 'import sys, time; b = b"x" * (120 << 20); time.sleep(1);
+open(sys.argv[1], "w").write("end")' "$W/cb3.end.\$i" &
+done
+wait
+echo done >"$W/cb3.done"
+EOF
+chmod 755 "$W/cb3.sh"
+j_cb3=$(submit -N cg-cb3 -m 64M -t 1h -w "$W" --callback "$W/cb3.sh" true)
+check "the memory-hungry callback ran" wait_until 30 test -s "$W/cb3.done"
+ends=$(ls "$W"/cb3.end.* 2>/dev/null | wc -l | tr -d ' ')
+if [ "$ends" -lt 3 ]; then
+	ok "360 MB in a callback's processes: not all of them live ($ends of 3 did)"
+else
+	not_ok "360 MB in a callback's processes: not all of them live ($ends of 3 did)"
+fi
 
 # ---------------------------------------------------------- 5. tmpdir
 
