@@ -1171,9 +1171,25 @@ int main(int argc, char **argv)
 			mxqd_cgroup_fini();
 		return 1;
 	}
-	r = mxqd_jobs_recover(&server);
-	if (r < 0)
-		mx_log_err("recovery incomplete: %s", mx_db_error(server.db));
+	/* not serving before the jobs an earlier mxqd left here are known:
+	 * their slots would be given out again and their ends never recorded
+	 * (the query fails before anything is listed: asking again is safe) */
+	for (int tries = 1; (r = mxqd_jobs_recover(&server)) < 0; tries++) {
+		if (tries == 30) {
+			mx_log_err("cannot look up the jobs an earlier mxqd left on this host: %s; "
+				   "not serving (check the database, then start mxqd again)",
+				   mx_db_error(server.db));
+			daemon_unregister(&server);
+			if (server.cgroups)
+				mxqd_cgroup_fini();
+			return 1;
+		}
+		if (tries == 1)
+			mx_log_warning("recovery: cannot look up the jobs an earlier mxqd left on "
+				       "this host: %s; asking again every 2 s for a minute",
+				       mx_db_error(server.db));
+		mx_sleep_ms(2000);
+	}
 	mxqd_energy_adopt(&server);
 	r = mxqd_power_node_register(&server);
 	if (r < 0)

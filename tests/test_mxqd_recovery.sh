@@ -16,7 +16,9 @@
 # run once and later claims must start the jobs they claimed. And mxqd
 # killed while the reaper of a job it claimed is held before any trace of
 # it, or with its pid file saying "not started": the restarted mxqd runs
-# the job, the held reaper does not (it would be a second run).
+# the job, the held reaper does not (it would be a second run). And the
+# answer to the restart's query for the jobs left on the host lost: it
+# asks again, the running job is adopted and its end recorded.
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -239,5 +241,39 @@ held_round() {
 }
 held_round trace 3000
 held_round unstarted 1200
+
+# ------------------ the answer to the recovery query lost at the restart
+
+# mxqd killed while a job runs; its restart loses the answer to the query
+# for the jobs left on the host (tests/db_cut.py closes the connection
+# after it ran): it asks again instead of serving without them, so the job
+# is adopted and its end recorded (before, it stayed RUNNING for ever)
+section "the answer to the recovery query lost"
+mxq_test_cleanup_hook() {
+	mxqd_cleanup
+	db_cut_stop
+}
+R=$MXQ_TEST_DIR/relay
+check "the relay in front of MariaDB listens" db_cut_start "$R"
+node=node-cut
+check "start mxqd $node through the relay" mxqd_start "$node" --slots 2 --memory 4G \
+	-M "$R/relay.cnf"
+# shellcheck disable=SC2016 # expanded by the job's shell
+j=$(submit -N cut --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
+	sh -c 'echo "$MXQ_JOBID" >> "ran.$MXQ_JOBID"; sleep 4')
+wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j" ||
+	not_ok "the job runs on $node"
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+printf 'j.server_id = ? AND j.job_status IN (' >"$R/cut_statement"
+check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G -M "$R/relay.cnf"
+check "the relay cut the answer to the recovery query" wait_until 10 [ -s "$R/cuts.log" ]
+check "the job's end is recorded: FINISHED" wait_for 20 \
+	"SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j"
+is "it ran once" "$(lines_of "$j")" 1
+contains "mxqd said it asks again" "$(cat "$(mxqd_dir "$node")/mxqd.log")" \
+	"asking again every 2 s"
+mxqd_stop "$node" TERM 15
+db_cut_stop
 
 tap_done
