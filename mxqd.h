@@ -146,6 +146,7 @@ struct mxqd_job {
 	bool refused;               /* never run: identity check failed (no callback either) */
 	bool reason_done;           /* the outcome's reason is recorded (or given up) */
 	bool end_unanswered;        /* an attempt to record the end lost its answer */
+	bool adopt_pending;         /* re-adopted, its row not yet moved to this daemon */
 	bool end_left;              /* ended under an earlier mxqd, which died before
 	                               its hooks ran or before it knew (recovery) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */

@@ -1796,6 +1796,14 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	struct mx_db_result *res = NULL;
 	int64_t n;
 
+	/* re-adopted jobs whose row still names the earlier daemon: the query
+	 * below finds this daemon's */
+	for (struct mxqd_job *job = server->jobs; job; job = job->next)
+		if (job->adopt_pending && !job->ended &&
+		    mxq_job_adopt(server->db, job->job_id, server->daemon_id) >= 0) {
+			job->adopt_pending = false;
+			mx_log_info("job %" PRIu64 ": moved to this daemon", job->job_id);
+		}
 	n = mxq_job_query_to_cancel(server->db, &res, server->daemon_id);
 	if (n < 0)
 		return (int)n;
@@ -2043,7 +2051,13 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		job_list_add(server, job);
 		if (traces) {
 			/* running, or ended while no mxqd watched: the reaping loop decides */
-			mxq_job_adopt(server->db, job_id, server->daemon_id);
+			if (mxq_job_adopt(server->db, job_id, server->daemon_id) < 0) {
+				/* until its row names this daemon, nothing here
+				 * sees an mxqkill of it: asked again each round */
+				job->adopt_pending = true;
+				mx_log_warning("job %" PRIu64 ": cannot move it to this daemon: %s; "
+					       "trying again", job_id, mx_db_error(server->db));
+			}
 			adopted++;
 			if (!alive)
 				job->reaper_pid = 0;  /* reaper gone: outcome file or lost */

@@ -18,7 +18,9 @@
 # it, or with its pid file saying "not started": the restarted mxqd runs
 # the job, the held reaper does not (it would be a second run). And the
 # answer to the restart's query for the jobs left on the host lost: it
-# asks again, the running job is adopted and its end recorded.
+# asks again, the running job is adopted and its end recorded. And the
+# update that moves an adopted job to the new daemon failing for a while:
+# mxqkill of it works once the update is taken.
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -275,5 +277,47 @@ contains "mxqd said it asks again" "$(cat "$(mxqd_dir "$node")/mxqd.log")" \
 	"asking again every 2 s"
 mxqd_stop "$node" TERM 15
 db_cut_stop
+
+# ---------------------------- the re-adoption's UPDATE fails (injected)
+
+# the restarted mxqd cannot move a running job's row to itself (a trigger
+# refuses it while the test wants); until it can, mxqkill of that job is
+# not seen (its row names the dead daemon). It tries again each round, so
+# the cancel works once the database takes the update
+section "moving an adopted job to the new daemon fails for a while"
+mxq_sql <<'EOF' || not_ok "install the failure-injection trigger"
+CREATE TABLE test_fail_adopt (job_id BIGINT UNSIGNED PRIMARY KEY);
+DELIMITER //
+CREATE TRIGGER test_fail_adopt BEFORE UPDATE ON mxq_job FOR EACH ROW
+BEGIN
+	IF NEW.daemon_id <> OLD.daemon_id AND
+	   EXISTS (SELECT 1 FROM test_fail_adopt WHERE job_id = NEW.job_id) THEN
+		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure (test)';
+	END IF;
+END//
+DELIMITER ;
+EOF
+node=node-adopt
+check "start mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
+# shellcheck disable=SC2016 # expanded by the job's shell
+j=$(submit -N adopt --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
+	sh -c 'echo "$MXQ_JOBID" >> "ran.$MXQ_JOBID"; sleep 60')
+wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j" ||
+	not_ok "the job runs on $node"
+mxq_sql "INSERT INTO test_fail_adopt VALUES ($j)"
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
+L=$(mxqd_dir "$node")/mxqd.log
+check "it says it cannot move the job yet" wait_until 10 \
+	grep -qF "job $j: cannot move it to this daemon" "$L"
+mxq_sql "DELETE FROM test_fail_adopt"
+check "then it does" wait_until 10 grep -qF "job $j: moved to this daemon" "$L"
+"$mxqkill_bin" -M "$MXQ_MYSQL_DEFAULT_FILE" -J "$j" >/dev/null
+check "mxqkill of the adopted job: CANCELLED well before its 60 s" wait_for 15 \
+	"SELECT job_status = 990 FROM mxq_job WHERE job_id = $j"
+is "it ran once" "$(lines_of "$j")" 1
+mxqd_stop "$node" TERM 15
+mxq_sql "DROP TRIGGER test_fail_adopt; DROP TABLE test_fail_adopt"
 
 tap_done
