@@ -1173,7 +1173,8 @@ int main(int argc, char **argv)
 	}
 	/* not serving before the jobs an earlier mxqd left here are known:
 	 * their slots would be given out again and their ends never recorded
-	 * (the query fails before anything is listed: asking again is safe) */
+	 * (jobs listed by a call that failed later are skipped: asking again
+	 * is safe) */
 	for (int tries = 1; (r = mxqd_jobs_recover(&server)) < 0; tries++) {
 		if (tries == 30) {
 			mx_log_err("cannot look up the jobs an earlier mxqd left on this host: %s; "

@@ -275,8 +275,11 @@ const char *mxqd_db_hint(int r);
 void mxqd_jobs_escalate_kills(struct mxqd_server *server);
 /* Terminate every job (SIGINT shutdown). */
 void mxqd_jobs_kill_all(struct mxqd_server *server);
-/* After registration: requeue claimed-not-started jobs, adopt surviving
- * ones, mark lost ones UNKNOWN. Returns 0 or -errno. */
+/* After registration: requeue claimed-not-started jobs (or end them
+ * CANCELLED when cancelled meanwhile), adopt surviving ones, mark lost
+ * ones UNKNOWN, finish the ends left in the spool. Returns 0 or -errno
+ * when the database did not take all of it; calling it again is safe (what
+ * is listed already is skipped). */
 int mxqd_jobs_recover(struct mxqd_server *server);
 /*
  * May JOB (or its callback) run as the user its row names? Always true for

@@ -1996,19 +1996,24 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		.daemon_name = server->daemon_name,
 	};
 	unsigned requeued = 0, adopted = 0, lost = 0, cancelled = 0;
+	int first_error = 0;
 	int64_t n;
 
 	n = mxq_job_query_left_by(server->db, &res, &me);
 	if (n < 0)
 		return (int)n;
 	while (mx_db_next(res)) {
-		struct mxqd_job *job = job_from_row(server, res);
+		struct mxqd_job *job;
 		uint64_t job_id;
 		int status;
 		pid_t reaper = 0, job_pid = 0;
 		unsigned long long starttime = 0;
 		bool alive, traces;
 
+		/* listed by an earlier call that failed later on */
+		if (job_listed(server, mx_db_u64(res, MXQ_JOB_COL_ID)))
+			continue;
+		job = job_from_row(server, res);
 		if (!job) {
 			mx_log_err("job %" PRIu64 ": cannot be recovered: %m",
 				   mx_db_u64(res, MXQ_JOB_COL_ID));
@@ -2031,11 +2036,15 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 			job_free(job);
 			job_leftovers_remove(server, job_id, true, what, sizeof(what));
 			if (status == MXQ_JOB_STATUS_CANCELLING) {
-				if (mxq_job_adopt(server->db, job_id, server->daemon_id) > 0)
+				if ((n = mxq_job_adopt(server->db, job_id, server->daemon_id)) > 0)
 					cancelled++;
-			} else if (requeue_claimed_job(server, job_id) == 0) {
+			} else if ((n = requeue_claimed_job(server, job_id)) == 0) {
 				requeued++;
 			}
+			/* the row still names the dead daemon and nothing would
+			 * look at it again: the caller asks once more */
+			if (n < 0 && !first_error)
+				first_error = (int)n;
 			continue;
 		}
 		job->adopted = true;
@@ -2077,5 +2086,5 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 	if (requeued || adopted || lost || cancelled)
 		mx_log_notice("recovery: %u claimed job(s) requeued, %u adopted, %u lost, "
 			      "%u cancelled before they started", requeued, adopted, lost, cancelled);
-	return 0;
+	return first_error;
 }

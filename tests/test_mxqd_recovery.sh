@@ -20,7 +20,9 @@
 # answer to the restart's query for the jobs left on the host lost: it
 # asks again, the running job is adopted and its end recorded. And the
 # update that moves an adopted job to the new daemon failing for a while:
-# mxqkill of it works once the update is taken.
+# mxqkill of it works once the update is taken. And the update that puts
+# a never-started job back in the queue failing for a while: asked again
+# before mxqd serves, the job then runs once.
 
 . "$(dirname -- "$0")/lib/mariadb.sh"
 mxq_db_start || { echo "not ok 1 - start a private MariaDB"; exit 1; }
@@ -319,5 +321,48 @@ check "mxqkill of the adopted job: CANCELLED well before its 60 s" wait_for 15 \
 is "it ran once" "$(lines_of "$j")" 1
 mxqd_stop "$node" TERM 15
 mxq_sql "DROP TRIGGER test_fail_adopt; DROP TABLE test_fail_adopt"
+
+# ------------------ putting a never-started job back fails (injected)
+
+# a claimed job whose reaper left no trace, and the restart's UPDATE that
+# puts it back in the queue refused for a while: its spool reservation is
+# gone, so nothing would look at the row again; mxqd asks again before it
+# serves, and the job then runs, once
+section "putting a never-started job back in the queue fails for a while"
+mxq_sql <<'EOF' || not_ok "install the failure-injection trigger"
+CREATE TABLE test_fail_requeue (job_id BIGINT UNSIGNED PRIMARY KEY);
+DELIMITER //
+CREATE TRIGGER test_fail_requeue BEFORE UPDATE ON mxq_job FOR EACH ROW
+BEGIN
+	IF OLD.job_status = 100 AND NEW.job_status = 0 AND
+	   EXISTS (SELECT 1 FROM test_fail_requeue WHERE job_id = NEW.job_id) THEN
+		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure (test)';
+	END IF;
+END//
+DELIMITER ;
+EOF
+node=node-requeue
+MXQD_TEST_REAPER_HOLD=trace=3000
+export MXQD_TEST_REAPER_HOLD
+check "start mxqd $node, reapers held before any trace" mxqd_start "$node" --slots 2 --memory 4G
+unset MXQD_TEST_REAPER_HOLD
+# shellcheck disable=SC2016 # expanded by the job's shell
+j=$(submit -N requeue --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
+	sh -c 'echo "$MXQ_JOBID" >> "ran.$MXQ_JOBID"')
+wait_for 10 "SELECT job_status = 100 FROM mxq_job WHERE job_id = $j" ||
+	not_ok "the job is claimed"
+mxq_sql "INSERT INTO test_fail_requeue VALUES ($j)"
+mxqd_signal "$node" KILL
+mxqd_wait "$node" 5
+check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
+L=$(mxqd_dir "$node")/mxqd.log
+check "the restarted mxqd asks again" wait_until 15 grep -qF "asking again every 2 s" "$L"
+mxq_sql "DELETE FROM test_fail_requeue"
+check "the job runs after all: FINISHED" wait_for 20 \
+	"SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j"
+sleep 4   # the held reaper has gone on by now
+is "it ran once" "$(lines_of "$j")" 1
+mxqd_stop "$node" TERM 15
+mxq_sql "DROP TRIGGER test_fail_requeue; DROP TABLE test_fail_requeue"
 
 tap_done
