@@ -1812,16 +1812,17 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 		struct mxqd_job *job = find_job(server, job_id);
 
 		if (!job) {
-			/* cancelled between our claim and its start: it never ran */
-			int64_t m = mxq_job_cancel_unstarted(server->db, job_id, server->daemon_id);
+			/* cancelled between our claim and its start: it never ran.
+			 * Its row is read first: once it is CANCELLED nothing would
+			 * run the callback a failed read had kept from running */
 			struct mx_db_result *one = NULL;
 
-			if (m <= 0)
-				continue;
-			mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
-			/* it was ours: so is its callback */
-			if (mxq_job_query_one(server->db, &one, job_id) > 0 && mx_db_next(one))
+			if (mxq_job_query_one(server->db, &one, job_id) > 0 && mx_db_next(one) &&
+			    mxq_job_cancel_unstarted(server->db, job_id, server->daemon_id) > 0) {
+				mx_log_info("job %" PRIu64 ": cancelled before it started", job_id);
+				/* it was ours: so is its callback */
 				run_cancelled_callback(server, one);
+			}
 			mx_db_result_free(one);
 			continue;
 		}
