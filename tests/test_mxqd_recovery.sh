@@ -167,21 +167,38 @@ round() {
 round QUIT
 round KILL
 
-# ------------------------------- a failed RUNNING update (injected)
+# Kill mxqd NODE (SIGKILL) and start it again with two slots and the
+# options given; its log file in $L.
+kill_restart() {
+	_n=$1
+	shift
+	mxqd_signal "$_n" KILL
+	mxqd_wait "$_n" 5
+	check "restart mxqd $_n" mxqd_start "$_n" --slots 2 --memory 4G "$@"
+	L=$(mxqd_dir "$_n")/mxqd.log
+}
 
-section "recording RUNNING fails once"
-mxq_sql <<'EOF' || not_ok "install the failure-injection trigger"
-CREATE TABLE test_fail_running (job_id BIGINT UNSIGNED PRIMARY KEY);
+# A trigger and table NAME: an UPDATE of mxq_job where COND holds (on OLD
+# and NEW) fails with SQLSTATE 45000 for the job ids in table NAME.
+fail_trigger() {
+	mxq_sql <<EOF
+CREATE TABLE $1 (job_id BIGINT UNSIGNED PRIMARY KEY);
 DELIMITER //
-CREATE TRIGGER test_fail_running BEFORE UPDATE ON mxq_job FOR EACH ROW
+CREATE TRIGGER $1 BEFORE UPDATE ON mxq_job FOR EACH ROW
 BEGIN
-	IF OLD.job_status = 100 AND NEW.job_status = 200 AND
-	   EXISTS (SELECT 1 FROM test_fail_running WHERE job_id = NEW.job_id) THEN
+	IF $2 AND EXISTS (SELECT 1 FROM $1 WHERE job_id = NEW.job_id) THEN
 		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure (test)';
 	END IF;
 END//
 DELIMITER ;
 EOF
+}
+
+# ------------------------------- a failed RUNNING update (injected)
+
+section "recording RUNNING fails once"
+fail_trigger test_fail_running "OLD.job_status = 100 AND NEW.job_status = 200" ||
+	not_ok "install the failure-injection trigger"
 fa=$(marked_job 4 inject)
 mxq_sql "INSERT INTO test_fail_running VALUES ($fa)"
 check "start mxqd node2" mxqd_start node2 --slots 4 --memory 4G
@@ -190,8 +207,9 @@ if wait_until 15 test -f "$W/ran/ran.$fa"; then
 else
 	not_ok "the job whose RUNNING update fails is started"
 fi
-contains "the log names the failed update" "$(cat "$(mxqd_dir node2)/mxqd.log")" \
-	"job $fa: could not record RUNNING"
+# (RUNNING is recorded after the start, when the reaper reports it)
+check "the log names the failed update" wait_until 5 \
+	grep -qF "job $fa: could not record RUNNING" "$(mxqd_dir node2)/mxqd.log"
 mxq_sql "DELETE FROM test_fail_running"
 fb=$(marked_job 0 inject-next)
 wait_for 12 "SELECT COUNT(*) = 2 FROM mxq_job WHERE job_id IN ($fa, $fb)
@@ -267,16 +285,13 @@ j=$(submit -N cut --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
 	sh -c 'echo "$MXQ_JOBID" >> "ran.$MXQ_JOBID"; sleep 4')
 wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j" ||
 	not_ok "the job runs on $node"
-mxqd_signal "$node" KILL
-mxqd_wait "$node" 5
 printf 'j.server_id = ? AND j.job_status IN (' >"$R/cut_statement"
-check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G -M "$R/relay.cnf"
+kill_restart "$node" -M "$R/relay.cnf"
 check "the relay cut the answer to the recovery query" wait_until 10 [ -s "$R/cuts.log" ]
 check "the job's end is recorded: FINISHED" wait_for 20 \
 	"SELECT job_status = 1000 FROM mxq_job WHERE job_id = $j"
 is "it ran once" "$(lines_of "$j")" 1
-contains "mxqd said it asks again" "$(cat "$(mxqd_dir "$node")/mxqd.log")" \
-	"asking again every 2 s"
+contains "mxqd said it asks again" "$(cat "$L")" "asking again every 2 s"
 mxqd_stop "$node" TERM 15
 db_cut_stop
 
@@ -287,18 +302,8 @@ db_cut_stop
 # not seen (its row names the dead daemon). It tries again each round, so
 # the cancel works once the database takes the update
 section "moving an adopted job to the new daemon fails for a while"
-mxq_sql <<'EOF' || not_ok "install the failure-injection trigger"
-CREATE TABLE test_fail_adopt (job_id BIGINT UNSIGNED PRIMARY KEY);
-DELIMITER //
-CREATE TRIGGER test_fail_adopt BEFORE UPDATE ON mxq_job FOR EACH ROW
-BEGIN
-	IF NEW.daemon_id <> OLD.daemon_id AND
-	   EXISTS (SELECT 1 FROM test_fail_adopt WHERE job_id = NEW.job_id) THEN
-		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure (test)';
-	END IF;
-END//
-DELIMITER ;
-EOF
+fail_trigger test_fail_adopt "NEW.daemon_id <> OLD.daemon_id" ||
+	not_ok "install the failure-injection trigger"
 node=node-adopt
 check "start mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
 # shellcheck disable=SC2016 # expanded by the job's shell
@@ -307,10 +312,7 @@ j=$(submit -N adopt --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
 wait_for 15 "SELECT job_status = 200 FROM mxq_job WHERE job_id = $j" ||
 	not_ok "the job runs on $node"
 mxq_sql "INSERT INTO test_fail_adopt VALUES ($j)"
-mxqd_signal "$node" KILL
-mxqd_wait "$node" 5
-check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
-L=$(mxqd_dir "$node")/mxqd.log
+kill_restart "$node"
 check "it says it cannot move the job yet" wait_until 10 \
 	grep -qF "job $j: cannot move it to this daemon" "$L"
 mxq_sql "DELETE FROM test_fail_adopt"
@@ -329,18 +331,8 @@ mxq_sql "DROP TRIGGER test_fail_adopt; DROP TABLE test_fail_adopt"
 # gone, so nothing would look at the row again; mxqd asks again before it
 # serves, and the job then runs, once
 section "putting a never-started job back in the queue fails for a while"
-mxq_sql <<'EOF' || not_ok "install the failure-injection trigger"
-CREATE TABLE test_fail_requeue (job_id BIGINT UNSIGNED PRIMARY KEY);
-DELIMITER //
-CREATE TRIGGER test_fail_requeue BEFORE UPDATE ON mxq_job FOR EACH ROW
-BEGIN
-	IF OLD.job_status = 100 AND NEW.job_status = 0 AND
-	   EXISTS (SELECT 1 FROM test_fail_requeue WHERE job_id = NEW.job_id) THEN
-		SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure (test)';
-	END IF;
-END//
-DELIMITER ;
-EOF
+fail_trigger test_fail_requeue "OLD.job_status = 100 AND NEW.job_status = 0" ||
+	not_ok "install the failure-injection trigger"
 node=node-requeue
 MXQD_TEST_REAPER_HOLD=trace=3000
 export MXQD_TEST_REAPER_HOLD
@@ -352,10 +344,7 @@ j=$(submit -N requeue --whitelist "$node" -m 64M -t 1h -w "$W/ran" \
 wait_for 10 "SELECT job_status = 100 FROM mxq_job WHERE job_id = $j" ||
 	not_ok "the job is claimed"
 mxq_sql "INSERT INTO test_fail_requeue VALUES ($j)"
-mxqd_signal "$node" KILL
-mxqd_wait "$node" 5
-check "restart mxqd $node" mxqd_start "$node" --slots 2 --memory 4G
-L=$(mxqd_dir "$node")/mxqd.log
+kill_restart "$node"
 check "the restarted mxqd asks again" wait_until 15 grep -qF "asking again every 2 s" "$L"
 mxq_sql "DELETE FROM test_fail_requeue"
 check "the job runs after all: FINISHED" wait_for 20 \
