@@ -1325,6 +1325,7 @@ struct mxq_sim {
 	uint64_t *m_free;                /* c_free > 0: the dispatch candidates */
 	uint64_t *m_empty;               /* ... of them those without jobs */
 	size_t n_empty;
+	uint32_t *free_count;            /* nodes by c_free, 0 .. max_cores */
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
@@ -1657,6 +1658,8 @@ static int node_update(struct mxq_sim *s, size_t i)
 	uint32_t free_now = node_dispatchable(n) ? cls->cores - n->used_slots : 0;
 	s->free_slots += free_now;
 	s->free_slots -= n->c_free;
+	s->free_count[n->c_free]--;
+	s->free_count[free_now]++;
 	n->c_free = free_now;
 	bool powered = n->phys != PHYS_DOWN, busy = n->jobs > 0;
 	bool off = n->rec == MXQ_POWER_OFF;
@@ -1972,8 +1975,12 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 	 * when there are too few (a full cluster queues thousands of them) */
 	bool empty_only = j->parts > 1 || j->threads >= s->c->max_cores;
 	const uint64_t *cand = empty_only ? s->m_empty : s->m_free;
-	for (size_t i = empty_only && s->n_empty < j->parts ? s->n_nodes :
-			mx_bitmap_next(cand, s->n_nodes, 0);
+	bool room = !empty_only || s->n_empty >= j->parts;
+	/* and a job that no node has the free slots for now walks nothing */
+	for (uint32_t f = j->threads; !empty_only && f <= s->c->max_cores && !(room = s->free_count[f]);
+	     f++)
+		;
+	for (size_t i = !room ? s->n_nodes : mx_bitmap_next(cand, s->n_nodes, 0);
 	     i < s->n_nodes && got < j->parts; i = mx_bitmap_next(cand, s->n_nodes, i + 1)) {
 		const struct sim_node *n = &s->nodes[i];
 		if (!sig->qual[i] || !fits_now(n, j))
@@ -2244,6 +2251,13 @@ static bool free_set_matches(const struct mxq_sim *s)
 		if ((n->c_free > 0) != mx_bitmap_has(s->m_free, i) || e != mx_bitmap_has(s->m_empty, i))
 			return false;
 		empty += e;
+	}
+	for (uint32_t f = 0; f <= s->c->max_cores; f++) {
+		uint32_t k = 0;
+		for (size_t i = 0; i < s->n_nodes; i++)
+			k += s->nodes[i].c_free == f;
+		if (k != s->free_count[f])
+			return false;
 	}
 	return empty == s->n_empty;
 }
@@ -2762,6 +2776,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->ref_sel);
 	free(s->ref_mark);
 	free(s->m_free);
+	free(s->free_count);
 	free(s->offq);
 	free(s->dueq.v);
 	free(s->pnodes);
@@ -2818,6 +2833,9 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	size_t words = mx_bitmap_words(nn);
 	s->m_free = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_free));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
+	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
+	if (s->free_count)
+		s->free_count[0] = (uint32_t)nn;  /* c_free starts at 0 */
 	if (params->self_check) {
 		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
 		s->ref_mark = calloc(nn, 1);
@@ -2826,7 +2844,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	}
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_free || !s->up_sorted)
+	    !s->hold_taken || !s->m_free || !s->up_sorted || !s->free_count)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
 		s->m_hold[k] = s->m_free + (1 + (size_t)k) * words;
