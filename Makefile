@@ -192,7 +192,10 @@ TRACES_DIR ?= ../shared/traces
 # line gives the process's CPU (always-on, timeout-10m and our policy
 # together, trace reading included), CPU s per simulated day, the CPU of
 # the full 254 days (measured, or extrapolated from a shorter window with
-# the reading counted once) and the peak memory.
+# the reading counted once) and the peak memory. Then 8 days of the same
+# hosts with 16 cores each and so many jobs that they are nearly always
+# full (queues of thousands of gangs): CPU per simulated day there, and
+# what 254 days of it would take.
 BIG_SIM_DAYS ?= 254
 bench-sim: mxq-power-sim
 	@set -e; found=; for t in $(TRACES_DIR)/*.swf.gz; do \
@@ -210,6 +213,14 @@ bench-sim: mxq-power-sim
 			   full = days >= 254 ? proc : proc - sim + sim * 254 / days; \
 			   printf "bench-sim: %.1f s CPU for %.1f simulated days, %.3f s per day; the full trace (254 days): %.0f s CPU %s (target < 120 s); peak memory %.1f MB (target < 500 MB)\n", \
 				  proc, days, per_day, full, days >= 254 ? "measured" : "extrapolated", mb }' "$$d/out"
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT INT TERM; \
+		sh tests/gen_swf.sh 91 8 5544 16 13000 wide >"$$d/full.swf"; \
+		echo "== synthetic: 5544 nodes of 16 cores nearly full (tests/gen_swf.sh 91 8 5544 16 13000 wide: utilisation 0.88, jobs wait minutes)"; \
+		./mxq-power-sim $(SIM_FLAGS) --threads 1 --timeouts 10m "$$d/full.swf" | tee "$$d/out"; \
+		awk '/^process:/ { proc = $$2; per_day = $$11; mb = $$(NF - 1) } \
+		     END { if (per_day <= 0) exit 1; \
+			   printf "bench-sim (nearly full): %.1f s CPU, %.3f s per simulated day: 254 days would take %.0f s CPU; peak memory %.1f MB\n", \
+				  proc, per_day, per_day * 254, mb }' "$$d/out"
 
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_SRCS) fuzz/fuzz.h $(LIB_SRCS) parser.h
