@@ -248,6 +248,13 @@ int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,
 		"ss", c->hostname, c->daemon_name);
 }
 
+int64_t mxq_job_adopt_claimed(struct mx_db *db, uint64_t job_id, uint64_t daemon_id)
+{
+	return mx_db_exec(db,
+		"UPDATE mxq_job SET daemon_id = ? WHERE job_id = ? AND job_status IN ("
+		MXQ_JOB_ACTIVE_STATUSES ")", "UU", daemon_id, job_id);
+}
+
 int64_t mxq_job_adopt(struct mx_db *db, uint64_t job_id, uint64_t daemon_id)
 {
 	return mx_db_exec(db,

@@ -193,5 +193,9 @@ int64_t mxq_job_query_left_by(struct mx_db *db, struct mx_db_result **ret_res,
 /* Take over an active job of an earlier mxqd for DAEMON_ID (an ASSIGNED
  * one that left traces becomes RUNNING). Affected rows or negative errno. */
 int64_t mxq_job_adopt(struct mx_db *db, uint64_t job_id, uint64_t daemon_id);
+/* The same, keeping the status: a claimed job whose reaper has not said
+ * yet whether it starts it stays ASSIGNED (it can still go back to the
+ * queue). Affected rows or negative errno. */
+int64_t mxq_job_adopt_claimed(struct mx_db *db, uint64_t job_id, uint64_t daemon_id);
 
 #endif

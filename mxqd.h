@@ -147,6 +147,8 @@ struct mxqd_job {
 	bool reason_done;           /* the outcome's reason is recorded (or given up) */
 	bool end_unanswered;        /* an attempt to record the end lost its answer */
 	bool adopt_pending;         /* re-adopted, its row not yet moved to this daemon */
+	bool adopted_unstarted;     /* re-adopted while its reaper had not said whether
+	                               it starts it (pid file: job pid 0) */
 	bool end_left;              /* ended under an earlier mxqd, which died before
 	                               its hooks ran or before it knew (recovery) */
 	int final_status;           /* MXQ_JOB_STATUS_* once ended */

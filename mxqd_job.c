@@ -505,6 +505,39 @@ void mxqd_children_reap(struct mxqd_server *server)
 static void collect_reports(struct mxqd_server *server);
 static int reported_outcome(struct mxqd_job *job, struct mxqd_outcome *ret);
 
+/*
+ * JOB was adopted while its pid file said "not started", and its reaper is
+ * gone without an outcome: if the pid file still says so, it ended without
+ * starting the job (its mxqd was gone when it looked). The job goes back
+ * to the queue, without its spool and tmpdir reservation, and off the
+ * list (when it was cancelled meanwhile, mxqd_jobs_handle_cancel() ends
+ * it CANCELLED). True when it did.
+ */
+static int requeue_claimed_job(struct mxqd_server *server, uint64_t job_id);
+
+static bool never_started_here(struct mxqd_server *server, struct mxqd_job *job)
+{
+	pid_t reaper, job_pid = -1;
+	unsigned long long st;
+	char boot[37], what[4200];
+	uint64_t job_id = job->job_id;
+
+	if (mxqd_pidfile_read(server->spooldir, job_id, &reaper, &job_pid, &st, boot) == 0 &&
+	    job_pid != 0)
+		return false;  /* it started the job: lost, as any other */
+	if (requeue_claimed_job(server, job_id) < 0) {
+		mx_log_warning("job %" PRIu64 ": its reaper ended without starting it, and it could "
+			       "not go back to the queue yet: %s", job_id, mx_db_error(server->db));
+		return true;  /* asked again at the next round: still on the list */
+	}
+	mx_log_notice("job %" PRIu64 ": its reaper ended without starting it: back in the queue",
+		      job_id);
+	job_leftovers_remove(server, job_id, true, what, sizeof(what));
+	job_list_remove(server, job);
+	job_free(job);
+	return true;
+}
+
 int mxqd_jobs_reap(struct mxqd_server *server)
 {
 	int ended = 0, first_error = 0;
@@ -547,6 +580,8 @@ int mxqd_jobs_reap(struct mxqd_server *server)
 					mx_log_warning("job %" PRIu64 ": outcome taken from its reaper: "
 						       "lost if mxqd stops before the database has it",
 						       job->job_id);
+				} else if (job->adopted_unstarted && never_started_here(server, job)) {
+					continue;  /* back in the queue, off the list */
 				} else {
 					mx_log_err("job %" PRIu64 ": reaper vanished without an outcome",
 						   job->job_id);
@@ -2061,7 +2096,14 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		job_list_add(server, job);
 		if (traces) {
 			/* running, or ended while no mxqd watched: the reaping loop decides */
-			if (mxq_job_adopt(server->db, job_id, server->daemon_id) < 0) {
+			/* a reaper still deciding whether it starts its job: the row
+			 * stays ASSIGNED, so that the job can go back to the queue
+			 * when the reaper ends without starting it */
+			job->adopted_unstarted = status == MXQ_JOB_STATUS_ASSIGNED && alive &&
+						 job_pid == 0;
+			if ((job->adopted_unstarted ?
+			     mxq_job_adopt_claimed(server->db, job_id, server->daemon_id) :
+			     mxq_job_adopt(server->db, job_id, server->daemon_id)) < 0) {
 				/* until its row names this daemon, nothing here
 				 * sees an mxqkill of it: asked again each round */
 				job->adopt_pending = true;

@@ -231,7 +231,7 @@ mxqd_stop node2 INT 15
 # and restarted: the restarted mxqd puts the claimed job back in the queue
 # and runs it; the held reaper must not run it as well.
 held_round() {
-	stage=$1 ms=$2 node=node-$1
+	stage=$1 ms=$2 node=node-$1-$2
 	section "mxqd killed, its reaper held at '$stage' ($ms ms)"
 	MXQD_TEST_REAPER_HOLD=$stage=$ms
 	export MXQD_TEST_REAPER_HOLD
@@ -256,13 +256,17 @@ held_round() {
 	is "$stage: the job ran exactly once" "$(lines_of "$j")" 1
 	is "$stage: FINISHED" "$(status_of "$j")" 1000
 	contains "$stage: the restarted mxqd put it back in the queue" \
-		"$(cat "$(mxqd_dir "$node")/mxqd.log")" "1 claimed job(s) requeued"
+		"$(cat "$(mxqd_dir "$node")/mxqd.log")" "${3:-1 claimed job(s) requeued}"
 	is "$stage: nothing left in the spool directory" \
 		"$(ls "$(mxqd_dir "$node")/spool" | grep -c "^$j\.")" 0
 	mxqd_stop "$node" TERM 15
 }
 held_round trace 3000
 held_round unstarted 1200
+# held longer than the restarted mxqd waits for it (2 s): adopted, and
+# back in the queue once the reaper ends without starting it (before,
+# the job ended UNKNOWN without having run)
+held_round unstarted 4000 "its reaper ended without starting it: back in the queue"
 
 # ------------------ the answer to the recovery query lost at the restart
 
