@@ -530,6 +530,7 @@ static bool never_started_here(struct mxqd_server *server, struct mxqd_job *job)
 			       "not go back to the queue yet: %s", job_id, mx_db_error(server->db));
 		return true;  /* asked again at the next round: still on the list */
 	}
+	/* (a row cancelled meanwhile is not requeued: it is ended CANCELLED) */
 	mx_log_notice("job %" PRIu64 ": its reaper ended without starting it: back in the queue",
 		      job_id);
 	job_leftovers_remove(server, job_id, true, what, sizeof(what));
@@ -1835,7 +1836,9 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	 * below finds this daemon's */
 	for (struct mxqd_job *job = server->jobs; job; job = job->next)
 		if (job->adopt_pending && !job->ended &&
-		    mxq_job_adopt(server->db, job->job_id, server->daemon_id) >= 0) {
+		    (job->adopted_unstarted ?
+		     mxq_job_adopt_claimed(server->db, job->job_id, server->daemon_id) :
+		     mxq_job_adopt(server->db, job->job_id, server->daemon_id)) >= 0) {
 			job->adopt_pending = false;
 			mx_log_info("job %" PRIu64 ": moved to this daemon", job->job_id);
 		}
