@@ -940,12 +940,12 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 			continue;
 		if (classes[i].cores > max_cores)
 			max_cores = classes[i].cores;
-		c->max_cores = max_cores;
 		if (classes[i].memory_mib > max_mem)
 			max_mem = classes[i].memory_mib;
 		if (classes[i].maxtime_min > max_time)
 			max_time = classes[i].maxtime_min;
 	}
+	c->max_cores = max_cores;
 	bool memory_modelled = max_mem > 0;
 	bool time_modelled = max_time > 0;
 

@@ -1827,6 +1827,15 @@ static int cancelled_callbacks(struct mxqd_server *server)
 	return 0;
 }
 
+/* Move an adopted job's row to this daemon; one whose reaper has not
+ * started it stays ASSIGNED (never_started_here() can requeue it). */
+static int64_t adopt_row(struct mxqd_server *server, const struct mxqd_job *job)
+{
+	return job->adopted_unstarted ?
+	       mxq_job_adopt_claimed(server->db, job->job_id, server->daemon_id) :
+	       mxq_job_adopt(server->db, job->job_id, server->daemon_id);
+}
+
 int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 {
 	struct mx_db_result *res = NULL;
@@ -1836,9 +1845,7 @@ int mxqd_jobs_handle_cancel(struct mxqd_server *server)
 	 * below finds this daemon's */
 	for (struct mxqd_job *job = server->jobs; job; job = job->next)
 		if (job->adopt_pending && !job->ended &&
-		    (job->adopted_unstarted ?
-		     mxq_job_adopt_claimed(server->db, job->job_id, server->daemon_id) :
-		     mxq_job_adopt(server->db, job->job_id, server->daemon_id)) >= 0) {
+		    adopt_row(server, job) >= 0) {
 			job->adopt_pending = false;
 			mx_log_info("job %" PRIu64 ": moved to this daemon", job->job_id);
 		}
@@ -1968,14 +1975,6 @@ static void log_adopted(const struct mxqd_server *server, const struct mxqd_job 
 		    (int)job->reaper_pid, (int)job->job_pid, path[0] ? ", cgroup " : "", path);
 }
 
-static bool job_listed(const struct mxqd_server *server, uint64_t job_id)
-{
-	for (const struct mxqd_job *job = server->jobs; job; job = job->next)
-		if (job->job_id == job_id)
-			return true;
-	return false;
-}
-
 /*
  * Outcomes in the spool of jobs that are no longer active, from an mxqd
  * that died after it recorded the end: before the hooks ran (JOBID.stat)
@@ -2006,7 +2005,7 @@ static unsigned recover_ended(struct mxqd_server *server, const struct mxq_job_c
 		uint64_t job_id = strtoull(de->d_name, &end, 10);
 		bool done = strcmp(end, ".done") == 0;
 		if (errno || job_id == 0 || (!done && strcmp(end, ".stat") != 0) ||
-		    job_listed(server, job_id))
+		    find_job(server, job_id))
 			continue;
 		if (done) {
 			mxqd_outcome_remove(server->spooldir, job_id);
@@ -2050,7 +2049,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 		bool alive, traces;
 
 		/* listed by an earlier call that failed later on */
-		if (job_listed(server, mx_db_u64(res, MXQ_JOB_COL_ID)))
+		if (find_job(server, mx_db_u64(res, MXQ_JOB_COL_ID)))
 			continue;
 		job = job_from_row(server, res);
 		if (!job) {
@@ -2104,9 +2103,7 @@ int mxqd_jobs_recover(struct mxqd_server *server)
 			 * when the reaper ends without starting it */
 			job->adopted_unstarted = status == MXQ_JOB_STATUS_ASSIGNED && alive &&
 						 job_pid == 0;
-			if ((job->adopted_unstarted ?
-			     mxq_job_adopt_claimed(server->db, job_id, server->daemon_id) :
-			     mxq_job_adopt(server->db, job_id, server->daemon_id)) < 0) {
+			if (adopt_row(server, job) < 0) {
 				/* until its row names this daemon, nothing here
 				 * sees an mxqkill of it: asked again each round */
 				job->adopt_pending = true;
