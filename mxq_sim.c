@@ -1322,10 +1322,13 @@ struct mxq_sim {
 	uint32_t tick_stamp;
 
 	/* node sets kept by node_sets(), walked instead of every node */
-	uint64_t *m_free;                /* c_free > 0: the dispatch candidates */
-	uint64_t *m_empty;               /* ... of them those without jobs */
+	uint64_t *m_sets;                /* the block of the sets below but m_room */
+	uint64_t *m_empty;               /* c_free > 0, without jobs */
 	size_t n_empty;
 	uint32_t *free_count;            /* nodes by c_free, 0 .. max_cores */
+	uint64_t *m_room;                /* n_room sets: set k holds c_free > k
+					  * (the dispatch candidates) */
+	uint32_t n_room;                 /* min(max_cores, ROOM_LEVELS), >= 1 */
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
@@ -1570,7 +1573,6 @@ static int node_sets(struct mxq_sim *s, size_t i)
 		if (r == 0 || end > n->max_end)
 			n->max_end = end;
 	}
-	mx_bitmap_put(s->m_free, i, n->c_free > 0);
 	bool empty = n->c_free > 0 && n->jobs == 0;
 	mx_bitmap_put(s->m_empty, i, empty);
 	s->n_empty += (size_t)empty - (size_t)n->c_empty;
@@ -1610,6 +1612,29 @@ static int arm_idle_timeout(struct mxq_sim *s, size_t i)
  * depends on its state: energy category and draw, counters, idle gaps
  * (offline bound, idle timeout). Call after every change to the node.
  */
+/* Node I's free slots went from WAS to NOW: the room sets (ROOM_LEVELS
+ * bounds the sets kept; a wider job walks the widest and checks each). */
+#define ROOM_LEVELS 256
+static void room_update(struct mxq_sim *s, size_t i, uint32_t was, uint32_t now)
+{
+	size_t words = mx_bitmap_words(s->n_nodes);
+	uint32_t lo = was < now ? was : now, hi = was < now ? now : was;
+
+	for (uint32_t k = lo; k < hi && k < s->n_room; k++)
+		mx_bitmap_put(s->m_room + (size_t)k * words, i, now > k);
+}
+
+/* The dispatch candidates for a job of THREADS slots: a superset of the
+ * nodes with that much room, in node order. */
+static const uint64_t *room_for(const struct mxq_sim *s, uint32_t threads)
+{
+	uint32_t k = threads ? threads - 1 : 0;
+
+	if (k >= s->n_room)
+		k = s->n_room - 1;
+	return s->m_room + (size_t)k * mx_bitmap_words(s->n_nodes);
+}
+
 static int node_update(struct mxq_sim *s, size_t i)
 {
 	struct sim_node *n = &s->nodes[i];
@@ -1660,6 +1685,7 @@ static int node_update(struct mxq_sim *s, size_t i)
 	s->free_slots -= n->c_free;
 	s->free_count[n->c_free]--;
 	s->free_count[free_now]++;
+	room_update(s, i, n->c_free, free_now);
 	n->c_free = free_now;
 	bool powered = n->phys != PHYS_DOWN, busy = n->jobs > 0;
 	bool off = n->rec == MXQ_POWER_OFF;
@@ -1974,7 +2000,7 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 	 * are walked alone (the same nodes in the same order), and not at all
 	 * when there are too few (a full cluster queues thousands of them) */
 	bool empty_only = j->parts > 1 || j->threads >= s->c->max_cores;
-	const uint64_t *cand = empty_only ? s->m_empty : s->m_free;
+	const uint64_t *cand = empty_only ? s->m_empty : room_for(s, j->threads);
 	bool room = !empty_only || s->n_empty >= j->parts;
 	/* and a job that no node has the free slots for now walks nothing */
 	for (uint32_t f = j->threads; !empty_only && f <= s->c->max_cores && !(room = s->free_count[f]);
@@ -2240,7 +2266,8 @@ static bool hold_matches(struct mxq_sim *s, uint32_t job)
 	return same && n == s->n_held && shadow == s->shadow;
 }
 
-/* The dispatch candidates (m_free) as a pass over every node finds them? */
+/* The dispatch candidates (m_room, m_empty) as a pass over every node
+ * finds them? */
 static bool free_set_matches(const struct mxq_sim *s)
 {
 	size_t empty = 0;
@@ -2248,9 +2275,12 @@ static bool free_set_matches(const struct mxq_sim *s)
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct sim_node *n = &s->nodes[i];
 		bool e = n->c_free > 0 && n->jobs == 0;
-		if ((n->c_free > 0) != mx_bitmap_has(s->m_free, i) || e != mx_bitmap_has(s->m_empty, i))
+		if (e != mx_bitmap_has(s->m_empty, i))
 			return false;
 		empty += e;
+		for (uint32_t k = 0; k < s->n_room; k++)
+			if ((n->c_free > k) != mx_bitmap_has(room_for(s, k + 1), i))
+				return false;
 	}
 	for (uint32_t f = 0; f <= s->c->max_cores; f++) {
 		uint32_t k = 0;
@@ -2775,8 +2805,9 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->hold_taken);
 	free(s->ref_sel);
 	free(s->ref_mark);
-	free(s->m_free);
+	free(s->m_sets);
 	free(s->free_count);
+	free(s->m_room);
 	free(s->offq);
 	free(s->dueq.v);
 	free(s->pnodes);
@@ -2828,14 +2859,16 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
 	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
 	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
-	/* the node sets in one block: m_free, m_hold[], m_rtrans, m_onidle,
-	 * m_vwake, m_empty */
+	/* the node sets in one block: m_hold[], m_rtrans, m_onidle, m_vwake,
+	 * m_empty */
 	size_t words = mx_bitmap_words(nn);
-	s->m_free = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_free));
+	s->m_sets = calloc((4 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
 	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
 	if (s->free_count)
 		s->free_count[0] = (uint32_t)nn;  /* c_free starts at 0 */
+	s->n_room = c->max_cores < ROOM_LEVELS ? (c->max_cores ? c->max_cores : 1) : ROOM_LEVELS;
+	s->m_room = calloc((size_t)s->n_room * words, sizeof(*s->m_room));
 	if (params->self_check) {
 		s->ref_sel = calloc(nn, sizeof(*s->ref_sel));
 		s->ref_mark = calloc(nn, 1);
@@ -2844,11 +2877,11 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	}
 	if (!s->nodes || !s->queues || !s->active || !s->pass_heap ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_free || !s->up_sorted || !s->free_count)
+	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->free_count || !s->m_room)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
-		s->m_hold[k] = s->m_free + (1 + (size_t)k) * words;
-	s->m_rtrans = s->m_free + (1 + _HOLD_KINDS) * words;
+		s->m_hold[k] = s->m_sets + (size_t)k * words;
+	s->m_rtrans = s->m_sets + (size_t)_HOLD_KINDS * words;
 	s->m_onidle = s->m_rtrans + words;
 	s->m_vwake = s->m_onidle + words;
 	s->m_empty = s->m_vwake + words;
