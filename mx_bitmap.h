@@ -63,6 +63,24 @@ static inline size_t mx_bitmap_next2(const uint64_t *a, const uint64_t *b, size_
 	return mx_bitmap_next3(a, b, b, n, k);
 }
 
+/* The first member at or after K of A that is not in B; N when there is
+ * none. */
+static inline size_t mx_bitmap_next_without(const uint64_t *a, const uint64_t *b, size_t n,
+					    size_t k)
+{
+	if (k >= n)
+		return n;
+	size_t w = k / 64;
+	uint64_t bits = a[w] & ~b[w] & (~UINT64_C(0) << (k % 64));
+	while (!bits) {
+		if (++w * 64 >= n)
+			return n;
+		bits = a[w] & ~b[w];
+	}
+	k = w * 64 + (size_t)__builtin_ctzll(bits);
+	return k < n ? k : n;
+}
+
 /* The first member of SET at or after K; N when there is none. */
 static inline size_t mx_bitmap_next(const uint64_t *set, size_t n, size_t k)
 {

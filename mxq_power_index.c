@@ -25,7 +25,7 @@ static int64_t off_key(const void *ix, uint32_t i)
 	return ((const struct mxq_power_index *)ix)->node[i].since;
 }
 
-static int64_t full_key(const void *ix, uint32_t i)
+static int64_t ends_key(const void *ix, uint32_t i)
 {
 	return ((const struct mxq_power_index *)ix)->node[i].max_end;
 }
@@ -116,7 +116,7 @@ static size_t pos_of(const struct mxq_power_index *ix, size_t i)
 /* Where a node was in the sorted arrays before it is put in again (N: not
  * there), and its keys then. */
 struct kept_places {
-	size_t off, full, busy;
+	size_t off, ends, busy;
 	int64_t since, max_end, min_end;
 };
 
@@ -134,8 +134,8 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 	*kp = (struct kept_places) {
 		.off = x->sets & IX_OFF ?
 		       mx_sorted_find(ix->off_since, ix->n_off, off_key, ix, (uint32_t)i) : ix->n_off,
-		.full = x->sets & IX_FULL ?
-			mx_sorted_find(ix->full, ix->n_full, full_key, ix, (uint32_t)i) : ix->n_full,
+		.ends = x->sets & IX_ENDS ?
+			mx_sorted_find(ix->ends, ix->n_ends, ends_key, ix, (uint32_t)i) : ix->n_ends,
 		.busy = x->sets & IX_BUSY ?
 			mx_sorted_find(ix->busy_first, ix->n_busy_first, busy_key, ix, (uint32_t)i) :
 			ix->n_busy_first,
@@ -162,14 +162,14 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 static void sorted_place(struct mxq_power_index *ix, size_t i, const struct kept_places *kp,
 			 uint32_t sets)
 {
-	struct kept_places none = { ix->n_off, ix->n_full, ix->n_busy_first, 0, 0, 0 };
+	struct kept_places none = { ix->n_off, ix->n_ends, ix->n_busy_first, 0, 0, 0 };
 
 	if (!kp)
 		kp = &none;
 	sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off, kp->since,
 		    sets & IX_OFF);
-	sorted_keep(ix, ix->full, &ix->n_full, full_key, (uint32_t)i, kp->full, kp->max_end,
-		    sets & IX_FULL);
+	sorted_keep(ix, ix->ends, &ix->n_ends, ends_key, (uint32_t)i, kp->ends, kp->max_end,
+		    sets & IX_ENDS);
 	sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i, kp->busy,
 		    kp->min_end, sets & IX_BUSY);
 }
@@ -232,8 +232,8 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 		sets |= IX_OFF;
 	if (n->state == MXQ_POWER_ON && n->caps && n->running && n->n_running && takes_jobs) {
 		sets |= IX_BUSY;
-		if (x->managed && !(sets & IX_CAP))
-			sets |= IX_FULL;
+		if (x->managed)
+			sets |= IX_ENDS;
 	}
 	if (n->state == MXQ_POWER_ON && x->managed && !n->jobs_running && !n->daemon_gone)
 		sets |= IX_IDLE;
@@ -287,12 +287,12 @@ static void release(struct mxq_power_index *ix)
 	free(ix->pos);
 	free(ix->trans);
 	free(ix->off_since);
-	free(ix->full);
+	free(ix->ends);
 	free(ix->busy_first);
 	ix->node = NULL;
 	ix->order = ix->pos = NULL;
 	ix->trans = NULL;
-	ix->off_since = ix->full = ix->busy_first = NULL;
+	ix->off_since = ix->ends = ix->busy_first = NULL;
 	ix->cap = ix->drain = ix->off = ix->busy = ix->idle = NULL;
 }
 
@@ -314,9 +314,9 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->pos = malloc((n ? n : 1) * sizeof(*ix->pos));
 	ix->trans = calloc(6 * words, sizeof(*ix->trans));  /* the six bitmaps in one block */
 	ix->off_since = malloc((n ? n : 1) * sizeof(*ix->off_since));
-	ix->full = malloc((n ? n : 1) * sizeof(*ix->full));
+	ix->ends = malloc((n ? n : 1) * sizeof(*ix->ends));
 	ix->busy_first = malloc((n ? n : 1) * sizeof(*ix->busy_first));
-	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->full ||
+	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->ends ||
 	    !ix->busy_first) {
 		release(ix);
 		return -ENOMEM;
@@ -326,7 +326,7 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->off = ix->drain + words;
 	ix->busy = ix->off + words;
 	ix->idle = ix->busy + words;
-	ix->n_off = ix->n_full = ix->n_busy_first = 0;
+	ix->n_off = ix->n_ends = ix->n_busy_first = 0;
 	ix->powered = ix->booting = 0;
 	ix->admin_requests = ix->nodes_without_caps = 0;
 	memset(ix->off_max, 0, sizeof(ix->off_max));

@@ -14,9 +14,9 @@
  *
  * Sets by node index: trans. Sets by position (the efficiency order of the
  * decision, = index when the snapshot has nodes_in_order): cap, drain, off,
- * busy, idle. Two arrays keep the off nodes by state_since and the full
- * busy nodes by the last expected end of their running jobs, so that the
- * gang planner finds the earliest-free nodes without looking at all; a
+ * busy, idle. Two arrays keep the off nodes by state_since and the busy
+ * managed nodes by the last expected end of their running jobs, so that
+ * the gang planner finds the earliest-free nodes without looking at all; a
  * third keeps every busy node by its first expected end, for the capacity
  * that frees within a boot.
  */
@@ -34,7 +34,7 @@
 struct mxq_power_index_node {
 	int64_t since;               /* state_since (key of the off array) */
 	int64_t min_end, max_end;    /* of its running jobs' expected ends (max_end:
-	                                key of the full array); 0/0 without jobs */
+	                                key of the ends array); 0/0 without jobs */
 	uint64_t room[4];            /* its caps: slots, memory, gpus, tmpdir (off max) */
 	uint32_t sets;               /* IX_* bits */
 	bool managed;                /* not excluded, not unmanaged */
@@ -51,7 +51,7 @@ enum {
 	IX_BUSY  = 1 << 4,  /* ON with caps and running jobs in the detail, takes
 	                       jobs (what they free is room) */
 	IX_IDLE  = 1 << 5,  /* ON, managed, no job, mxqd alive: may be suspended */
-	IX_FULL  = 1 << 6,  /* IX_BUSY, managed, not IX_CAP (full array) */
+	IX_ENDS  = 1 << 6,  /* IX_BUSY and managed (ends array) */
 };
 
 struct mxq_power_index {
@@ -71,8 +71,8 @@ struct mxq_power_index {
 	uint64_t *cap, *drain, *off, *busy, *idle;  /* by position */
 	uint32_t *off_since;         /* IX_OFF nodes by (since, index) */
 	size_t n_off;
-	uint32_t *full;              /* IX_FULL nodes by (max_end, index) */
-	size_t n_full;
+	uint32_t *ends;              /* IX_ENDS nodes by (max_end, index) */
+	size_t n_ends;
 	uint32_t *busy_first;        /* IX_BUSY nodes by (min_end, index) */
 	size_t n_busy_first;
 

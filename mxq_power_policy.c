@@ -1578,6 +1578,7 @@ struct decide_ctx {
 					       the gang_depth earliest candidates seen,
 					       a heap of gang_h, the latest first */
 	size_t gang_h, gang_depth;
+	uint64_t busy_cap_slots;        /* most free slots of a busy capacity node */
 	size_t shadow_demand;           /* the first gang demand, NO_DEMAND = none */
 	int64_t shadow;                 /* when its nodes are all free */
 	uint64_t deferred;              /* pending jobs of deferred gangs */
@@ -1592,6 +1593,7 @@ struct decide_ctx {
 	size_t *acted;                  /* nodes with an action, in the order of the first */
 	size_t n_acted;
 	uint64_t *acted_pos;            /* the same by position, a bitmap */
+	const uint64_t *no_nodes;       /* an empty one */
 	size_t *reserved;               /* the nodes the first gang waits for */
 	size_t n_reserved;
 	uint64_t changes;               /* jobs placed and actions added so far */
@@ -2555,6 +2557,8 @@ static void build_lists(struct decide_ctx *c)
 
 		if (mxq_power_state_counts_as_capacity(wn->eff) && n->caps) {
 			capacity_of(c, i);
+			if ((ix->node[i].sets & IX_BUSY) && wn->free.slots > c->busy_cap_slots)
+				c->busy_cap_slots = wn->free.slots;
 			if (room_useful(c, &wn->free, 0)) {
 				if (wn->eff == MXQ_POWER_POWERING_ON)
 					list_append(c, &booting, i);
@@ -2967,16 +2971,22 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	/*
 	 * Every node free_for_one() gives a time, without looking at all of
 	 * them: nodes this plan acted on, capacity with a free slot, nodes
-	 * in transition, OFF nodes still in their min off-time, full busy
-	 * nodes by the end of their jobs (as far as they can matter), and of
-	 * the OFF nodes free after one boot, which all have the same time,
-	 * the NEED with the lowest index (ties go to the lower index).
+	 * in transition, OFF nodes still in their min off-time, busy nodes
+	 * by the end of their jobs (as far as they can matter), and of the
+	 * OFF nodes free after one boot, which all have the same time, the
+	 * NEED with the lowest index (ties go to the lower index).
+	 * When no busy capacity node has the free slots for one part now
+	 * (whole-node parts on a busy cluster: thousands of them), those
+	 * nodes too are free only at the end of their jobs and come with the
+	 * busy ones, by that end; else with the rest of the capacity.
 	 */
 	int64_t soon_enough = c->now + cfg->boot_time_s + c->idle_time_s;
+	uint64_t part = dm->reqs->threads ? dm->reqs->threads : 1;
+	const uint64_t *busy_later = part > c->busy_cap_slots ? ix->busy : c->no_nodes;
 	for (size_t a = 0; a < c->n_acted; a++)
 		gang_candidate(c, c->acted[a], d, soon_enough, &n, &early);
-	for (size_t k = mx_bitmap_next(ix->cap, n_nodes, 0); k < n_nodes;
-	     k = mx_bitmap_next(ix->cap, n_nodes, k + 1))
+	for (size_t k = mx_bitmap_next_without(ix->cap, busy_later, n_nodes, 0); k < n_nodes;
+	     k = mx_bitmap_next_without(ix->cap, busy_later, n_nodes, k + 1))
 		if (!work(c, ix->order[k])->acted)
 			gang_candidate(c, ix->order[k], d, soon_enough, &n, &early);
 	for (size_t i = mx_bitmap_next(ix->trans, n_nodes, 0); i < n_nodes;
@@ -3005,19 +3015,20 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 		gang_candidate(c, i, d, soon_enough, &n, &early);
 		ready += n > before;
 	}
-	/* full busy nodes, earliest end first: all that are early, then the
-	 * late ones until the first (the earliest change) and as long as one
-	 * could be among the NEED earliest */
+	/* busy nodes not seen as capacity above, earliest end first: all
+	 * that are early, then the late ones until the first (the earliest
+	 * change) and as long as one could be among the NEED earliest */
+	bool cap_seen = busy_later == c->no_nodes;
 	size_t kf = 0;
-	for (; kf < ix->n_full && ix->node[ix->full[kf]].max_end <= soon_enough; kf++)
-		if (!work(c, ix->full[kf])->acted)
-			gang_candidate(c, ix->full[kf], d, soon_enough, &n, &early);
+	for (; kf < ix->n_ends && ix->node[ix->ends[kf]].max_end <= soon_enough; kf++)
+		if (!work(c, ix->ends[kf])->acted && !(cap_seen && (ix->node[ix->ends[kf]].sets & IX_CAP)))
+			gang_candidate(c, ix->ends[kf], d, soon_enough, &n, &early);
 	bool late_seen = false;
-	for (; kf < ix->n_full; kf++) {
-		size_t i = ix->full[kf], before = n;
+	for (; kf < ix->n_ends; kf++) {
+		size_t i = ix->ends[kf], before = n;
 		if (late_seen && ix->node[i].max_end > gang_kth(c))
 			break;
-		if (work(c, i)->acted)
+		if (work(c, i)->acted || (cap_seen && (ix->node[i].sets & IX_CAP)))
 			continue;
 		gang_candidate(c, i, d, soon_enough, &n, &early);
 		late_seen |= n > before;
@@ -3761,7 +3772,8 @@ int mxq_power_decide(const struct mxq_power_snapshot *snap, int64_t now,
 	c.plan.arena = calloc(1, sizeof(*c.plan.arena));
 	c.w = work_records(c.ix, snap->n_nodes, &c.gen);
 	c.acted = malloc((snap->n_nodes ? snap->n_nodes : 1) * sizeof(*c.acted));
-	c.acted_pos = calloc(c.ix->words, sizeof(*c.acted_pos));
+	c.acted_pos = calloc(2 * c.ix->words, sizeof(*c.acted_pos));
+	c.no_nodes = c.acted_pos + c.ix->words;
 	c.plan.explanations = calloc(snap->n_nodes && !snap->no_explanations ? snap->n_nodes : 1,
 				     sizeof(*c.plan.explanations));
 	c.plan.outcomes = calloc(snap->n_demand ? snap->n_demand : 1, sizeof(*c.plan.outcomes));
