@@ -84,7 +84,8 @@ struct options {
 struct run {
 	char name[32];
 	struct mxq_sim_params params;
-	struct mxq_sim *sim;
+	const struct mxq_sim_cluster *cluster;
+	struct mxq_sim *sim;             /* made when its turn comes */
 	struct mxq_sim_result res;
 	double cpu_s;                /* CPU time spent in mxq_sim_run() and _close() */
 	int rc;
@@ -581,7 +582,13 @@ static void *run_thread(void *arg)
 	struct run *run = arg;
 	double t0 = cpu_s();
 
-	run->rc = mxq_sim_run(run->sim);
+	/* made here and trimmed after its last job: only the simulations
+	 * running at the same time hold their per-job arrays */
+	run->rc = mxq_sim_new(run->cluster, &run->params, &run->sim);
+	if (run->rc == 0)
+		run->rc = mxq_sim_run(run->sim);
+	if (run->rc == 0)
+		mxq_sim_trim(run->sim);
 	run->cpu_s = cpu_s() - t0;
 	return NULL;
 }
@@ -1285,6 +1292,7 @@ int main(int argc, char **argv)
 		mxq_complain("%s", r == -EINVAL ? err : strerror(-r));
 		goto out;
 	}
+	mxq_sim_trace_drop_jobs(&trace);
 	if (mxq_sim_cluster_stats(cluster)->jobs == 0) {
 		mxq_complain("%s: no job to simulate in the window (%" PRIu64 " fit no node): "
 			     "change --days/--skip-days or the cluster", o.trace_path,
@@ -1333,14 +1341,8 @@ int main(int argc, char **argv)
 			    .poll_s = o.poll_s,
 			    .series_step_s = step, .every_tick = o.every_tick },
 	};
-	for (size_t k = 0; k < n_runs; k++) {
-		r = mxq_sim_new(cluster, &runs[k].params, &runs[k].sim);
-		if (r < 0) {
-			mxq_complain("%s: %s", runs[k].name, strerror(-r));
-			rc = 1;
-			goto out;
-		}
-	}
+	for (size_t k = 0; k < n_runs; k++)
+		runs[k].cluster = cluster;
 
 	unsigned n_threads = o.threads;
 	if (!n_threads) {

@@ -95,6 +95,13 @@ void mxq_sim_trace_done(struct mxq_sim_trace *trace)
 	mxq_sim_trace_init(trace);
 }
 
+void mxq_sim_trace_drop_jobs(struct mxq_sim_trace *trace)
+{
+	free(trace->jobs);
+	trace->jobs = NULL;
+	trace->cap = 0;
+}
+
 /* "; MaxNodes: 240" - the keys we use; anything else is ignored. */
 static void trace_header(struct mxq_sim_trace *trace, const char *line)
 {
@@ -848,14 +855,39 @@ static int place_jobs(const struct mxq_sim_trace *t, double scale, struct placed
 	return 0;
 }
 
-static int cmp_sig(const void *a, const void *b)
-{
-	const struct sim_sig *x = a, *y = b;
+/* What makes a job's signature, kept per job while the cluster is made (a
+ * whole struct sim_sig per job was most of the memory for a trace of
+ * millions of jobs). */
+struct sig_key {
+	uint64_t memory_mib;
+	uint64_t time_min;
+	uint32_t threads;
+	bool wide;
+};
 
-	ORDER_BY(x, y, threads);
-	ORDER_BY(x, y, memory_mib);
-	ORDER_BY(x, y, time_min);
-	ORDER_BY(x, y, wide);
+/* Keys (sig_key) against each other, or a key against a sim_sig (X only):
+ * the same order. */
+#define SIG_ORDER(x, y) do { \
+		ORDER_BY(x, y, threads); \
+		ORDER_BY(x, y, memory_mib); \
+		ORDER_BY(x, y, time_min); \
+		ORDER_BY(x, y, wide); \
+	} while (0)
+
+static int cmp_sig_key(const void *a, const void *b)
+{
+	const struct sig_key *x = a, *y = b;
+
+	SIG_ORDER(x, y);
+	return 0;
+}
+
+static int cmp_key_to_sig(const void *key, const void *sig)
+{
+	const struct sig_key *x = key;
+	const struct sim_sig *y = sig;
+
+	SIG_ORDER(x, y);
 	return 0;
 }
 
@@ -910,7 +942,7 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 {
 	struct mxq_sim_cluster *c;
 	struct placed_job *placed = NULL;
-	struct sim_sig *keys = NULL;
+	struct sig_key *keys = NULL;
 	size_t n_placed = 0;
 	uint32_t max_cores = 0;
 	uint64_t max_mem = 0, max_time = 0;
@@ -979,7 +1011,7 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 	for (size_t k = 0; k < n_placed; k++) {
 		const struct mxq_sim_trace_job *tj = &trace->jobs[placed[k].trace_index];
 		struct sim_job *j = &c->jobs[nj];
-		struct sim_sig *key = &keys[nj];
+		struct sig_key *key = &keys[nj];
 
 		if (placed[k].submit < wstart || placed[k].submit >= wend)
 			continue;
@@ -1037,16 +1069,16 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 
 	/* distinct signatures */
 	if (nj) {
-		struct sim_sig *sorted = malloc(nj * sizeof(*sorted));
+		struct sig_key *sorted = malloc(nj * sizeof(*sorted));
 		if (!sorted) {
 			r = -ENOMEM;
 			goto fail;
 		}
 		memcpy(sorted, keys, nj * sizeof(*sorted));
-		qsort(sorted, nj, sizeof(*sorted), cmp_sig);
+		qsort(sorted, nj, sizeof(*sorted), cmp_sig_key);
 		size_t u = 0;
 		for (size_t k = 0; k < nj; k++)
-			if (u == 0 || cmp_sig(&sorted[u - 1], &sorted[k]) != 0)
+			if (u == 0 || cmp_sig_key(&sorted[u - 1], &sorted[k]) != 0)
 				sorted[u++] = sorted[k];
 		c->sigs = calloc(u, sizeof(*c->sigs));
 		if (!c->sigs) {
@@ -1054,7 +1086,11 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 			r = -ENOMEM;
 			goto fail;
 		}
-		memcpy(c->sigs, sorted, u * sizeof(*sorted));
+		for (size_t k = 0; k < u; k++)
+			c->sigs[k] = (struct sim_sig) { .threads = sorted[k].threads,
+							.memory_mib = sorted[k].memory_mib,
+							.time_min = sorted[k].time_min,
+							.wide = sorted[k].wide };
 		c->n_sigs = u;
 		free(sorted);
 	}
@@ -1069,7 +1105,8 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 	size_t kept = 0;
 	for (size_t k = 0; k < nj; k++) {
 		struct sim_job *j = &c->jobs[k];
-		struct sim_sig *hit = bsearch(&keys[k], c->sigs, c->n_sigs, sizeof(*c->sigs), cmp_sig);
+		struct sim_sig *hit = bsearch(&keys[k], c->sigs, c->n_sigs, sizeof(*c->sigs),
+					      cmp_key_to_sig);
 		if (!hit || hit->n_qual == 0) {
 			c->stats.unrunnable++;
 			continue;
@@ -1276,6 +1313,7 @@ struct mxq_sim {
 	size_t n_active;
 	struct pass_entry *pass_heap;
 	uint32_t pass_id;
+	struct pass_fail *sig_fail;      /* per signature: gangs that failed this pass */
 	uint32_t *held;                  /* the reservation */
 	size_t n_held;
 	size_t n_held_idle;              /* reserved nodes idle now */
@@ -1298,6 +1336,8 @@ struct mxq_sim {
 	uint64_t events, ticks, actions[_MXQ_POWER_ACTION_MAX], policy_errors;
 	double powered_w, peak_powered_w;  /* draw of the nodes not off, its peak */
 	bool closed;
+	bool trimmed;                    /* mxq_sim_trim(): no per-job arrays */
+	double wait_mean_s, wait_max_s, wait_p95_s;  /* kept by mxq_sim_trim() */
 	int64_t end;
 
 	/* policy snapshot, reused every tick */
@@ -1332,8 +1372,8 @@ struct mxq_sim {
 	uint64_t *m_hold[_HOLD_KINDS];   /* by hold_kind */
 	uint64_t *m_rtrans;              /* recorded POWERING_ON or POWERING_OFF */
 	uint64_t *m_onidle;              /* recorded ON without jobs */
-	uint64_t *m_vwake;               /* booting and OFF: what a timeout can wake
-	                                    (or count as booting) for a job */
+	uint64_t *m_vboot;               /* booting for a wake, and OFF: what a */
+	uint64_t *m_voff;                /* timeout can give a job (try_wake_for) */
 	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
 	size_t n_up;
 	size_t n_unsettled;              /* nodes with c_unsettled */
@@ -1583,8 +1623,8 @@ static int node_sets(struct mxq_sim *s, size_t i)
 	}
 	mx_bitmap_set(s->m_hold[kind], i);
 	up_update(s, i);
-	mx_bitmap_put(s->m_vwake, i, (n->rec == MXQ_POWER_POWERING_ON && n->phys == PHYS_BOOTING) ||
-		      n->rec == MXQ_POWER_OFF);
+	mx_bitmap_put(s->m_vboot, i, n->rec == MXQ_POWER_POWERING_ON && n->phys == PHYS_BOOTING);
+	mx_bitmap_put(s->m_voff, i, n->rec == MXQ_POWER_OFF);
 	mx_bitmap_put(s->m_rtrans, i, n->rec == MXQ_POWER_POWERING_ON ||
 		      n->rec == MXQ_POWER_POWERING_OFF);
 	mx_bitmap_put(s->m_onidle, i, n->rec == MXQ_POWER_ON && !n->jobs);
@@ -1973,6 +2013,16 @@ static struct pass_entry pe_pop(struct pass_entry *h, size_t *n)
 	return top;
 }
 
+/* The fewest parts of a gang (or whole-node job) of one signature that
+ * found too few nodes in pass PASS, with the held nodes left to it (any)
+ * and without them (long: it would delay the reserved job). Room only
+ * shrinks within a pass, so as many parts or more fail too: a full
+ * cluster queues thousands of gangs, tried at every pass. */
+struct pass_fail {
+	uint32_t pass;
+	uint32_t any_parts, long_parts;
+};
+
 static bool fits_now(const struct sim_node *n, const struct sim_job *j)
 {
 	return n->cls->cores - n->used_slots >= j->threads &&
@@ -1989,17 +2039,28 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 	int r = 0;
 
 	*ret_started = false;
-	if (j->parts > MX_ARRAY_SIZE(pick)) {
-		picks = malloc(j->parts * sizeof(*picks));
-		if (!picks)
-			return -ENOMEM;
-	}
 	/* the dispatch candidates as node_sets() keeps them: a job started in
 	 * this pass takes a node out once it is full. Gang parts, and jobs as
 	 * wide as the widest node, can only take a node without jobs: those
 	 * are walked alone (the same nodes in the same order), and not at all
 	 * when there are too few (a full cluster queues thousands of them) */
 	bool empty_only = j->parts > 1 || j->threads >= s->c->max_cores;
+	bool is_long = s->now + j->expect > s->shadow;
+	struct pass_fail *fail = &s->sig_fail[j->sig];
+	bool known_to_fail = false;
+	if (empty_only) {
+		if (fail->pass != s->pass_id)
+			*fail = (struct pass_fail) { s->pass_id, UINT32_MAX, UINT32_MAX };
+		known_to_fail = j->parts >= fail->any_parts ||
+				(is_long && j->parts >= fail->long_parts);
+		if (known_to_fail && !s->p.self_check)
+			return 0;    /* (the self-check walks anyway and compares) */
+	}
+	if (j->parts > MX_ARRAY_SIZE(pick)) {
+		picks = malloc(j->parts * sizeof(*picks));
+		if (!picks)
+			return -ENOMEM;
+	}
 	const uint64_t *cand = empty_only ? s->m_empty : room_for(s, j->threads);
 	bool room = !empty_only || s->n_empty >= j->parts;
 	/* and a job that no node has the free slots for now walks nothing */
@@ -2011,15 +2072,21 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 		const struct sim_node *n = &s->nodes[i];
 		if (!sig->qual[i] || !fits_now(n, j))
 			continue;
-		if (n->held && s->now + j->expect > s->shadow)
+		if (n->held && is_long)
 			continue;            /* would delay the reserved job */
 		if (j->parts > 1 && n->jobs)
 			continue;            /* gang parts take whole nodes */
 		picks[got++] = i;
 	}
-	if (got == j->parts) {
+	if (got == j->parts && known_to_fail) {
+		r = -ENOTRECOVERABLE;
+	} else if (got == j->parts) {
 		r = start_job(s, job, picks);
 		*ret_started = r == 0;
+	} else if (empty_only) {
+		uint32_t *fewest = is_long ? &fail->long_parts : &fail->any_parts;
+		if (j->parts < *fewest)
+			*fewest = j->parts;
 	}
 	if (picks != pick)
 		free(picks);
@@ -2165,8 +2232,9 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	if (need == 0)
 		return 0;
 	/* count what there is: booting nodes first, then OFF ones */
-	for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0);
-	     i < s->n_nodes && booting + off < need; i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1)) {
+	for (size_t i = mx_bitmap_next2(s->m_vboot, s->m_voff, s->n_nodes, 0);
+	     i < s->n_nodes && booting + off < need;
+	     i = mx_bitmap_next2(s->m_vboot, s->m_voff, s->n_nodes, i + 1)) {
 		struct sim_node *n = &s->nodes[i];
 		if (!sig->qual[i])
 			continue;
@@ -2183,10 +2251,12 @@ static int try_wake_for(struct mxq_sim *s, uint32_t job, bool *ret_ok)
 	if (booting + off < need)
 		return 0;
 	for (int want_off = 0; want_off <= 1 && need; want_off++) {
-		for (size_t i = mx_bitmap_next(s->m_vwake, s->n_nodes, 0); i < s->n_nodes && need;
-		     i = mx_bitmap_next(s->m_vwake, s->n_nodes, i + 1)) {
+		/* booting nodes first, then OFF ones, each in node order */
+		const uint64_t *set = want_off ? s->m_voff : s->m_vboot;
+		for (size_t i = mx_bitmap_next(set, s->n_nodes, 0); i < s->n_nodes && need;
+		     i = mx_bitmap_next(set, s->n_nodes, i + 1)) {
 			struct sim_node *n = &s->nodes[i];
-			if (!sig->qual[i] || (n->rec == MXQ_POWER_OFF) != (bool)want_off)
+			if (!sig->qual[i])
 				continue;
 			vroom_init(s, n);
 			if (n->vslots < j->threads || n->vmem < j->memory_mib)
@@ -2817,6 +2887,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->sig_pending);
 	free(s->sig_first);
 	free(s->sig_stamp);
+	free(s->sig_fail);
 	free(s->sig_list);
 	free(s->s_pow);
 	free(s->s_busy);
@@ -2852,6 +2923,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
 	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
+	s->sig_fail = calloc(ns ? ns : 1, sizeof(*s->sig_fail));
 	s->held = calloc(nn, sizeof(*s->held));
 	s->sel = calloc(nn, sizeof(*s->sel));
 	s->job_start = calloc(nj ? nj : 1, sizeof(*s->job_start));
@@ -2859,10 +2931,10 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->waits = calloc(nj ? nj : 1, sizeof(*s->waits));
 	s->job_live = calloc(nj ? nj : 1, sizeof(*s->job_live));
 	s->hold_taken = calloc(c->n_classes ? c->n_classes : 1, sizeof(*s->hold_taken));
-	/* the node sets in one block: m_hold[], m_rtrans, m_onidle, m_vwake,
+	/* the node sets in one block: m_hold[], m_rtrans, m_onidle, m_vboot, m_voff,
 	 * m_empty */
 	size_t words = mx_bitmap_words(nn);
-	s->m_sets = calloc((4 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
+	s->m_sets = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
 	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
 	if (s->free_count)
@@ -2875,7 +2947,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		if (!s->ref_sel || !s->ref_mark)
 			goto nomem;
 	}
-	if (!s->nodes || !s->queues || !s->active || !s->pass_heap ||
+	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->sig_fail ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
 	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->free_count || !s->m_room)
 		goto nomem;
@@ -2883,8 +2955,9 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		s->m_hold[k] = s->m_sets + (size_t)k * words;
 	s->m_rtrans = s->m_sets + (size_t)_HOLD_KINDS * words;
 	s->m_onidle = s->m_rtrans + words;
-	s->m_vwake = s->m_onidle + words;
-	s->m_empty = s->m_vwake + words;
+	s->m_vboot = s->m_onidle + words;
+	s->m_voff = s->m_vboot + words;
+	s->m_empty = s->m_voff + words;
 	if (params->policy == MXQ_SIM_POLICY) {
 		s->pnodes = calloc(nn, sizeof(*s->pnodes));
 		s->stale = calloc(nn, sizeof(*s->stale));
@@ -3121,6 +3194,44 @@ int mxq_sim_close(struct mxq_sim *s, int64_t end)
 	return 0;
 }
 
+static void wait_stats(const double *w, size_t n, double *ret_mean, double *ret_max)
+{
+	double sum = 0.0, max = 0.0;
+
+	for (size_t k = 0; k < n; k++) {
+		sum += w[k];
+		if (w[k] > max)
+			max = w[k];
+	}
+	*ret_mean = n ? sum / (double)n : 0.0;
+	*ret_max = max;
+}
+
+void mxq_sim_trim(struct mxq_sim *s)
+{
+	size_t n = s->c->n_jobs;
+
+	if (s->trimmed || s->ended < n)
+		return;
+	wait_stats(s->waits, n, &s->wait_mean_s, &s->wait_max_s);
+	s->wait_p95_s = mxq_sim_percentile(s->waits, n, 95.0);  /* sorts them: gone anyway */
+	for (size_t q = 0; q < s->c->n_queues; q++) {
+		free(s->queues[q].v);
+		s->queues[q] = (struct sim_queue) { .active_pos = s->queues[q].active_pos };
+	}
+	free(s->job_start);
+	free(s->part_nodes);
+	free(s->waits);
+	free(s->job_live);
+	free(s->dueq.v);
+	s->job_start = NULL;
+	s->part_nodes = NULL;
+	s->waits = NULL;
+	s->job_live = NULL;
+	s->dueq = (struct ev_heap) { 0 };
+	s->trimmed = true;
+}
+
 void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 {
 	struct mxq_sim_result res = { 0 };
@@ -3138,16 +3249,13 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 			res.boots_max = s->nodes[i].boots;
 	}
 	res.jobs = s->ended;
-	if (n) {
-		double sum = 0.0, max = 0.0;
+	if (s->trimmed) {
+		res.wait_mean_s = s->wait_mean_s;
+		res.wait_max_s = s->wait_max_s;
+		res.wait_p95_s = s->wait_p95_s;
+	} else if (n) {
 		double *copy = malloc(n * sizeof(*copy));
-		for (size_t k = 0; k < n; k++) {
-			sum += s->waits[k];
-			if (s->waits[k] > max)
-				max = s->waits[k];
-		}
-		res.wait_mean_s = sum / (double)n;
-		res.wait_max_s = max;
+		wait_stats(s->waits, n, &res.wait_mean_s, &res.wait_max_s);
 		if (copy) {
 			memcpy(copy, s->waits, n * sizeof(*copy));
 			res.wait_p95_s = mxq_sim_percentile(copy, n, 95.0);
@@ -3170,8 +3278,8 @@ void mxq_sim_get_result(const struct mxq_sim *s, struct mxq_sim_result *ret)
 
 const double *mxq_sim_waits(const struct mxq_sim *s, size_t *ret_n)
 {
-	*ret_n = s->c->n_jobs;
-	return s->c->n_jobs ? s->waits : NULL;
+	*ret_n = s->trimmed ? 0 : s->c->n_jobs;
+	return *ret_n ? s->waits : NULL;
 }
 
 size_t mxq_sim_series(const struct mxq_sim *s, const double **ret_powered, const double **ret_busy)

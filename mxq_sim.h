@@ -63,6 +63,9 @@ struct mxq_sim_trace {
 void mxq_sim_trace_init(struct mxq_sim_trace *trace);
 /* Free the jobs; the trace is empty again. NULL is fine. */
 void mxq_sim_trace_done(struct mxq_sim_trace *trace);
+/* Free the jobs once a cluster was made of them (mxq_sim_cluster_new()
+ * copies what it needs); the header and the counts stay, n_jobs too. */
+void mxq_sim_trace_drop_jobs(struct mxq_sim_trace *trace);
 
 /*
  * Take one line (without or with its newline): a ';' header line (MaxNodes,
@@ -290,6 +293,15 @@ int mxq_sim_run(struct mxq_sim *sim);
 int64_t mxq_sim_done_at(const struct mxq_sim *sim);
 
 /*
+ * After mxq_sim_run() returned 0: free what only the jobs needed (their
+ * waits are kept as the statistics of the result). Nine simulations of a
+ * trace with millions of jobs held them all at once until their books
+ * were closed. mxq_sim_waits() has nothing afterwards. No-op before every
+ * job ended.
+ */
+void mxq_sim_trim(struct mxq_sim *sim);
+
+/*
  * Keep the clock going (ticks, shutdowns) up to END, >= mxq_sim_done_at(),
  * and close the energy books there; all simulations of one comparison are
  * closed at the same END. 0 or negative errno as for _run().
@@ -324,7 +336,8 @@ struct mxq_sim_result {
 /* Results after mxq_sim_close(). */
 void mxq_sim_get_result(const struct mxq_sim *sim, struct mxq_sim_result *ret);
 
-/* Wait of every job, in window order (valid after _run()); NULL if none. */
+/* Wait of every job, in window order (valid after _run(), until _trim());
+ * NULL if none. */
 const double *mxq_sim_waits(const struct mxq_sim *sim, size_t *ret_n);
 
 /*

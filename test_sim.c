@@ -1134,11 +1134,12 @@ END_TEST
 
 /*
  * The node sets the simulator keeps from event to event (dispatch
- * candidates, the reservation's nodes, the quiet-tick thresholds) and the
- * policy's kept index must give what a pass over every node gives, at
- * every dispatch pass and decision (params.self_check compares them and
- * ends the run otherwise): gang-heavy random workloads on two classes with
- * different boot times, for every kind of simulation.
+ * candidates, the reservation's nodes, the quiet-tick thresholds, the gangs
+ * a pass already knows to fail) and the policy's kept index must give what
+ * a pass over every node gives, at every dispatch pass and decision
+ * (params.self_check compares them and ends the run otherwise): gang-heavy
+ * random workloads on two classes with different boot times, for every
+ * kind of simulation.
  */
 START_TEST(kept_sets_match_full_passes)
 {
@@ -1194,6 +1195,66 @@ START_TEST(kept_sets_match_full_passes)
 }
 END_TEST
 
+/*
+ * mxq_sim_trim() frees the per-job arrays once every job ended; closing the
+ * books afterwards (ticks and shutdowns up to END) must not need them and
+ * gives the same result, waits included.
+ */
+START_TEST(trim_keeps_results)
+{
+	char *text = malloc(64 * 1024);
+	char l[128];
+	uint64_t x = 4242;
+
+	ck_assert_ptr_nonnull(text);
+	text[0] = '\0';
+	for (int i = 0; i < 300; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		long run = 30 + (long)((x >> 20) % 5000);
+		int procs = (x >> 45) % 3 == 0 ? 2 + (int)((x >> 50) % 9) : 1;
+		strcat(text, swf_line(l, sizeof(l), i + 1, i * 200 + (long)((x >> 33) % 600), run,
+				      procs, run + (long)((x >> 40) % 3000)));
+	}
+	for (int k = 0; k < 3; k++) {
+		struct mxq_sim_result res[2];
+		for (int trim = 0; trim <= 1; trim++) {
+			struct world w;
+			struct mxq_sim_params p = { .policy = k == 0 ? MXQ_SIM_ALWAYS_ON :
+							      k == 1 ? MXQ_SIM_TIMEOUT : MXQ_SIM_POLICY,
+						    .timeout_s = 300, .scan_s = 1, .tick_s = 10,
+						    .poll_s = 1 };
+			size_t n;
+			world_trace(&w, text);
+			p.cfg = &w.cfg;
+			world_nodes(&w, 12, 2);
+			ck_assert_int_eq(mxq_sim_new(w.cluster, &p, &w.sim), 0);
+			ck_assert_int_eq(mxq_sim_run(w.sim), 0);
+			if (trim) {
+				mxq_sim_trim(w.sim);
+				ck_assert_ptr_null(mxq_sim_waits(w.sim, &n));
+				ck_assert_uint_eq(n, 0);
+			}
+			ck_assert_int_eq(mxq_sim_close(w.sim, mxq_sim_done_at(w.sim) + 7200), 0);
+			mxq_sim_get_result(w.sim, &res[trim]);
+			world_done(&w);
+		}
+		ck_assert_uint_eq(res[0].jobs, 300);
+		const struct mxq_sim_result *u = &res[0], *t = &res[1];
+		ck_assert_msg(u->energy_j == t->energy_j && u->busy_j == t->busy_j &&
+			      u->idle_j == t->idle_j && u->transition_j == t->transition_j &&
+			      u->off_j == t->off_j && u->boots == t->boots && u->jobs == t->jobs &&
+			      u->wait_mean_s == t->wait_mean_s && u->wait_p95_s == t->wait_p95_s &&
+			      u->wait_max_s == t->wait_max_s && u->events == t->events &&
+			      u->ticks == t->ticks && u->end == t->end &&
+			      memcmp(u->actions, t->actions, sizeof(u->actions)) == 0,
+			      "simulation %d: trimmed %.3f J / %.3f s mean wait, untrimmed %.3f J / %.3f s",
+			      k, t->energy_j, t->wait_mean_s, u->energy_j, u->wait_mean_s);
+		ck_assert_double_gt(res[0].wait_p95_s, 0.0);
+	}
+	free(text);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -1233,6 +1294,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(sim, qualification);
 	tcase_add_test(sim, time_series);
 	tcase_add_test(sim, quiet_ticks_are_exact);
+	tcase_add_test(sim, trim_keeps_results);
 	tcase_set_timeout(sim, 300);  /* generous: the machine may be loaded */
 	suite_add_tcase(s, sim);
 	return s;
