@@ -144,6 +144,10 @@ int mxq_sim_trace_add_line(struct mxq_sim_trace *trace, const char *line,
 	const char *p = line;
 	int n = 0;
 
+	if (!trace->jobs && trace->n_jobs) {
+		set_err(errbuf, errlen, "the trace's jobs were dropped");
+		return -EINVAL;
+	}
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == ';') {
@@ -952,6 +956,10 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 	    !(opts->scale > 0.0 && opts->scale <= 1000.0) ||
 	    (unsigned)opts->wide >= _MXQ_SIM_WIDE_MAX || opts->skip_s < 0 || opts->window_s < 0) {
 		set_err(errbuf, errlen, "invalid simulation options");
+		return -EINVAL;
+	}
+	if (!trace->jobs && trace->n_jobs) {
+		set_err(errbuf, errlen, "the trace's jobs were dropped");
 		return -EINVAL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -2385,7 +2393,10 @@ static int dispatch(struct mxq_sim *s)
 	if (s->n_active == 0 || (s->free_slots == 0 && !can_wake))
 		return 0;
 
-	s->pass_id++;
+	/* pass 0 is what every node's vpass and signature's pass_fail
+	 * start with: never a current pass */
+	if (++s->pass_id == 0)
+		s->pass_id = 1;
 	if (s->p.self_check && !free_set_matches(s))
 		return -ENOTRECOVERABLE;
 
@@ -2854,7 +2865,7 @@ void mxq_sim_free(struct mxq_sim *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_nodes; i++) {
+	for (size_t i = 0; s->nodes && i < s->n_nodes; i++) {
 		free(s->nodes[i].run);
 		free(s->nodes[i].prun);
 	}

@@ -64,7 +64,8 @@ void mxq_sim_trace_init(struct mxq_sim_trace *trace);
 /* Free the jobs; the trace is empty again. NULL is fine. */
 void mxq_sim_trace_done(struct mxq_sim_trace *trace);
 /* Free the jobs once a cluster was made of them (mxq_sim_cluster_new()
- * copies what it needs); the header and the counts stay, n_jobs too. */
+ * copies what it needs); the header and the counts stay, n_jobs too.
+ * Adding lines or making a cluster of the trace then fails (-EINVAL). */
 void mxq_sim_trace_drop_jobs(struct mxq_sim_trace *trace);
 
 /*

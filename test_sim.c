@@ -1255,6 +1255,33 @@ START_TEST(trim_keeps_results)
 }
 END_TEST
 
+/* Once its jobs are dropped, a trace keeps its counts and refuses what
+ * would need the jobs. */
+START_TEST(trace_drop_jobs_refuses)
+{
+	struct world w;
+	struct mxq_sim_class c;
+	struct mxq_sim_workload_opts o;
+	struct mxq_sim_cluster *again = NULL;
+	char l[128], err[256];
+
+	world_trace(&w, swf_line(l, sizeof(l), 1, 0, 60, 1, 60));
+	world_nodes(&w, 2, 1);
+	mxq_sim_trace_drop_jobs(&w.trace);
+	ck_assert_ptr_null(w.trace.jobs);
+	ck_assert_uint_eq(w.trace.n_jobs, 1);
+	ck_assert_int_eq(mxq_sim_trace_add_line(&w.trace, swf_line(l, sizeof(l), 2, 5, 60, 1, 60),
+						err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "the trace's jobs were dropped");
+	small_class(&c, 2, 1);
+	mxq_sim_workload_opts_defaults(&o);
+	ck_assert_int_eq(mxq_sim_cluster_new(&w.trace, &c, 1, &o, &again, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_null(again);
+	world_done(&w);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -1268,6 +1295,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(parse, durations);
 	tcase_add_test(parse, percentiles);
 	tcase_add_test(parse, gap_cost);
+	tcase_add_test(parse, trace_drop_jobs_refuses);
 	suite_add_tcase(s, parse);
 
 	tcase_add_test(sim, always_on_one_job);
