@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mx_bitmap.h"
 #include "mx_log.h"
 #include "mx_util.h"
 
@@ -732,6 +733,54 @@ START_TEST(test_path_resolved_below)
 }
 END_TEST
 
+/* The bitmap walks against a member-by-member answer, on random sets whose
+ * sizes end inside, at and just past word boundaries. */
+static size_t naive_next(const bool *a, const bool *b, const bool *c, const bool *without,
+			 size_t n, size_t k)
+{
+	for (; k < n; k++)
+		if ((a[k] || b[k] || c[k]) && !(without && without[k]))
+			return k;
+	return n;
+}
+
+START_TEST(test_bitmap_walks)
+{
+	static const size_t sizes[] = { 1, 5, 63, 64, 65, 127, 128, 129, 200 };
+	uint64_t x = 99;
+
+	for (size_t si = 0; si < MX_ARRAY_SIZE(sizes); si++) {
+		size_t n = sizes[si], words = mx_bitmap_words(n);
+		for (int round = 0; round < 40; round++) {
+			uint64_t set[3][4] = { { 0 } };
+			bool has[3][200] = { { false } };
+			/* sparse, dense and empty sets alike */
+			unsigned density = (unsigned)round % 4;
+			for (int j = 0; j < 3; j++)
+				for (size_t k = 0; k < n; k++) {
+					x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+					has[j][k] = density && (x >> 33) % 8 < 2 * density - 1;
+					mx_bitmap_put(set[j], k, has[j][k]);
+				}
+			ck_assert_uint_le(words, 4);
+			for (size_t k = 0; k <= n + 1; k++) {
+				ck_assert_uint_eq(mx_bitmap_next(set[0], n, k),
+						  naive_next(has[0], has[0], has[0], NULL, n, k));
+				ck_assert_uint_eq(mx_bitmap_next2(set[0], set[1], n, k),
+						  naive_next(has[0], has[1], has[1], NULL, n, k));
+				ck_assert_uint_eq(mx_bitmap_next3(set[0], set[1], set[2], n, k),
+						  naive_next(has[0], has[1], has[2], NULL, n, k));
+				ck_assert_msg(mx_bitmap_next_without(set[0], set[1], n, k) ==
+					      naive_next(has[0], has[0], has[0], has[1], n, k),
+					      "next_without, n %zu, k %zu, round %d", n, k, round);
+				if (k < n)
+					ck_assert(mx_bitmap_has(set[2], k) == has[2][k]);
+			}
+		}
+	}
+}
+END_TEST
+
 static Suite *mx_util_suite(void)
 {
 	Suite *s = suite_create("mx_util");
@@ -750,6 +799,7 @@ static Suite *mx_util_suite(void)
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_format_roundtrip);
 	tcase_add_test(tc, test_strings);
+	tcase_add_test(tc, test_bitmap_walks);
 	tcase_add_loop_test(tc, test_path_below, 0, MX_ARRAY_SIZE(below_cases));
 	suite_add_tcase(s, tc);
 
