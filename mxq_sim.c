@@ -102,6 +102,16 @@ void mxq_sim_trace_drop_jobs(struct mxq_sim_trace *trace)
 	trace->cap = 0;
 }
 
+/* mxq_sim_trace_drop_jobs() freed them: nothing more that needs them (the
+ * error said in ERRBUF). */
+static bool jobs_dropped(const struct mxq_sim_trace *trace, char *errbuf, size_t errlen)
+{
+	if (trace->jobs || !trace->n_jobs)
+		return false;
+	set_err(errbuf, errlen, "the trace's jobs were dropped");
+	return true;
+}
+
 /* "; MaxNodes: 240" - the keys we use; anything else is ignored. */
 static void trace_header(struct mxq_sim_trace *trace, const char *line)
 {
@@ -144,10 +154,8 @@ int mxq_sim_trace_add_line(struct mxq_sim_trace *trace, const char *line,
 	const char *p = line;
 	int n = 0;
 
-	if (!trace->jobs && trace->n_jobs) {
-		set_err(errbuf, errlen, "the trace's jobs were dropped");
+	if (jobs_dropped(trace, errbuf, errlen))
 		return -EINVAL;
-	}
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == ';') {
@@ -958,10 +966,8 @@ int mxq_sim_cluster_new(const struct mxq_sim_trace *trace, const struct mxq_sim_
 		set_err(errbuf, errlen, "invalid simulation options");
 		return -EINVAL;
 	}
-	if (!trace->jobs && trace->n_jobs) {
-		set_err(errbuf, errlen, "the trace's jobs were dropped");
+	if (jobs_dropped(trace, errbuf, errlen))
 		return -EINVAL;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
