@@ -87,7 +87,7 @@ struct run {
 	const struct mxq_sim_cluster *cluster;
 	struct mxq_sim *sim;             /* made when its turn comes */
 	struct mxq_sim_result res;
-	double cpu_s;                /* CPU time spent in mxq_sim_run() and _close() */
+	double cpu_s;                /* CPU time in mxq_sim_new(), _run(), _trim() and _close() */
 	int rc;
 };
 
