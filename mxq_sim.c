@@ -2376,6 +2376,32 @@ static bool free_set_matches(const struct mxq_sim *s)
 	return empty == s->n_empty;
 }
 
+/* The most free slots of a dispatchable node (free_count); 0 when none. */
+static uint32_t most_free(const struct mxq_sim *s)
+{
+	uint32_t f = s->c->max_cores;
+
+	while (f > 0 && !s->free_count[f])
+		f--;
+	return f;
+}
+
+/* Whether a pass leaves JOB, a queue head, out: a single-node job that no
+ * node has the room for (MOST: most_free()), as try_start() tells first,
+ * when nothing is woken for it. Room only shrinks within a pass, so it
+ * would only fail (a nearly full cluster has dozens of such heads); gangs
+ * stay in: the first to fail holds nodes for itself. */
+static bool leave_out(const struct mxq_sim *s, uint32_t job, bool can_wake, uint32_t most)
+{
+	const struct sim_job *j = &s->c->jobs[job];
+
+	if (can_wake || j->parts != 1)
+		return false;
+	if (j->threads >= s->c->max_cores)
+		return s->n_empty == 0;
+	return j->threads > most;
+}
+
 /*
  * One dispatch pass, as the mxqds together would do it: waiting jobs in
  * submit order, each started on the first qualified node with room, later
@@ -2406,12 +2432,15 @@ static int dispatch(struct mxq_sim *s)
 	if (s->p.self_check && !free_set_matches(s))
 		return -ENOTRECOVERABLE;
 
+	uint32_t most = can_wake ? 0 : most_free(s);
 	for (size_t a = 0; a < s->n_active; a++) {
 		uint32_t q = s->active[a];
 		struct sim_queue *sq = &s->queues[q];
 		sq->cursor = sq->head;
 		sq->real_failed = false;
 		uint32_t job = sq->v[sq->head];
+		if (leave_out(s, job, can_wake, most) && !s->p.self_check)
+			continue;    /* (the self-check tries them and compares) */
 		pe_push(s->pass_heap, &n_pe, (struct pass_entry) { s->c->jobs[job].submit, job, q });
 	}
 	while (n_pe) {
@@ -2420,15 +2449,23 @@ static int dispatch(struct mxq_sim *s)
 		bool ok = false;
 
 		if (!sq->real_failed) {
+			bool left_out = s->p.self_check &&
+					leave_out(s, e.job, can_wake, most_free(s));
 			r = try_start(s, e.job, &ok);
 			if (r < 0)
 				return r;
+			if (ok && left_out)
+				return -ENOTRECOVERABLE;  /* would have been left out */
 			if (ok) {
 				queue_pop_head(s, e.queue);
 				sq = &s->queues[e.queue];
+				if (!can_wake)
+					most = most_free(s);
 				if (sq->head < sq->tail) {
 					sq->cursor = sq->head;
 					uint32_t job = sq->v[sq->head];
+					if (leave_out(s, job, can_wake, most) && !s->p.self_check)
+						continue;
 					pe_push(s->pass_heap, &n_pe, (struct pass_entry) {
 						s->c->jobs[job].submit, job, e.queue });
 				}
