@@ -1279,8 +1279,7 @@ struct sim_node {
 	/* what node_sets() last made of it */
 	int64_t max_end;                 /* latest expected end of its running jobs, 0: none */
 	uint8_t hold_kind;               /* how hold_for() counts it (HOLD_*) */
-	bool in_up;                      /* in up_sorted, by up_end */
-	int64_t up_end;
+	bool in_up;                      /* in up_sorted, by the sim's up_end[] */
 	bool c_unsettled;                /* recorded DRAINING, UNKNOWN or FAILED */
 	int64_t offq_since;              /* the rec_since last queued on offq */
 };
@@ -1325,6 +1324,8 @@ struct mxq_sim {
 	struct sim_queue *queues;
 	uint32_t *active;                /* non-empty queues */
 	size_t n_active;
+	uint32_t *by_head;               /* the same, by their heads' pass order (pe_less) */
+	uint32_t *pass_heads;            /* by_head as a pass began */
 	struct pass_entry *pass_heap;
 	uint32_t pass_id;
 	struct pass_fail *sig_fail;      /* per signature: gangs that failed this pass */
@@ -1389,6 +1390,8 @@ struct mxq_sim {
 	uint64_t *m_vboot;               /* booting for a wake, and OFF: what a */
 	uint64_t *m_voff;                /* timeout can give a job (try_wake_for) */
 	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
+	int64_t *up_end;                 /* per node, its key there: apart from the
+	                                    nodes, so that a search reads few lines */
 	size_t n_up;
 	size_t n_unsettled;              /* nodes with c_unsettled */
 	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
@@ -1589,7 +1592,7 @@ static int64_t due_next(struct mxq_sim *s)
 
 static int64_t up_key(const void *s, uint32_t i)
 {
-	return ((const struct mxq_sim *)s)->nodes[i].up_end;
+	return ((const struct mxq_sim *)s)->up_end[i];
 }
 
 /* Keep node I in up_sorted while it is HOLD_UP, by its max_end. */
@@ -1598,16 +1601,16 @@ static void up_update(struct mxq_sim *s, size_t i)
 	struct sim_node *n = &s->nodes[i];
 	bool up = n->hold_kind == HOLD_UP;
 
-	if (n->in_up && up && n->up_end != n->max_end) {
+	if (n->in_up && up && s->up_end[i] != n->max_end) {
 		size_t at = mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i);
-		n->up_end = n->max_end;
+		s->up_end[i] = n->max_end;
 		mx_sorted_fix(s->up_sorted, s->n_up, up_key, s, at);
 	} else if (n->in_up && !up) {
 		mx_sorted_remove_at(s->up_sorted, &s->n_up,
 				    mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i));
 		n->in_up = false;
 	} else if (up && !n->in_up) {
-		n->up_end = n->max_end;
+		s->up_end[i] = n->max_end;
 		mx_sorted_insert(s->up_sorted, &s->n_up, up_key, s, (uint32_t)i);
 		n->in_up = true;
 	}
@@ -1859,6 +1862,33 @@ static int idle_timeout(struct mxq_sim *s, size_t i, uint32_t gen)
 
 /* --- jobs --------------------------------------------------------------------- */
 
+/* The pass entry of queue Q's head job. */
+static struct pass_entry head_entry(const struct mxq_sim *s, uint32_t q)
+{
+	uint32_t job = s->queues[q].v[s->queues[q].head];
+
+	return (struct pass_entry) { s->c->jobs[job].submit, job, q };
+}
+
+static bool pe_less(const struct pass_entry *a, const struct pass_entry *b);
+
+/* Where queue Q's head belongs in by_head[0..n) (the first later one). */
+static size_t by_head_place(const struct mxq_sim *s, uint32_t q, size_t n)
+{
+	struct pass_entry e = head_entry(s, q);
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct pass_entry m = head_entry(s, s->by_head[mid]);
+		if (pe_less(&m, &e))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
 {
 	struct sim_queue *sq = &s->queues[q];
@@ -1878,17 +1908,25 @@ static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
 		}
 	}
 	s->changed = true;
-	if (sq->head == sq->tail) {
-		sq->active_pos = s->n_active;
-		s->active[s->n_active++] = q;
-	}
+	bool was_empty = sq->head == sq->tail;
 	sq->v[sq->tail++] = job;
+	if (was_empty) {
+		sq->active_pos = s->n_active;
+		s->active[s->n_active] = q;
+		/* a new job is mostly the latest: at the end */
+		size_t at = by_head_place(s, q, s->n_active);
+		memmove(s->by_head + at + 1, s->by_head + at,
+			(s->n_active - at) * sizeof(*s->by_head));
+		s->by_head[at] = q;
+		s->n_active++;
+	}
 	return 0;
 }
 
 static void queue_pop_head(struct mxq_sim *s, uint32_t q)
 {
 	struct sim_queue *sq = &s->queues[q];
+	size_t at = by_head_place(s, q, s->n_active);  /* its place: keys are unique */
 
 	sq->head++;
 	s->changed = true;
@@ -1897,7 +1935,20 @@ static void queue_pop_head(struct mxq_sim *s, uint32_t q)
 		uint32_t last = s->active[--s->n_active];
 		s->active[sq->active_pos] = last;
 		s->queues[last].active_pos = sq->active_pos;
+		memmove(s->by_head + at, s->by_head + at + 1,
+			(s->n_active - at) * sizeof(*s->by_head));
+		return;
 	}
+	/* a later head: further on */
+	struct pass_entry e = head_entry(s, q);
+	size_t k = at;
+	for (; k + 1 <= s->n_active - 1; k++) {
+		struct pass_entry m = head_entry(s, s->by_head[k + 1]);
+		if (!pe_less(&m, &e))
+			break;
+		s->by_head[k] = s->by_head[k + 1];
+	}
+	s->by_head[k] = q;
 }
 
 static int node_add_job(struct sim_node *n, uint32_t job)
@@ -2432,19 +2483,30 @@ static int dispatch(struct mxq_sim *s)
 	if (s->p.self_check && !free_set_matches(s))
 		return -ENOTRECOVERABLE;
 
+	/* the queues' heads in pass order, as by_head keeps them, merged
+	 * with the heap of the jobs after them that come up in this pass */
 	uint32_t most = can_wake ? 0 : most_free(s);
+	size_t n_heads = s->n_active, next = 0;
+	memcpy(s->pass_heads, s->by_head, n_heads * sizeof(*s->pass_heads));
 	for (size_t a = 0; a < s->n_active; a++) {
-		uint32_t q = s->active[a];
-		struct sim_queue *sq = &s->queues[q];
+		struct sim_queue *sq = &s->queues[s->active[a]];
 		sq->cursor = sq->head;
 		sq->real_failed = false;
-		uint32_t job = sq->v[sq->head];
-		if (leave_out(s, job, can_wake, most) && !s->p.self_check)
-			continue;    /* (the self-check tries them and compares) */
-		pe_push(s->pass_heap, &n_pe, (struct pass_entry) { s->c->jobs[job].submit, job, q });
 	}
-	while (n_pe) {
-		struct pass_entry e = pe_pop(s->pass_heap, &n_pe);
+	for (;;) {
+		struct pass_entry e, h;
+		/* (the self-check tries the heads left out, and compares) */
+		while (next < n_heads && !s->p.self_check &&
+		       leave_out(s, head_entry(s, s->pass_heads[next]).job, can_wake, most))
+			next++;
+		if (next < n_heads)
+			h = head_entry(s, s->pass_heads[next]);
+		if (n_pe && (next == n_heads || pe_less(&s->pass_heap[0], &h)))
+			e = pe_pop(s->pass_heap, &n_pe);
+		else if (next < n_heads)
+			e = h, next++;
+		else
+			break;
 		struct sim_queue *sq = &s->queues[e.queue];
 		bool ok = false;
 
@@ -2918,8 +2980,11 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->evq.v);
 	free(s->queues);
 	free(s->active);
+	free(s->by_head);
+	free(s->pass_heads);
 	free(s->pass_heap);
 	free(s->up_sorted);
+	free(s->up_end);
 	free(s->held);
 	free(s->sel);
 	free(s->job_start);
@@ -2976,6 +3041,8 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	s->nodes = calloc(nn, sizeof(*s->nodes));
 	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
 	s->active = calloc(nq ? nq : 1, sizeof(*s->active));
+	s->by_head = calloc(nq ? nq : 1, sizeof(*s->by_head));
+	s->pass_heads = calloc(nq ? nq : 1, sizeof(*s->pass_heads));
 	s->pass_heap = calloc(nq + ns + 1, sizeof(*s->pass_heap));
 	s->sig_fail = calloc(ns ? ns : 1, sizeof(*s->sig_fail));
 	s->held = calloc(nn, sizeof(*s->held));
@@ -2990,6 +3057,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	size_t words = mx_bitmap_words(nn);
 	s->m_sets = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
+	s->up_end = calloc(nn ? nn : 1, sizeof(*s->up_end));
 	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
 	if (s->free_count)
 		s->free_count[0] = (uint32_t)nn;  /* c_free starts at 0 */
@@ -3001,9 +3069,10 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		if (!s->ref_sel || !s->ref_mark)
 			goto nomem;
 	}
-	if (!s->nodes || !s->queues || !s->active || !s->pass_heap || !s->sig_fail ||
+	if (!s->nodes || !s->queues || !s->active || !s->by_head || !s->pass_heads ||
+	    !s->pass_heap || !s->sig_fail ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->free_count || !s->m_room)
+	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->up_end || !s->free_count || !s->m_room)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
 		s->m_hold[k] = s->m_sets + (size_t)k * words;
