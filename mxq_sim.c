@@ -1942,7 +1942,7 @@ static void queue_pop_head(struct mxq_sim *s, uint32_t q)
 	/* a later head: further on */
 	struct pass_entry e = head_entry(s, q);
 	size_t k = at;
-	for (; k + 1 <= s->n_active - 1; k++) {
+	for (; k + 1 < s->n_active; k++) {
 		struct pass_entry m = head_entry(s, s->by_head[k + 1]);
 		if (!pe_less(&m, &e))
 			break;
@@ -2427,6 +2427,24 @@ static bool free_set_matches(const struct mxq_sim *s)
 	return empty == s->n_empty;
 }
 
+/* The kept order of the queues' heads against their keys: every waiting
+ * queue once, in pass order. */
+static bool heads_match(const struct mxq_sim *s)
+{
+	for (size_t k = 0; k < s->n_active; k++) {
+		const struct sim_queue *sq = &s->queues[s->by_head[k]];
+		if (sq->head >= sq->tail)
+			return false;
+		if (k > 0) {
+			struct pass_entry a = head_entry(s, s->by_head[k - 1]);
+			struct pass_entry b = head_entry(s, s->by_head[k]);
+			if (!pe_less(&a, &b))
+				return false;  /* out of order, or a queue twice */
+		}
+	}
+	return true;
+}
+
 /* The most free slots of a dispatchable node (free_count); 0 when none. */
 static uint32_t most_free(const struct mxq_sim *s)
 {
@@ -2480,7 +2498,7 @@ static int dispatch(struct mxq_sim *s)
 	 * start with: never a current pass */
 	if (++s->pass_id == 0)
 		s->pass_id = 1;
-	if (s->p.self_check && !free_set_matches(s))
+	if (s->p.self_check && (!free_set_matches(s) || !heads_match(s)))
 		return -ENOTRECOVERABLE;
 
 	/* the queues' heads in pass order, as by_head keeps them, merged
