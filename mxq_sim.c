@@ -1279,7 +1279,8 @@ struct sim_node {
 	/* what node_sets() last made of it */
 	int64_t max_end;                 /* latest expected end of its running jobs, 0: none */
 	uint8_t hold_kind;               /* how hold_for() counts it (HOLD_*) */
-	bool in_up;                      /* in up_sorted, by the sim's up_end[] */
+	bool in_up;                      /* in up_sorted, by up_end */
+	int64_t up_end;
 	bool c_unsettled;                /* recorded DRAINING, UNKNOWN or FAILED */
 	int64_t offq_since;              /* the rec_since last queued on offq */
 };
@@ -1390,8 +1391,6 @@ struct mxq_sim {
 	uint64_t *m_vboot;               /* booting for a wake, and OFF: what a */
 	uint64_t *m_voff;                /* timeout can give a job (try_wake_for) */
 	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
-	int64_t *up_end;                 /* per node, its key there: apart from the
-	                                    nodes, so that a search reads few lines */
 	size_t n_up;
 	size_t n_unsettled;              /* nodes with c_unsettled */
 	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
@@ -1592,7 +1591,7 @@ static int64_t due_next(struct mxq_sim *s)
 
 static int64_t up_key(const void *s, uint32_t i)
 {
-	return ((const struct mxq_sim *)s)->up_end[i];
+	return ((const struct mxq_sim *)s)->nodes[i].up_end;
 }
 
 /* Keep node I in up_sorted while it is HOLD_UP, by its max_end. */
@@ -1601,16 +1600,16 @@ static void up_update(struct mxq_sim *s, size_t i)
 	struct sim_node *n = &s->nodes[i];
 	bool up = n->hold_kind == HOLD_UP;
 
-	if (n->in_up && up && s->up_end[i] != n->max_end) {
+	if (n->in_up && up && n->up_end != n->max_end) {
 		size_t at = mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i);
-		s->up_end[i] = n->max_end;
+		n->up_end = n->max_end;
 		mx_sorted_fix(s->up_sorted, s->n_up, up_key, s, at);
 	} else if (n->in_up && !up) {
 		mx_sorted_remove_at(s->up_sorted, &s->n_up,
 				    mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i));
 		n->in_up = false;
 	} else if (up && !n->in_up) {
-		s->up_end[i] = n->max_end;
+		n->up_end = n->max_end;
 		mx_sorted_insert(s->up_sorted, &s->n_up, up_key, s, (uint32_t)i);
 		n->in_up = true;
 	}
@@ -1889,6 +1888,23 @@ static size_t by_head_place(const struct mxq_sim *s, uint32_t q, size_t n)
 	return lo;
 }
 
+/* Put queue Q, just made non-empty or with a new head, in its place in
+ * by_head[0..n), which it is not in (a new job is mostly the latest: at
+ * the end). */
+static void by_head_insert(struct mxq_sim *s, uint32_t q, size_t n)
+{
+	size_t at = by_head_place(s, q, n);
+
+	memmove(s->by_head + at + 1, s->by_head + at, (n - at) * sizeof(*s->by_head));
+	s->by_head[at] = q;
+}
+
+/* Take out by_head[AT] of by_head[0..n), N counting it. */
+static void by_head_remove(struct mxq_sim *s, size_t at, size_t n)
+{
+	memmove(s->by_head + at, s->by_head + at + 1, (n - at - 1) * sizeof(*s->by_head));
+}
+
 static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
 {
 	struct sim_queue *sq = &s->queues[q];
@@ -1913,11 +1929,7 @@ static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
 	if (was_empty) {
 		sq->active_pos = s->n_active;
 		s->active[s->n_active] = q;
-		/* a new job is mostly the latest: at the end */
-		size_t at = by_head_place(s, q, s->n_active);
-		memmove(s->by_head + at + 1, s->by_head + at,
-			(s->n_active - at) * sizeof(*s->by_head));
-		s->by_head[at] = q;
+		by_head_insert(s, q, s->n_active);
 		s->n_active++;
 	}
 	return 0;
@@ -1926,29 +1938,20 @@ static int queue_push(struct mxq_sim *s, uint32_t q, uint32_t job)
 static void queue_pop_head(struct mxq_sim *s, uint32_t q)
 {
 	struct sim_queue *sq = &s->queues[q];
-	size_t at = by_head_place(s, q, s->n_active);  /* its place: keys are unique */
 
+	/* out of by_head under its old head (keys are unique), back in under
+	 * the next one */
+	by_head_remove(s, by_head_place(s, q, s->n_active), s->n_active);
 	sq->head++;
 	s->changed = true;
-	if (sq->head == sq->tail) {
-		sq->head = sq->tail = 0;
-		uint32_t last = s->active[--s->n_active];
-		s->active[sq->active_pos] = last;
-		s->queues[last].active_pos = sq->active_pos;
-		memmove(s->by_head + at, s->by_head + at + 1,
-			(s->n_active - at) * sizeof(*s->by_head));
+	if (sq->head < sq->tail) {
+		by_head_insert(s, q, s->n_active - 1);
 		return;
 	}
-	/* a later head: further on */
-	struct pass_entry e = head_entry(s, q);
-	size_t k = at;
-	for (; k + 1 < s->n_active; k++) {
-		struct pass_entry m = head_entry(s, s->by_head[k + 1]);
-		if (!pe_less(&m, &e))
-			break;
-		s->by_head[k] = s->by_head[k + 1];
-	}
-	s->by_head[k] = q;
+	sq->head = sq->tail = 0;
+	uint32_t last = s->active[--s->n_active];
+	s->active[sq->active_pos] = last;
+	s->queues[last].active_pos = sq->active_pos;
 }
 
 static int node_add_job(struct sim_node *n, uint32_t job)
@@ -2471,6 +2474,13 @@ static bool leave_out(const struct mxq_sim *s, uint32_t job, bool can_wake, uint
 	return j->threads > most;
 }
 
+/* leave_out(), but not in a self-checked run: that one tries them all and
+ * compares (dispatch()). */
+static bool pass_skips(const struct mxq_sim *s, uint32_t job, bool can_wake, uint32_t most)
+{
+	return !s->p.self_check && leave_out(s, job, can_wake, most);
+}
+
 /*
  * One dispatch pass, as the mxqds together would do it: waiting jobs in
  * submit order, each started on the first qualified node with room, later
@@ -2513,9 +2523,8 @@ static int dispatch(struct mxq_sim *s)
 	}
 	for (;;) {
 		struct pass_entry e, h;
-		/* (the self-check tries the heads left out, and compares) */
-		while (next < n_heads && !s->p.self_check &&
-		       leave_out(s, head_entry(s, s->pass_heads[next]).job, can_wake, most))
+		while (next < n_heads &&
+		       pass_skips(s, head_entry(s, s->pass_heads[next]).job, can_wake, most))
 			next++;
 		if (next < n_heads)
 			h = head_entry(s, s->pass_heads[next]);
@@ -2544,7 +2553,7 @@ static int dispatch(struct mxq_sim *s)
 				if (sq->head < sq->tail) {
 					sq->cursor = sq->head;
 					uint32_t job = sq->v[sq->head];
-					if (leave_out(s, job, can_wake, most) && !s->p.self_check)
+					if (pass_skips(s, job, can_wake, most))
 						continue;
 					pe_push(s->pass_heap, &n_pe, (struct pass_entry) {
 						s->c->jobs[job].submit, job, e.queue });
@@ -3002,7 +3011,6 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->pass_heads);
 	free(s->pass_heap);
 	free(s->up_sorted);
-	free(s->up_end);
 	free(s->held);
 	free(s->sel);
 	free(s->job_start);
@@ -3075,7 +3083,6 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	size_t words = mx_bitmap_words(nn);
 	s->m_sets = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
 	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
-	s->up_end = calloc(nn ? nn : 1, sizeof(*s->up_end));
 	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
 	if (s->free_count)
 		s->free_count[0] = (uint32_t)nn;  /* c_free starts at 0 */
@@ -3090,7 +3097,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	if (!s->nodes || !s->queues || !s->active || !s->by_head || !s->pass_heads ||
 	    !s->pass_heap || !s->sig_fail ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->up_end || !s->free_count || !s->m_room)
+	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->free_count || !s->m_room)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
 		s->m_hold[k] = s->m_sets + (size_t)k * words;
