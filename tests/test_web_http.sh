@@ -43,16 +43,25 @@ mxq_test_cleanup_hook() {
 	done
 }
 
-# web_start NAME ARGS...: mxq-web on a free port ($port), log $T/NAME.out
+# web_start NAME ARGS...: mxq-web on a free port ($port), log $T/NAME.out;
+# a port taken between the check and the bind is retried on another one
 web_start() {
-	local _name
+	local _name _try _pid
 	_name=$1
 	shift
-	port=$(mxq_free_port tcp)
-	"$web_bin" --listen "127.0.0.1:$port" --threads 2 "$@" >"$T/$_name.out" 2>&1 &
-	web_pids="$web_pids $!"
-	wait_until 20 curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$port/api/nodes" ||
-		{ diag <"$T/$_name.out"; return 1; }
+	for _try in 1 2 3; do
+		port=$(mxq_free_port tcp)
+		"$web_bin" --listen "127.0.0.1:$port" --threads 2 "$@" >"$T/$_name.out" 2>&1 &
+		_pid=$!
+		web_pids="$web_pids $_pid"
+		wait_until 20 curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$port/api/nodes" && return 0
+		if mxq__alive "$_pid" || ! grep -q 'Address already in use' "$T/$_name.out"; then
+			break
+		fi
+		wait "$_pid" 2>/dev/null
+	done
+	diag <"$T/$_name.out"
+	return 1
 }
 # code PORT PATH [CURL ARGS...]: the status of a request
 code() {

@@ -47,7 +47,7 @@
 #       Install a pristine datadir into DIR (used by tests/run.sh once per
 #       run; mxq_db_start then copies it instead of installing).
 #   mxq_free_port [tcp|udp]
-#       A port in 20000..39999 on 127.0.0.1 nothing listens on now (for the
+#       A port below the ephemeral range on 127.0.0.1 nothing uses now (for the
 #       test's own servers: sshd, BMC simulators, Wake-on-LAN listeners).
 #
 # Hook: if the caller defines a shell function mxq_test_cleanup_hook, the
@@ -114,15 +114,27 @@ mxq__random_hex() {
 	od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
 }
 
-# A port number in 20000..39999.
+# A random port for a test server, outside the kernel's ephemeral range
+# (/proc/sys/net/ipv4/ip_local_port_range), so that no client connection
+# of a parallel test (curl, MariaDB over TCP) can be holding it: 20000 up
+# to that range's start, or above its end when it starts below 24096.
 mxq__random_port() {
-	local _n
+	local _n _lo _hi _base _span
 	_n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' \n')
-	echo $((20000 + _n % 20000))
+	read -r _lo _hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null ||
+		{ _lo=32768; _hi=60999; }
+	if [ "$_lo" -ge 24096 ]; then
+		_base=20000 _span=$((_lo - 20000))
+	elif [ "$_hi" -le 61439 ]; then
+		_base=$((_hi + 1)) _span=$((65535 - _hi))
+	else
+		_base=20000 _span=20000
+	fi
+	echo $((_base + _n % _span))
 }
 
-# True when something already listens on port $1, TCP or with $2 = udp
-# UDP (best effort: a race with another process is caught later from the
+# True when a socket uses port $1 (TCP: in any state), or with $2 = udp a
+# UDP socket listens on it (best effort: a race with another process is caught later from the
 # server's error log).
 mxq__port_in_use() {
 	local _hex
@@ -134,15 +146,15 @@ mxq__port_in_use() {
 			grep -qi ":$_hex 00000000:0000 07" /proc/net/udp /proc/net/udp6 2>/dev/null
 		fi
 	elif command -v ss >/dev/null 2>&1; then
-		ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+		ss -Htan "sport = :$1" 2>/dev/null | grep -q .
 	else
 		_hex=$(printf '%04X' "$1")
-		grep -qi ":$_hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
+		grep -qi "^ *[0-9]*: [0-9A-F]*:$_hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null
 	fi
 }
 
-# A port in 20000..39999 on which nothing listens now: TCP, or UDP with
-# $1 = udp.
+# A port no socket uses now (see mxq__random_port for the range): TCP, or
+# UDP with $1 = udp.
 mxq_free_port() {
 	local _p
 	while :; do
