@@ -15,43 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mx_sorted.h"
+#include "mx_blist.h"
 #include "mxqd_control.h"
 
-/* --- the sorted arrays (mx_sorted.h), keyed by the index's own record -- */
-
-static int64_t off_key(const void *ix, uint32_t i)
-{
-	return ((const struct mxq_power_index *)ix)->node[i].since;
-}
-
-static int64_t ends_key(const void *ix, uint32_t i)
-{
-	return ((const struct mxq_power_index *)ix)->node[i].max_end;
-}
-
-static int64_t busy_key(const void *ix, uint32_t i)
-{
-	return ((const struct mxq_power_index *)ix)->node[i].min_end;
-}
+/* --- the sorted lists (mx_blist.h) ---------------------------------------- */
 
 /*
- * Node I was in V (at AT, N if not) and is to be there now or not (IN),
- * under the key it has now. A node that stays moves rather than leaving
- * and coming back: two shifts of up to the whole array were most of a
- * sync on a large busy cluster.
+ * Node I was in L (WAS, under OLD_KEY) and is to be there now or not (IN),
+ * under NEW_KEY. A node that stays moves rather than leaving and coming
+ * back.
  */
-static void sorted_keep(const struct mxq_power_index *ix, uint32_t *v, size_t *n,
-			mx_sorted_key key, uint32_t i, size_t at, int64_t old_key, bool in)
+static void sorted_keep(struct mx_blist *l, uint32_t i, bool was, int64_t old_key,
+			int64_t new_key, bool in)
 {
-	if (at < *n && in) {
-		if (key(ix, i) != old_key)
-			mx_sorted_fix(v, *n, key, ix, at);
-	} else if (at < *n) {
-		mx_sorted_remove_at(v, n, at);
-	} else if (in) {
-		mx_sorted_insert(v, n, key, ix, i);
-	}
+	if (was && in)
+		mx_blist_move(l, old_key, new_key, i);
+	else if (was)
+		mx_blist_remove(l, old_key, i);
+	else if (in)
+		mx_blist_insert(l, new_key, i);
 }
 
 /* --- the largest off node -------------------------------------------------- */
@@ -84,8 +66,9 @@ static void off_max_recount(struct mxq_power_index *ix)
 	memset(ix->off_max, 0, sizeof(ix->off_max));
 	memset(ix->off_at_max, 0, sizeof(ix->off_at_max));
 	ix->off_no_tmpdir = 0;
-	for (size_t k = 0; k < ix->n_off; k++) {
-		const struct mxq_power_index_node *x = &ix->node[ix->off_since[k]];
+	for (struct mx_blist_it k = mx_blist_begin(&ix->off_since); !mx_blist_end(&k);
+	     mx_blist_next(&k)) {
+		const struct mxq_power_index_node *x = &ix->node[mx_blist_get(&k)->id];
 		if (!x->no_caps)
 			off_max_add(ix, x->room);
 	}
@@ -113,10 +96,10 @@ static size_t pos_of(const struct mxq_power_index *ix, size_t i)
 	return ix->in_order ? i : ix->pos[i];
 }
 
-/* Where a node was in the sorted arrays before it is put in again (N: not
- * there), and its keys then. */
+/* Which sorted lists a node was in before it is put in again (none: in
+ * none), and its keys then. */
 struct kept_places {
-	size_t off, ends, busy;
+	bool off, ends, busy;
 	int64_t since, max_end, min_end;
 };
 
@@ -132,13 +115,7 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 	if (x->sets & IX_DRAIN)
 		mx_bitmap_clear(ix->drain, k);
 	*kp = (struct kept_places) {
-		.off = x->sets & IX_OFF ?
-		       mx_sorted_find(ix->off_since, ix->n_off, off_key, ix, (uint32_t)i) : ix->n_off,
-		.ends = x->sets & IX_ENDS ?
-			mx_sorted_find(ix->ends, ix->n_ends, ends_key, ix, (uint32_t)i) : ix->n_ends,
-		.busy = x->sets & IX_BUSY ?
-			mx_sorted_find(ix->busy_first, ix->n_busy_first, busy_key, ix, (uint32_t)i) :
-			ix->n_busy_first,
+		.off = x->sets & IX_OFF, .ends = x->sets & IX_ENDS, .busy = x->sets & IX_BUSY,
 		.since = x->since, .max_end = x->max_end, .min_end = x->min_end,
 	};
 	if (x->sets & IX_BUSY)
@@ -157,21 +134,20 @@ static void take_out(struct mxq_power_index *ix, size_t i, struct kept_places *k
 	x->sets = 0;
 }
 
-/* Node I into the sorted arrays that SETS name and out of the others; KP:
+/* Node I into the sorted lists that SETS name and out of the others; KP:
  * where take_out() found it, NULL: in none. */
 static void sorted_place(struct mxq_power_index *ix, size_t i, const struct kept_places *kp,
 			 uint32_t sets)
 {
-	struct kept_places none = { ix->n_off, ix->n_ends, ix->n_busy_first, 0, 0, 0 };
+	const struct mxq_power_index_node *x = &ix->node[i];
+	struct kept_places none = { false, false, false, 0, 0, 0 };
 
 	if (!kp)
 		kp = &none;
-	sorted_keep(ix, ix->off_since, &ix->n_off, off_key, (uint32_t)i, kp->off, kp->since,
-		    sets & IX_OFF);
-	sorted_keep(ix, ix->ends, &ix->n_ends, ends_key, (uint32_t)i, kp->ends, kp->max_end,
-		    sets & IX_ENDS);
-	sorted_keep(ix, ix->busy_first, &ix->n_busy_first, busy_key, (uint32_t)i, kp->busy,
-		    kp->min_end, sets & IX_BUSY);
+	sorted_keep(&ix->off_since, (uint32_t)i, kp->off, kp->since, x->since, sets & IX_OFF);
+	sorted_keep(&ix->ends, (uint32_t)i, kp->ends, kp->max_end, x->max_end, sets & IX_ENDS);
+	sorted_keep(&ix->busy_first, (uint32_t)i, kp->busy, kp->min_end, x->min_end,
+		    sets & IX_BUSY);
 }
 
 /* Put node I into the sets; KP: where take_out() found it, NULL: in none. */
@@ -184,7 +160,7 @@ static int put_in(struct mxq_power_index *ix, const struct mxq_power_config *cfg
 	uint32_t sets = 0;
 
 	if (!n->hostname || (unsigned)n->state >= _MXQ_POWER_STATE_MAX) {
-		/* in no set, so in none of the sorted arrays take_out() kept it in */
+		/* in no set, so in none of the sorted lists take_out() kept it in */
 		sorted_place(ix, i, kp, 0);
 		return -EINVAL;
 	}
@@ -286,13 +262,12 @@ static void release(struct mxq_power_index *ix)
 	free(ix->order);
 	free(ix->pos);
 	free(ix->trans);
-	free(ix->off_since);
-	free(ix->ends);
-	free(ix->busy_first);
+	mx_blist_free(&ix->off_since);
+	mx_blist_free(&ix->ends);
+	mx_blist_free(&ix->busy_first);
 	ix->node = NULL;
 	ix->order = ix->pos = NULL;
 	ix->trans = NULL;
-	ix->off_since = ix->ends = ix->busy_first = NULL;
 	ix->cap = ix->drain = ix->off = ix->busy = ix->idle = NULL;
 }
 
@@ -313,11 +288,12 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->order = malloc((n ? n : 1) * sizeof(*ix->order));
 	ix->pos = malloc((n ? n : 1) * sizeof(*ix->pos));
 	ix->trans = calloc(6 * words, sizeof(*ix->trans));  /* the six bitmaps in one block */
-	ix->off_since = malloc((n ? n : 1) * sizeof(*ix->off_since));
-	ix->ends = malloc((n ? n : 1) * sizeof(*ix->ends));
-	ix->busy_first = malloc((n ? n : 1) * sizeof(*ix->busy_first));
-	if (!ix->node || !ix->order || !ix->pos || !ix->trans || !ix->off_since || !ix->ends ||
-	    !ix->busy_first) {
+	int r = mx_blist_init(&ix->off_since, n);
+	if (r == 0)
+		r = mx_blist_init(&ix->ends, n);
+	if (r == 0)
+		r = mx_blist_init(&ix->busy_first, n);
+	if (!ix->node || !ix->order || !ix->pos || !ix->trans || r < 0) {
 		release(ix);
 		return -ENOMEM;
 	}
@@ -326,7 +302,6 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 	ix->off = ix->drain + words;
 	ix->busy = ix->off + words;
 	ix->idle = ix->busy + words;
-	ix->n_off = ix->n_ends = ix->n_busy_first = 0;
 	ix->powered = ix->booting = 0;
 	ix->admin_requests = ix->nodes_without_caps = 0;
 	memset(ix->off_max, 0, sizeof(ix->off_max));
@@ -357,7 +332,7 @@ static int rebuild(struct mxq_power_index *ix, const struct mxq_power_snapshot *
 		free(keys);
 	}
 	for (size_t i = 0; i < n; i++) {
-		int r = put_in(ix, cfg, i, NULL);
+		r = put_in(ix, cfg, i, NULL);
 		if (r < 0)
 			return r;
 	}

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "mx_bitmap.h"
+#include "mx_blist.h"
 #include "mxq_power_policy.h"
 
 /* What the index remembers of one node entry, to take it out again. */
@@ -69,12 +70,9 @@ struct mxq_power_index {
 	size_t words;                /* 64-bit words per bitmap */
 	uint64_t *trans;             /* by index */
 	uint64_t *cap, *drain, *off, *busy, *idle;  /* by position */
-	uint32_t *off_since;         /* IX_OFF nodes by (since, index) */
-	size_t n_off;
-	uint32_t *ends;              /* IX_ENDS nodes by (max_end, index) */
-	size_t n_ends;
-	uint32_t *busy_first;        /* IX_BUSY nodes by (min_end, index) */
-	size_t n_busy_first;
+	struct mx_blist off_since;   /* IX_OFF nodes by (since, index) */
+	struct mx_blist ends;        /* IX_ENDS nodes by (max_end, index) */
+	struct mx_blist busy_first;  /* IX_BUSY nodes by (min_end, index) */
 
 	/* counts over every node */
 	uint32_t powered, booting;

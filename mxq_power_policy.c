@@ -2997,13 +2997,11 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 			gang_candidate(c, i, d, soon_enough, &n, &early);
 	}
 	/* OFF nodes by state_since: those still in their min off-time last */
-	size_t first_blocked = ix->n_off;
-	while (first_blocked > 0 &&
-	       ix->node[ix->off_since[first_blocked - 1]].since + cfg->min_off_time_s > c->now)
-		first_blocked--;
-	for (size_t k = first_blocked; k < ix->n_off; k++)
-		if (!work(c, ix->off_since[k])->acted)
-			gang_candidate(c, ix->off_since[k], d, soon_enough, &n, &early);
+	for (struct mx_blist_it k = mx_blist_lower_bound(&ix->off_since,
+							 c->now - cfg->min_off_time_s + 1, 0);
+	     !mx_blist_end(&k); mx_blist_next(&k))
+		if (!work(c, mx_blist_get(&k)->id)->acted)
+			gang_candidate(c, mx_blist_get(&k)->id, d, soon_enough, &n, &early);
 	uint32_t ready = 0;
 	for (size_t k = mx_bitmap_next(ix->off, n_nodes, 0);
 	     k < n_nodes && (ready < depth || !ix->in_order);
@@ -3019,13 +3017,15 @@ static int64_t gang_deferral(struct decide_ctx *c, size_t d)
 	 * that are early, then the late ones until the first (the earliest
 	 * change) and as long as one could be among the NEED earliest */
 	bool cap_seen = busy_later == c->no_nodes;
-	size_t kf = 0;
-	for (; kf < ix->n_ends && ix->node[ix->ends[kf]].max_end <= soon_enough; kf++)
-		if (!work(c, ix->ends[kf])->acted && !(cap_seen && (ix->node[ix->ends[kf]].sets & IX_CAP)))
-			gang_candidate(c, ix->ends[kf], d, soon_enough, &n, &early);
+	struct mx_blist_it kf = mx_blist_begin(&ix->ends);
+	for (; !mx_blist_end(&kf) && mx_blist_get(&kf)->key <= soon_enough; mx_blist_next(&kf)) {
+		size_t i = mx_blist_get(&kf)->id;
+		if (!work(c, i)->acted && !(cap_seen && (ix->node[i].sets & IX_CAP)))
+			gang_candidate(c, i, d, soon_enough, &n, &early);
+	}
 	bool late_seen = false;
-	for (; kf < ix->n_ends; kf++) {
-		size_t i = ix->ends[kf], before = n;
+	for (; !mx_blist_end(&kf); mx_blist_next(&kf)) {
+		size_t i = mx_blist_get(&kf)->id, before = n;
 		if (late_seen && ix->node[i].max_end > gang_kth(c))
 			break;
 		if (work(c, i)->acted || (cap_seen && (ix->node[i].sets & IX_CAP)))
@@ -3134,9 +3134,9 @@ static void step_demand(struct decide_ctx *c)
 	/* capacity with a job ending within a boot from now, in efficiency
 	 * order: busy nodes by their first expected end, as far as that is
 	 * within a boot, and nodes this plan acted on (a cancelled drain) */
-	for (size_t k = 0; k < ix->n_busy_first && ix->node[ix->busy_first[k]].min_end <= horizon;
-	     k++)
-		soon_candidate(c, ix->busy_first[k], horizon, &soon);
+	for (struct mx_blist_it k = mx_blist_begin(&ix->busy_first);
+	     !mx_blist_end(&k) && mx_blist_get(&k)->key <= horizon; mx_blist_next(&k))
+		soon_candidate(c, mx_blist_get(&k)->id, horizon, &soon);
 	for (size_t k = 0; k < c->n_acted; k++)
 		if (!(ix->node[c->acted[k]].sets & IX_BUSY))
 			soon_candidate(c, c->acted[k], horizon, &soon);

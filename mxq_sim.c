@@ -49,7 +49,7 @@
 #include <zlib.h>
 
 #include "mx_bitmap.h"
-#include "mx_sorted.h"
+#include "mx_blist.h"
 #include "mx_util.h"
 #include "mxqd_control.h"
 
@@ -1390,8 +1390,7 @@ struct mxq_sim {
 	uint64_t *m_onidle;              /* recorded ON without jobs */
 	uint64_t *m_vboot;               /* booting for a wake, and OFF: what a */
 	uint64_t *m_voff;                /* timeout can give a job (try_wake_for) */
-	uint32_t *up_sorted;             /* the HOLD_UP nodes by (max_end, index) */
-	size_t n_up;
+	struct mx_blist up_sorted;       /* the HOLD_UP nodes by (max_end, index) */
 	size_t n_unsettled;              /* nodes with c_unsettled */
 	struct sim_offq *offq;           /* recorded OFF, in order of time (policy) */
 	size_t offq_head, offq_tail, offq_cap;
@@ -1589,11 +1588,6 @@ static int64_t due_next(struct mxq_sim *s)
 	return s->dueq.n ? s->dueq.v[0].t : INT64_MAX;
 }
 
-static int64_t up_key(const void *s, uint32_t i)
-{
-	return ((const struct mxq_sim *)s)->nodes[i].up_end;
-}
-
 /* Keep node I in up_sorted while it is HOLD_UP, by its max_end. */
 static void up_update(struct mxq_sim *s, size_t i)
 {
@@ -1601,16 +1595,14 @@ static void up_update(struct mxq_sim *s, size_t i)
 	bool up = n->hold_kind == HOLD_UP;
 
 	if (n->in_up && up && n->up_end != n->max_end) {
-		size_t at = mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i);
+		mx_blist_move(&s->up_sorted, n->up_end, n->max_end, (uint32_t)i);
 		n->up_end = n->max_end;
-		mx_sorted_fix(s->up_sorted, s->n_up, up_key, s, at);
 	} else if (n->in_up && !up) {
-		mx_sorted_remove_at(s->up_sorted, &s->n_up,
-				    mx_sorted_find(s->up_sorted, s->n_up, up_key, s, (uint32_t)i));
+		mx_blist_remove(&s->up_sorted, n->up_end, (uint32_t)i);
 		n->in_up = false;
 	} else if (up && !n->in_up) {
 		n->up_end = n->max_end;
-		mx_sorted_insert(s->up_sorted, &s->n_up, up_key, s, (uint32_t)i);
+		mx_blist_insert(&s->up_sorted, n->up_end, (uint32_t)i);
 		n->in_up = true;
 	}
 }
@@ -2081,11 +2073,14 @@ static struct pass_entry pe_pop(struct pass_entry *h, size_t *n)
 	return top;
 }
 
-/* The fewest parts of a gang (or whole-node job) of one signature that
- * found too few nodes in pass PASS, with the held nodes left to it (any)
- * and without them (long: it would delay the reserved job). Room only
- * shrinks within a pass, so as many parts or more fail too: a full
- * cluster queues thousands of gangs, tried at every pass. */
+/* The fewest parts of a job of one signature that found too few nodes in
+ * pass PASS, with the held nodes left to it (any) and without them (long:
+ * it would delay the reserved job). Room only shrinks within a pass and
+ * the reservation is made once, so as many parts or more fail too: a full
+ * cluster queues thousands of gangs, tried at every pass, and the
+ * single-node jobs of a signature come in several queues (one per
+ * duration class), each tried while the reservation holds the free
+ * nodes. */
 struct pass_fail {
 	uint32_t pass;
 	uint32_t any_parts, long_parts;
@@ -2115,15 +2110,12 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 	bool empty_only = j->parts > 1 || j->threads >= s->c->max_cores;
 	bool is_long = s->now + j->expect > s->shadow;
 	struct pass_fail *fail = &s->sig_fail[j->sig];
-	bool known_to_fail = false;
-	if (empty_only) {
-		if (fail->pass != s->pass_id)
-			*fail = (struct pass_fail) { s->pass_id, UINT32_MAX, UINT32_MAX };
-		known_to_fail = j->parts >= fail->any_parts ||
-				(is_long && j->parts >= fail->long_parts);
-		if (known_to_fail && !s->p.self_check)
-			return 0;    /* (the self-check walks anyway and compares) */
-	}
+	if (fail->pass != s->pass_id)
+		*fail = (struct pass_fail) { s->pass_id, UINT32_MAX, UINT32_MAX };
+	bool known_to_fail = j->parts >= fail->any_parts ||
+			     (is_long && j->parts >= fail->long_parts);
+	if (known_to_fail && !s->p.self_check)
+		return 0;    /* (the self-check walks anyway and compares) */
 	if (j->parts > MX_ARRAY_SIZE(pick)) {
 		picks = malloc(j->parts * sizeof(*picks));
 		if (!picks)
@@ -2151,7 +2143,7 @@ static int try_start(struct mxq_sim *s, uint32_t job, bool *ret_started)
 	} else if (got == j->parts) {
 		r = start_job(s, job, picks);
 		*ret_started = r == 0;
-	} else if (empty_only) {
+	} else {
 		uint32_t *fewest = is_long ? &fail->long_parts : &fail->any_parts;
 		if (j->parts < *fewest)
 			*fewest = j->parts;
@@ -2242,15 +2234,16 @@ static void hold_for(struct mxq_sim *s, uint32_t job)
 	/* up: at the expected ends of their jobs, in that order; those with
 	 * none left (idle, or overdue) are all free now and all count; after
 	 * PARTS of them no later one can be among the first */
-	size_t u = 0, up = 0;
-	for (; u < s->n_up && s->nodes[s->up_sorted[u]].max_end <= s->now; u++)
-		if (sig->qual[s->up_sorted[u]]) {
-			HOLD_ADD(s->up_sorted[u]);
+	size_t up = 0;
+	struct mx_blist_it u = mx_blist_begin(&s->up_sorted);
+	for (; !mx_blist_end(&u) && mx_blist_get(&u)->key <= s->now; mx_blist_next(&u))
+		if (sig->qual[mx_blist_get(&u)->id]) {
+			HOLD_ADD(mx_blist_get(&u)->id);
 			up++;
 		}
-	for (; u < s->n_up && up < j->parts; u++)
-		if (sig->qual[s->up_sorted[u]]) {
-			HOLD_ADD(s->up_sorted[u]);
+	for (; !mx_blist_end(&u) && up < j->parts; mx_blist_next(&u))
+		if (sig->qual[mx_blist_get(&u)->id]) {
+			HOLD_ADD(mx_blist_get(&u)->id);
 			up++;
 		}
 #undef HOLD_ADD
@@ -2458,27 +2451,39 @@ static uint32_t most_free(const struct mxq_sim *s)
 	return f;
 }
 
-/* Whether a pass leaves JOB, a queue head, out: a single-node job that no
- * node has the room for (MOST: most_free()), as try_start() tells first,
- * when nothing is woken for it. Room only shrinks within a pass, so it
- * would only fail (a nearly full cluster has dozens of such heads); gangs
- * stay in: the first to fail holds nodes for itself. */
-static bool leave_out(const struct mxq_sim *s, uint32_t job, bool can_wake, uint32_t most)
+/* What a dispatch pass knows of the room left: whether it wakes nodes for
+ * the jobs that fail (the fixed timeouts), whether the reservation is made
+ * (the first gang that failed), the most free slots of a node. */
+struct pass_view {
+	bool can_wake;
+	bool hold_done;
+	uint32_t most;
+};
+
+/* Whether a pass leaves JOB, a queue head, out, as try_start() would tell
+ * first, when nothing is woken for it: a single-node job that no node has
+ * the room for (a nearly full cluster has dozens of such heads), or, once
+ * the reservation is made, a gang with more parts than there are nodes
+ * without jobs. Room only shrinks within a pass, so they would only fail;
+ * the first gang to fail stays in: it holds nodes for itself. */
+static bool leave_out(const struct mxq_sim *s, uint32_t job, const struct pass_view *pv)
 {
 	const struct sim_job *j = &s->c->jobs[job];
 
-	if (can_wake || j->parts != 1)
+	if (pv->can_wake)
 		return false;
+	if (j->parts > 1)
+		return pv->hold_done && j->parts > s->n_empty;
 	if (j->threads >= s->c->max_cores)
 		return s->n_empty == 0;
-	return j->threads > most;
+	return j->threads > pv->most;
 }
 
 /* leave_out(), but not in a self-checked run: that one tries them all and
  * compares (dispatch()). */
-static bool pass_skips(const struct mxq_sim *s, uint32_t job, bool can_wake, uint32_t most)
+static bool pass_skips(const struct mxq_sim *s, uint32_t job, const struct pass_view *pv)
 {
-	return !s->p.self_check && leave_out(s, job, can_wake, most);
+	return !s->p.self_check && leave_out(s, job, pv);
 }
 
 /*
@@ -2491,7 +2496,6 @@ static int dispatch(struct mxq_sim *s)
 {
 	bool can_wake = s->p.policy == MXQ_SIM_TIMEOUT && s->n_off > 0;
 	size_t n_pe = 0;
-	bool hold_done = false;
 	int r;
 
 	s->dirty = false;
@@ -2513,7 +2517,7 @@ static int dispatch(struct mxq_sim *s)
 
 	/* the queues' heads in pass order, as by_head keeps them, merged
 	 * with the heap of the jobs after them that come up in this pass */
-	uint32_t most = can_wake ? 0 : most_free(s);
+	struct pass_view pv = { can_wake, false, can_wake ? 0 : most_free(s) };
 	size_t n_heads = s->n_active, next = 0;
 	memcpy(s->pass_heads, s->by_head, n_heads * sizeof(*s->pass_heads));
 	for (size_t a = 0; a < s->n_active; a++) {
@@ -2524,7 +2528,7 @@ static int dispatch(struct mxq_sim *s)
 	for (;;) {
 		struct pass_entry e, h;
 		while (next < n_heads &&
-		       pass_skips(s, head_entry(s, s->pass_heads[next]).job, can_wake, most))
+		       pass_skips(s, head_entry(s, s->pass_heads[next]).job, &pv))
 			next++;
 		if (next < n_heads)
 			h = head_entry(s, s->pass_heads[next]);
@@ -2538,8 +2542,8 @@ static int dispatch(struct mxq_sim *s)
 		bool ok = false;
 
 		if (!sq->real_failed) {
-			bool left_out = s->p.self_check &&
-					leave_out(s, e.job, can_wake, most_free(s));
+			struct pass_view now = { can_wake, pv.hold_done, most_free(s) };
+			bool left_out = s->p.self_check && leave_out(s, e.job, &now);
 			r = try_start(s, e.job, &ok);
 			if (r < 0)
 				return r;
@@ -2549,11 +2553,11 @@ static int dispatch(struct mxq_sim *s)
 				queue_pop_head(s, e.queue);
 				sq = &s->queues[e.queue];
 				if (!can_wake)
-					most = most_free(s);
+					pv.most = most_free(s);
 				if (sq->head < sq->tail) {
 					sq->cursor = sq->head;
 					uint32_t job = sq->v[sq->head];
-					if (pass_skips(s, job, can_wake, most))
+					if (pass_skips(s, job, &pv))
 						continue;
 					pe_push(s->pass_heap, &n_pe, (struct pass_entry) {
 						s->c->jobs[job].submit, job, e.queue });
@@ -2561,9 +2565,9 @@ static int dispatch(struct mxq_sim *s)
 				continue;
 			}
 			sq->real_failed = true;
-			if (s->c->jobs[e.job].parts > 1 && !hold_done) {
+			if (s->c->jobs[e.job].parts > 1 && !pv.hold_done) {
 				hold_for(s, e.job);
-				hold_done = true;
+				pv.hold_done = true;
 				if (s->p.self_check && !hold_matches(s, e.job))
 					return -ENOTRECOVERABLE;
 			}
@@ -3010,7 +3014,7 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->by_head);
 	free(s->pass_heads);
 	free(s->pass_heap);
-	free(s->up_sorted);
+	mx_blist_free(&s->up_sorted);
 	free(s->held);
 	free(s->sel);
 	free(s->job_start);
@@ -3082,7 +3086,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	 * m_empty */
 	size_t words = mx_bitmap_words(nn);
 	s->m_sets = calloc((5 + _HOLD_KINDS) * words, sizeof(*s->m_sets));
-	s->up_sorted = calloc(nn ? nn : 1, sizeof(*s->up_sorted));
+	int up_r = mx_blist_init(&s->up_sorted, nn);
 	s->free_count = calloc((size_t)c->max_cores + 1, sizeof(*s->free_count));
 	if (s->free_count)
 		s->free_count[0] = (uint32_t)nn;  /* c_free starts at 0 */
@@ -3097,7 +3101,7 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 	if (!s->nodes || !s->queues || !s->active || !s->by_head || !s->pass_heads ||
 	    !s->pass_heap || !s->sig_fail ||
 	    !s->held || !s->sel || !s->job_start || !s->part_nodes || !s->waits || !s->job_live ||
-	    !s->hold_taken || !s->m_sets || !s->up_sorted || !s->free_count || !s->m_room)
+	    !s->hold_taken || !s->m_sets || up_r < 0 || !s->free_count || !s->m_room)
 		goto nomem;
 	for (int k = 0; k < _HOLD_KINDS; k++)
 		s->m_hold[k] = s->m_sets + (size_t)k * words;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mx_bitmap.h"
+#include "mx_blist.h"
 #include "mx_log.h"
 #include "mx_util.h"
 
@@ -781,6 +782,141 @@ START_TEST(test_bitmap_walks)
 }
 END_TEST
 
+/* mx_blist against a plain sorted array, under random inserts, removals
+ * and moves with many equal keys (ties go to the lower id), filling up to
+ * its MAX and emptying again: the order, the counts, lower bounds, the
+ * refusals, and that the blocks stay within the bound of mx_blist.h (any
+ * two neighbours more than half full together). */
+struct ref_entry {
+	int64_t key;
+	uint32_t id;
+};
+
+static bool ref_less(const struct ref_entry *a, const struct ref_entry *b)
+{
+	return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+static size_t ref_lower_bound(const struct ref_entry *v, size_t n, int64_t key, uint32_t id)
+{
+	struct ref_entry e = { key, id };
+	size_t k = 0;
+
+	while (k < n && ref_less(&v[k], &e))
+		k++;
+	return k;
+}
+
+/* Whether L holds V[0..n) in order within the bound; plain tests, not
+ * ck_assert: the runner writes down each assertion, and there are
+ * millions. */
+static bool blist_matches(const struct mx_blist *l, const struct ref_entry *v, size_t n)
+{
+	size_t k = 0;
+
+	if (mx_blist_count(l) != n || l->n_order > 4 * l->max / MX_BLIST_BLOCK + 2)
+		return false;
+	for (struct mx_blist_it it = mx_blist_begin(l); !mx_blist_end(&it); mx_blist_next(&it), k++)
+		if (k >= n || mx_blist_get(&it)->key != v[k].key || mx_blist_get(&it)->id != v[k].id)
+			return false;
+	for (size_t b = 0; b < l->n_order; b++) {
+		uint32_t here = l->block[l->order[b]].n;
+		if (here == 0 || (b + 1 < l->n_order &&
+				  here + l->block[l->order[b + 1]].n <= MX_BLIST_BLOCK / 2))
+			return false;
+	}
+	return k == n;
+}
+
+START_TEST(test_blist)
+{
+	static const size_t maxes[] = { 0, 1, 5, 64, 65, 300, 1000 };
+	uint64_t x = 7;
+#define RND(m) (x = x * 6364136223846793005ULL + 1442695040888963407ULL, (x >> 33) % (m))
+
+	for (size_t mi = 0; mi < MX_ARRAY_SIZE(maxes); mi++) {
+		size_t max = maxes[mi], n = 0;
+		struct mx_blist l;
+		struct ref_entry *v = calloc(max + 1, sizeof(*v));
+		int64_t *key_of = calloc(max + 1, sizeof(*key_of));
+		bool *in = calloc(max + 1, sizeof(*in));
+
+		ck_assert(v && key_of && in);
+		ck_assert_int_eq(mx_blist_init(&l, max), 0);
+		/* ids 0..max, one more than fits: the last insert is refused */
+		for (int round = 0; round < 3; round++) {
+			int64_t span = round == 0 ? 3 : round == 1 ? 50 : 1000000;
+			for (size_t step = 0; step < 6 * max + 20; step++) {
+				uint32_t id = (uint32_t)RND(max + 1);
+				/* fill in the first half of a round, empty in the second */
+				bool fill = step < 3 * max + 10;
+				if (!in[id] && (fill || RND(4) == 0)) {
+					int64_t key = (int64_t)RND(span) - span / 2;
+					bool ok = mx_blist_insert(&l, key, id);
+					if (ok != (n < max))
+						ck_abort_msg("max %zu: insert with %zu in", max, n);
+					if (ok) {
+						size_t at = ref_lower_bound(v, n, key, id);
+						memmove(v + at + 1, v + at, (n - at) * sizeof(*v));
+						v[at] = (struct ref_entry) { key, id };
+						n++;
+						in[id] = true;
+						key_of[id] = key;
+					}
+				} else if (in[id] && n > 0 && RND(3) == 0) {
+					int64_t key = (int64_t)RND(span) - span / 2;
+					mx_blist_move(&l, key_of[id], key, id);
+					size_t at = ref_lower_bound(v, n, key_of[id], id), rest = n - 1;
+					memmove(v + at, v + at + 1, (rest - at) * sizeof(*v));
+					at = ref_lower_bound(v, rest, key, id);
+					memmove(v + at + 1, v + at, (rest - at) * sizeof(*v));
+					v[at] = (struct ref_entry) { key, id };
+					key_of[id] = key;
+				} else if (in[id] && !fill) {
+					if (!mx_blist_remove(&l, key_of[id], id))
+						ck_abort_msg("max %zu: %u not removed", max, id);
+					size_t at = ref_lower_bound(v, n, key_of[id], id);
+					memmove(v + at, v + at + 1, (n - at - 1) * sizeof(*v));
+					n--;
+					in[id] = false;
+				} else if (in[id]) {
+					/* there; and not there under another key */
+					if (mx_blist_insert(&l, key_of[id], id) ||
+					    mx_blist_remove(&l, key_of[id] + 1, id))
+						ck_abort_msg("max %zu: %u in twice", max, id);
+				} else if (mx_blist_remove(&l, 0, id)) {
+					ck_abort_msg("max %zu: %u removed, not there", max, id);
+				}
+				if (!blist_matches(&l, v, n))
+					ck_abort_msg("max %zu, round %d, step %zu: the list differs",
+						     max, round, step);
+				int64_t key = (int64_t)RND(span) - span / 2;
+				uint32_t lid = (uint32_t)RND(max + 1);
+				struct mx_blist_it it = mx_blist_lower_bound(&l, key, lid);
+				size_t at = ref_lower_bound(v, n, key, lid);
+				if (mx_blist_end(&it) != (at == n) ||
+				    (at < n && (mx_blist_get(&it)->key != v[at].key ||
+						mx_blist_get(&it)->id != v[at].id)))
+					ck_abort_msg("max %zu, round %d, step %zu: lower bound of (%lld, %u)",
+						     max, round, step, (long long)key, lid);
+			}
+		}
+		mx_blist_clear(&l);
+		ck_assert_uint_eq(mx_blist_count(&l), 0);
+		ck_assert(mx_blist_end(&(struct mx_blist_it) { &l, 0, 0 }));
+		if (max) {
+			ck_assert(mx_blist_insert(&l, 5, 0));
+			ck_assert_uint_eq(mx_blist_count(&l), 1);
+		}
+		mx_blist_free(&l);
+		free(v);
+		free(key_of);
+		free(in);
+	}
+#undef RND
+}
+END_TEST
+
 static Suite *mx_util_suite(void)
 {
 	Suite *s = suite_create("mx_util");
@@ -800,6 +936,7 @@ static Suite *mx_util_suite(void)
 	tcase_add_test(tc, test_format_roundtrip);
 	tcase_add_test(tc, test_strings);
 	tcase_add_test(tc, test_bitmap_walks);
+	tcase_add_test(tc, test_blist);
 	tcase_add_loop_test(tc, test_path_below, 0, MX_ARRAY_SIZE(below_cases));
 	suite_add_tcase(s, tc);
 
