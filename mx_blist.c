@@ -23,6 +23,21 @@ static bool less(int64_t ka, uint32_t ia, int64_t kb, uint32_t ib)
 	return ka < kb || (ka == kb && ia < ib);
 }
 
+/* The first of V[0..n) not below (KEY, ID); N when there is none. */
+static size_t lower_bound(const struct mx_blist_entry *v, size_t n, int64_t key, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (less(v[mid].key, v[mid].id, key, id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct mx_blist_block *at(const struct mx_blist *l, size_t b)
 {
 	return &l->block[l->order[b]];
@@ -35,8 +50,9 @@ int mx_blist_init(struct mx_blist *l, size_t max)
 	*l = (struct mx_blist) { 0 };
 	l->block = malloc(blocks * sizeof(*l->block));
 	l->order = malloc(blocks * sizeof(*l->order));
+	l->last = malloc(blocks * sizeof(*l->last));
 	l->spare = malloc(blocks * sizeof(*l->spare));
-	if (!l->block || !l->order || !l->spare) {
+	if (!l->block || !l->order || !l->last || !l->spare) {
 		mx_blist_free(l);
 		return -ENOMEM;
 	}
@@ -50,6 +66,7 @@ void mx_blist_free(struct mx_blist *l)
 {
 	free(l->block);
 	free(l->order);
+	free(l->last);
 	free(l->spare);
 	*l = (struct mx_blist) { 0 };
 }
@@ -66,36 +83,25 @@ void mx_blist_clear(struct mx_blist *l)
 }
 
 /* The first block of the order whose last entry is not below (KEY, ID);
- * n_order when there is none. */
+ * n_order when there is none (the last entries lie together: a search
+ * reads the blocks' records only at the end). */
 static size_t block_of(const struct mx_blist *l, int64_t key, uint32_t id)
 {
-	size_t lo = 0, hi = l->n_order;
+	return lower_bound(l->last, l->n_order, key, id);
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct mx_blist_block *bl = at(l, mid);
-		const struct mx_blist_entry *last = &bl->e[bl->n - 1];
-		if (less(last->key, last->id, key, id))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+/* Block B of the order changed its entries: its last entry again. */
+static void last_update(struct mx_blist *l, size_t b)
+{
+	const struct mx_blist_block *bl = at(l, b);
+
+	l->last[b] = bl->e[bl->n - 1];
 }
 
 /* The first entry of BL not below (KEY, ID); BL->n when there is none. */
 static uint32_t entry_of(const struct mx_blist_block *bl, int64_t key, uint32_t id)
 {
-	uint32_t lo = 0, hi = bl->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (less(bl->e[mid].key, bl->e[mid].id, key, id))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)lower_bound(bl->e, bl->n, key, id);
 }
 
 /* A spare block, in the order at place B. */
@@ -104,6 +110,7 @@ static struct mx_blist_block *block_add(struct mx_blist *l, size_t b)
 	uint32_t nb = l->spare[--l->n_spare];
 
 	memmove(l->order + b + 1, l->order + b, (l->n_order - b) * sizeof(*l->order));
+	memmove(l->last + b + 1, l->last + b, (l->n_order - b) * sizeof(*l->last));
 	l->order[b] = nb;
 	l->n_order++;
 	l->block[nb].n = 0;
@@ -114,6 +121,7 @@ static void block_drop(struct mx_blist *l, size_t b)
 {
 	l->spare[l->n_spare++] = l->order[b];
 	memmove(l->order + b, l->order + b + 1, (l->n_order - b - 1) * sizeof(*l->order));
+	memmove(l->last + b, l->last + b + 1, (l->n_order - b - 1) * sizeof(*l->last));
 	l->n_order--;
 }
 
@@ -136,8 +144,11 @@ bool mx_blist_insert(struct mx_blist *l, int64_t key, uint32_t id)
 		memcpy(next->e, bl->e + HALF, (MX_BLIST_BLOCK - HALF) * sizeof(*bl->e));
 		next->n = MX_BLIST_BLOCK - HALF;
 		bl->n = HALF;
+		last_update(l, b);
+		last_update(l, b + 1);
 		if (k > HALF) {
 			bl = next;
+			b++;
 			k -= HALF;
 		}
 	}
@@ -145,6 +156,7 @@ bool mx_blist_insert(struct mx_blist *l, int64_t key, uint32_t id)
 	bl->e[k] = (struct mx_blist_entry) { key, id };
 	bl->n++;
 	l->n++;
+	last_update(l, b);
 	return true;
 }
 
@@ -156,6 +168,7 @@ static void merge_next(struct mx_blist *l, size_t a)
 	memcpy(x->e + x->n, y->e, y->n * sizeof(*y->e));
 	x->n += y->n;
 	block_drop(l, a + 1);
+	last_update(l, a);
 }
 
 bool mx_blist_remove(struct mx_blist *l, int64_t key, uint32_t id)
@@ -177,6 +190,8 @@ bool mx_blist_remove(struct mx_blist *l, int64_t key, uint32_t id)
 		merge_next(l, b - 1);
 	else if (b + 1 < l->n_order && bl->n + at(l, b + 1)->n <= HALF)
 		merge_next(l, b);
+	else
+		last_update(l, b);
 	return true;
 }
 

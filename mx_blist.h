@@ -34,6 +34,7 @@ struct mx_blist_block {
 struct mx_blist {
 	struct mx_blist_block *block;  /* the pool */
 	uint32_t *order;               /* the blocks in use, in key order */
+	struct mx_blist_entry *last;   /* their last entries, in that order */
 	uint32_t *spare;               /* the blocks not in use */
 	size_t n_order, n_spare;
 	size_t n;                      /* entries */

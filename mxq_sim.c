@@ -1325,8 +1325,9 @@ struct mxq_sim {
 	struct sim_queue *queues;
 	uint32_t *active;                /* non-empty queues */
 	size_t n_active;
-	uint32_t *by_head;               /* the same, by their heads' pass order (pe_less) */
-	uint32_t *pass_heads;            /* by_head as a pass began */
+	struct pass_entry *by_head;      /* their heads, in pass order (pe_less): a pass
+	                                    walks them without reading the queues */
+	struct pass_entry *pass_heads;   /* by_head as a pass began */
 	struct pass_entry *pass_heap;
 	uint32_t pass_id;
 	struct pass_fail *sig_fail;      /* per signature: gangs that failed this pass */
@@ -1871,8 +1872,7 @@ static size_t by_head_place(const struct mxq_sim *s, uint32_t q, size_t n)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		struct pass_entry m = head_entry(s, s->by_head[mid]);
-		if (pe_less(&m, &e))
+		if (pe_less(&s->by_head[mid], &e))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1888,7 +1888,7 @@ static void by_head_insert(struct mxq_sim *s, uint32_t q, size_t n)
 	size_t at = by_head_place(s, q, n);
 
 	memmove(s->by_head + at + 1, s->by_head + at, (n - at) * sizeof(*s->by_head));
-	s->by_head[at] = q;
+	s->by_head[at] = head_entry(s, q);
 }
 
 /* Take out by_head[AT] of by_head[0..n), N counting it. */
@@ -2428,15 +2428,15 @@ static bool free_set_matches(const struct mxq_sim *s)
 static bool heads_match(const struct mxq_sim *s)
 {
 	for (size_t k = 0; k < s->n_active; k++) {
-		const struct sim_queue *sq = &s->queues[s->by_head[k]];
+		const struct pass_entry *e = &s->by_head[k];
+		const struct sim_queue *sq = &s->queues[e->queue];
 		if (sq->head >= sq->tail)
 			return false;
-		if (k > 0) {
-			struct pass_entry a = head_entry(s, s->by_head[k - 1]);
-			struct pass_entry b = head_entry(s, s->by_head[k]);
-			if (!pe_less(&a, &b))
-				return false;  /* out of order, or a queue twice */
-		}
+		struct pass_entry now = head_entry(s, e->queue);
+		if (now.job != e->job || now.submit != e->submit)
+			return false;  /* not its head now */
+		if (k > 0 && !pe_less(&s->by_head[k - 1], e))
+			return false;  /* out of order, or a queue twice */
 	}
 	return true;
 }
@@ -2528,10 +2528,10 @@ static int dispatch(struct mxq_sim *s)
 	for (;;) {
 		struct pass_entry e, h;
 		while (next < n_heads &&
-		       pass_skips(s, head_entry(s, s->pass_heads[next]).job, &pv))
+		       pass_skips(s, s->pass_heads[next].job, &pv))
 			next++;
 		if (next < n_heads)
-			h = head_entry(s, s->pass_heads[next]);
+			h = s->pass_heads[next];
 		if (n_pe && (next == n_heads || pe_less(&s->pass_heap[0], &h)))
 			e = pe_pop(s->pass_heap, &n_pe);
 		else if (next < n_heads)

@@ -785,8 +785,9 @@ END_TEST
 /* mx_blist against a plain sorted array, under random inserts, removals
  * and moves with many equal keys (ties go to the lower id), filling up to
  * its MAX and emptying again: the order, the counts, lower bounds, the
- * refusals, and that the blocks stay within the bound of mx_blist.h (any
- * two neighbours more than half full together). */
+ * refusals, that the blocks stay within the bound of mx_blist.h (any
+ * two neighbours more than half full together) and that the list of their
+ * last entries is right. */
 struct ref_entry {
 	int64_t key;
 	uint32_t id;
@@ -821,6 +822,9 @@ static bool blist_matches(const struct mx_blist *l, const struct ref_entry *v, s
 			return false;
 	for (size_t b = 0; b < l->n_order; b++) {
 		uint32_t here = l->block[l->order[b]].n;
+		if (here && (l->last[b].key != l->block[l->order[b]].e[here - 1].key ||
+			     l->last[b].id != l->block[l->order[b]].e[here - 1].id))
+			return false;
 		if (here == 0 || (b + 1 < l->n_order &&
 				  here + l->block[l->order[b + 1]].n <= MX_BLIST_BLOCK / 2))
 			return false;
