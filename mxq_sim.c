@@ -1373,9 +1373,7 @@ struct mxq_sim {
 	int64_t snap_day;                /* day of the last snapshot */
 	struct mxq_power_demand *pdemand;
 	uint64_t *sig_pending;
-	struct pass_entry *sig_first;
 	uint32_t *sig_stamp;
-	uint32_t *sig_list;
 	uint32_t tick_stamp;
 
 	/* node sets kept by node_sets(), walked instead of every node */
@@ -2590,12 +2588,6 @@ static int dispatch(struct mxq_sim *s)
 
 /* --- the policy tick ---------------------------------------------------------------- */
 
-static int cmp_pass_entry(const void *a, const void *b)
-{
-	const struct pass_entry *x = a, *y = b;
-	return pe_less(x, y) ? -1 : pe_less(y, x) ? 1 : 0;
-}
-
 /* The leader's snapshot: nodes with their recorded state and what the
  * node reports, running jobs with their expected ends, pending demand
  * grouped by signature and ordered by its oldest job. */
@@ -2682,33 +2674,29 @@ static int build_snapshot(struct mxq_sim *s, struct mxq_power_snapshot *snap)
 		}
 	}
 
+	/* the queues' heads in pass order (by_head): a signature's first
+	 * head is its oldest job, so the signatures come out oldest first,
+	 * as no sort would put them better (in the pass heap's storage, the
+	 * queue field naming the signature) */
 	s->tick_stamp++;
 	for (size_t a = 0; a < s->n_active; a++) {
-		const struct sim_queue *sq = &s->queues[s->active[a]];
-		uint32_t head = sq->v[sq->head];
-		const struct sim_job *j = &s->c->jobs[head];
+		const struct pass_entry *e = &s->by_head[a];
+		const struct sim_queue *sq = &s->queues[e->queue];
+		const struct sim_job *j = &s->c->jobs[e->job];
 		/* one entry per signature; gangs and jobs of unmodelled run time
 		 * one per queue (width, run time within a factor of two), since
 		 * the policy plans for the width and run time of an entry's
 		 * first job */
 		uint32_t sig = s->c->sigs[j->sig].wide || !s->c->sigs[j->sig].reqs.time_min ?
-			       (uint32_t)s->c->n_sigs + s->active[a] : j->sig;
-		struct pass_entry first = { j->submit, head, sig };
+			       (uint32_t)s->c->n_sigs + e->queue : j->sig;
 
 		if (s->sig_stamp[sig] != s->tick_stamp) {
 			s->sig_stamp[sig] = s->tick_stamp;
 			s->sig_pending[sig] = 0;
-			s->sig_first[sig] = first;
-			s->sig_list[n_sigs++] = sig;
-		} else if (pe_less(&first, &s->sig_first[sig])) {
-			s->sig_first[sig] = first;
+			s->pass_heap[n_sigs++] = (struct pass_entry) { e->submit, e->job, sig };
 		}
 		s->sig_pending[sig] += (uint64_t)(sq->tail - sq->head) * j->parts;
 	}
-	/* oldest first: reuse the pass heap's storage as a sort buffer */
-	for (size_t d = 0; d < n_sigs; d++)
-		s->pass_heap[d] = s->sig_first[s->sig_list[d]];
-	qsort(s->pass_heap, n_sigs, sizeof(*s->pass_heap), cmp_pass_entry);
 	for (size_t d = 0; d < n_sigs; d++) {
 		const struct sim_job *j = &s->c->jobs[s->pass_heap[d].job];
 		s->pdemand[d] = (struct mxq_power_demand) {
@@ -3034,10 +3022,8 @@ void mxq_sim_free(struct mxq_sim *s)
 	free(s->stale);
 	free(s->pdemand);
 	free(s->sig_pending);
-	free(s->sig_first);
 	free(s->sig_stamp);
 	free(s->sig_fail);
-	free(s->sig_list);
 	free(s->s_pow);
 	free(s->s_busy);
 	free(s->s_cover);
@@ -3116,12 +3102,10 @@ int mxq_sim_new(const struct mxq_sim_cluster *c, const struct mxq_sim_params *pa
 		s->snap_day = INT64_MIN;  /* the first snapshot writes every node */
 		s->pdemand = calloc(ns + nq + 1, sizeof(*s->pdemand));
 		s->sig_pending = calloc(ns + nq + 1, sizeof(*s->sig_pending));
-		s->sig_first = calloc(ns + nq + 1, sizeof(*s->sig_first));
 		s->sig_stamp = calloc(ns + nq + 1, sizeof(*s->sig_stamp));
-		s->sig_list = calloc(ns + nq + 1, sizeof(*s->sig_list));
 		s->pindex = mxq_power_index_new();
-		if (!s->pnodes || !s->stale || !s->pdemand || !s->sig_pending || !s->sig_first ||
-		    !s->sig_stamp || !s->sig_list || !s->pindex)
+		if (!s->pnodes || !s->stale || !s->pdemand || !s->sig_pending || !s->sig_stamp ||
+		    !s->pindex)
 			goto nomem;
 	}
 	s->now = c->start;
