@@ -22,8 +22,7 @@
 
 /*
  * Node I was in L (WAS, under OLD_KEY) and is to be there now or not (IN),
- * under NEW_KEY. A node that stays moves rather than leaving and coming
- * back.
+ * under NEW_KEY. A node that stays under the same key is not touched.
  */
 static void sorted_keep(struct mx_blist *l, uint32_t i, bool was, int64_t old_key,
 			int64_t new_key, bool in)

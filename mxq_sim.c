@@ -1330,7 +1330,7 @@ struct mxq_sim {
 	struct pass_entry *pass_heads;   /* by_head as a pass began */
 	struct pass_entry *pass_heap;
 	uint32_t pass_id;
-	struct pass_fail *sig_fail;      /* per signature: gangs that failed this pass */
+	struct pass_fail *sig_fail;      /* per signature: the fewest parts that failed this pass */
 	uint32_t *held;                  /* the reservation */
 	size_t n_held;
 	size_t n_held_idle;              /* reserved nodes idle now */
